@@ -1,0 +1,63 @@
+"""The ``controlplane`` command: one entry point for every service and tool.
+
+Each subcommand lives in its own module and is imported only when invoked, so
+``controlplane etcd`` does not load the scheduler and vice versa. A subcommand
+is a ``click.Command`` named ``command`` in the module given below.
+
+    controlplane etcd                 embedded etcd3-compatible server
+    controlplane apiserver            Kubernetes API server (HTTP, talks to etcd)
+    controlplane controller-manager   Deployment / ReplicaSet / ReplicationController controllers
+    controlplane scheduler            the scheduler (filter, score, bind)
+    controlplane kubelet              one node (or many hollow nodes) on a simulated runtime
+    controlplane up                   all of the above as separate OS processes
+    controlplane demo                 the 13-step pod creation flow, traced live
+    controlplane trace                print the step records kept by the apiserver
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+#: subcommand name -> "module:attribute" of its click command
+SUBCOMMANDS: dict[str, str] = {
+    "etcd": "controlplane.etcd.cli:command",
+    "apiserver": "components.apiserver.cli:command",
+    "controller-manager": "components.controller_manager.cli:command",
+    "scheduler": "components.scheduler.cli:command",
+    "kubelet": "components.kubelet.cli:command",
+    "up": "controlplane.cli.up:command",
+    "demo": "controlplane.cli.demo:command",
+    "trace": "controlplane.cli.trace:command",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="controlplane")
+def cli() -> None:
+    """An event-driven emulator of the Kubernetes control plane."""
+
+
+def main() -> None:
+    """Console-script entry point (``controlplane``)."""
+    cli()
+
+
+if __name__ == "__main__":
+    main()
