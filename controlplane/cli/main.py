@@ -55,8 +55,12 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point (``controlplane``)."""
-    cli()
+    """Console-script entry point (``controlplane``).
+
+    Every option of every subcommand can also be set by environment variable
+    ``CONTROLPLANE_<SUBCOMMAND>_<OPTION>`` (e.g. ``CONTROLPLANE_APISERVER_ETCD_SERVERS``).
+    """
+    cli(auto_envvar_prefix="CONTROLPLANE")
 
 
 if __name__ == "__main__":

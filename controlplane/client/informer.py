@@ -1,0 +1,183 @@
+"""Informers: a reflector (list, then watch from the list's resourceVersion)
+feeding a local store and event handlers, as client-go's ``tools/cache``.
+
+* list → replace the store → ``on_add`` for new keys, ``on_delete`` for vanished ones;
+* watch from the last seen resourceVersion; bookmarks advance it;
+* on a closed stream or transport error: re-watch from the last resourceVersion
+  with backoff; on 410 Gone/Expired: relist (source:
+  staging/src/k8s.io/client-go/tools/cache/reflector.go ListAndWatch).
+
+Store keys are ``namespace/name`` (or ``name`` for cluster-scoped objects), as
+client-go's ``MetaNamespaceKeyFunc``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable, Iterable
+
+import aiohttp
+
+from controlplane.api.resources import Resource
+from controlplane.client.rest import ApiError, RestClient
+from controlplane.log import event
+
+log = logging.getLogger("informer")
+
+Handler = Callable[..., Any]
+
+
+def key_of(obj: dict) -> str:
+    """``namespace/name`` or ``name`` — client-go's MetaNamespaceKeyFunc."""
+    md = obj.get("metadata") or {}
+    ns = md.get("namespace")
+    return f"{ns}/{md.get('name')}" if ns else str(md.get("name"))
+
+
+class Informer:
+    """Keeps ``store`` (key → object) in sync with one resource on the apiserver.
+
+    Handlers are plain callables, called in the event loop:
+    ``on_add(obj)``, ``on_update(old, new)``, ``on_delete(obj)``; they should be
+    quick (typically: enqueue a key). ``on_watch_started(resource_version)`` is
+    called each time a list+watch cycle begins (step 1 of the trace).
+    """
+
+    def __init__(self, client: RestClient, resource: Resource, *, namespace: str | None = None,
+                 label_selector: str | None = None, field_selector: str | None = None,
+                 watch_timeout: int = 300) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.watch_timeout = watch_timeout
+        self.store: dict[str, dict] = {}
+        self.resource_version = ""
+        self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
+        self._started: list[Handler] = []
+        self._synced = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    # -- wiring ----------------------------------------------------------------
+    def add_handlers(self, on_add: Handler | None = None, on_update: Handler | None = None,
+                     on_delete: Handler | None = None) -> None:
+        self._handlers.append((on_add, on_update, on_delete))
+
+    def on_watch_started(self, fn: Handler) -> None:
+        self._started.append(fn)
+
+    def get(self, key: str) -> dict | None:
+        return self.store.get(key)
+
+    def list(self) -> Iterable[dict]:
+        return self.store.values()
+
+    @property
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_synced(self, timeout: float = 60.0) -> None:
+        """Wait for the first list to be in the store; raises TimeoutError."""
+        await asyncio.wait_for(self._synced.wait(), timeout)
+
+    def start(self) -> asyncio.Task:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer-{self.resource.plural}")
+        return self._task
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    # -- reflector -------------------------------------------------------------
+    async def run(self) -> None:
+        """List and watch forever (until cancelled)."""
+        backoff = 0.1
+        need_list = True
+        while True:
+            try:
+                if need_list:
+                    await self._list()
+                    need_list = False
+                for fn in self._started:
+                    fn(self.resource_version)
+                await self._watch()
+                backoff = 0.1
+            except asyncio.CancelledError:
+                raise
+            except ApiError as e:
+                if e.code == 410:
+                    event(log, "informer.relist", resource=self.resource.plural, reason=e.reason)
+                    need_list = True
+                    continue
+                event(log, "informer.error", logging.WARNING, resource=self.resource.plural,
+                      code=e.code, error=e.message)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as e:
+                event(log, "informer.disconnected", logging.WARNING,
+                      resource=self.resource.plural, error=type(e).__name__)
+            await asyncio.sleep(backoff)  # reconnect backoff
+            backoff = min(backoff * 2, 5.0)
+
+    async def _list(self) -> None:
+        lst = await self.client.list(self.resource, self.namespace,
+                                     label_selector=self.label_selector,
+                                     field_selector=self.field_selector, limit=500)
+        self.resource_version = (lst.get("metadata") or {}).get("resourceVersion", "")
+        kind = self.resource.kind
+        fresh = {}
+        for item in lst["items"]:
+            item.setdefault("kind", kind)
+            item.setdefault("apiVersion", self.resource.api_version)
+            fresh[key_of(item)] = item
+        old = self.store
+        self.store = fresh
+        for k, obj in fresh.items():
+            if k in old:
+                if old[k].get("metadata", {}).get("resourceVersion") != \
+                        obj.get("metadata", {}).get("resourceVersion"):
+                    self._dispatch("update", old[k], obj)
+            else:
+                self._dispatch("add", obj)
+        for k, obj in old.items():
+            if k not in fresh:
+                self._dispatch("delete", obj)
+        self._synced.set()
+
+    async def _watch(self) -> None:
+        async for typ, obj in self.client.watch(
+                self.resource, self.namespace, resource_version=self.resource_version,
+                label_selector=self.label_selector, field_selector=self.field_selector,
+                timeout_seconds=self.watch_timeout):
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if rv:
+                self.resource_version = rv
+            if typ == "BOOKMARK":
+                continue
+            k = key_of(obj)
+            if typ == "ADDED" or typ == "MODIFIED":
+                old = self.store.get(k)
+                self.store[k] = obj
+                if old is None:
+                    self._dispatch("add", obj)
+                else:
+                    self._dispatch("update", old, obj)
+            elif typ == "DELETED":
+                old = self.store.pop(k, None)
+                self._dispatch("delete", old or obj)
+
+    def _dispatch(self, what: str, *objs: dict) -> None:
+        idx = {"add": 0, "update": 1, "delete": 2}[what]
+        for h in self._handlers:
+            fn = h[idx]
+            if fn is None:
+                continue
+            try:
+                fn(*objs)
+            except Exception:  # a handler bug must not kill the reflector
+                log.exception("handler failed")

@@ -1,0 +1,256 @@
+"""An asyncio REST client for the Kubernetes API (aiohttp).
+
+Addresses resources through the registry (:mod:`controlplane.api.resources`),
+speaks JSON, turns every non-2xx answer into :class:`ApiError` carrying the
+server's ``Status`` (reason, message, code), and streams watches as
+``(type, object)`` pairs. Semantics follow kubernetes/website
+``content/en/docs/reference/using-api/api-concepts.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any, AsyncIterator
+from urllib.parse import urlparse
+
+import aiohttp
+import yaml
+
+from controlplane import __version__
+from controlplane.api.resources import Resource
+
+
+class ApiError(Exception):
+    """A non-2xx answer. ``code`` is the HTTP status, ``reason`` the Status reason
+    (``NotFound``, ``AlreadyExists``, ``Conflict``, ``Invalid``, ``Expired``...)."""
+
+    def __init__(self, code: int, reason: str, message: str, status: dict | None = None) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.status = status or {}
+
+
+def server_from_kubeconfig(path: str) -> str:
+    """The ``server`` URL of the current context's cluster in a kubeconfig file.
+
+    Raises ValueError with a one-line message when the file is missing or malformed.
+    """
+    try:
+        with open(path) as f:
+            cfg = yaml.safe_load(f) or {}
+        ctx_name = cfg.get("current-context")
+        ctx = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name),
+                   cfg["contexts"][0]["context"] if cfg.get("contexts") else {})
+        cluster_name = ctx.get("cluster")
+        clusters = cfg.get("clusters") or []
+        cluster = next((c["cluster"] for c in clusters if c.get("name") == cluster_name),
+                       clusters[0]["cluster"] if clusters else None)
+        return cluster["server"]
+    except FileNotFoundError:
+        raise ValueError(f"kubeconfig {path!r} not found") from None
+    except (KeyError, IndexError, TypeError, yaml.YAMLError) as e:
+        raise ValueError(f"kubeconfig {path!r} is malformed: {e}") from None
+
+
+def resolve_server(master: str | None, kubeconfig: str | None) -> str:
+    """Pick the apiserver URL: ``--master`` wins, then ``--kubeconfig``, then
+    ``$KUBECONFIG``, then ``http://127.0.0.1:6443`` (the kube-* flag precedence)."""
+    if master:
+        url = master if "://" in master else f"http://{master}"
+    else:
+        path = kubeconfig or os.environ.get("KUBECONFIG")
+        url = server_from_kubeconfig(path) if path else "http://127.0.0.1:6443"
+    u = urlparse(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f"invalid apiserver URL {url!r}: expected http(s)://host:port")
+    return url.rstrip("/")
+
+
+class RestClient:
+    """JSON REST client bound to one apiserver.
+
+    ``user_agent`` names the caller (``controlplane-scheduler/0.1.0``); the
+    apiserver uses it to tell clients apart in its trace. All methods raise
+    :class:`ApiError` on a non-2xx answer and ``aiohttp.ClientError`` /
+    ``asyncio.TimeoutError`` on transport failures.
+    """
+
+    def __init__(self, server: str, component: str = "client", timeout: float = 30.0) -> None:
+        self.server = server.rstrip("/")
+        self.component = component
+        self.user_agent = f"controlplane-{component}/{__version__}"
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers={"User-Agent": self.user_agent},
+                connector=aiohttp.TCPConnector(limit=64),
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def __aenter__(self) -> "RestClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- raw -----------------------------------------------------------------
+    async def request(self, method: str, path: str, *, params: dict | None = None,
+                      body: Any = None, content_type: str = "application/json",
+                      timeout: float | None = None) -> Any:
+        """Send one request; returns the decoded JSON answer (or None)."""
+        data = None if body is None else json.dumps(body)
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        params = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                  for k, v in (params or {}).items() if v is not None}
+        async with self.session.request(
+                method, self.server + path, params=params, data=data, headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
+            text = await resp.text()
+            return _decode(resp.status, text)
+
+    # -- typed verbs ---------------------------------------------------------
+    async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
+        return await self.request("GET", res.path(namespace, name))
+
+    async def list(self, res: Resource, namespace: str | None = None, *,
+                   label_selector: str | None = None, field_selector: str | None = None,
+                   resource_version: str | None = None, limit: int | None = None) -> dict:
+        """One page-merged list: follows ``continue`` until done; returns the List
+        dict (``items`` and ``metadata.resourceVersion``)."""
+        params: dict[str, Any] = {"labelSelector": label_selector, "fieldSelector": field_selector,
+                                  "resourceVersion": resource_version, "limit": limit}
+        out: dict | None = None
+        while True:
+            page = await self.request("GET", res.path(namespace), params=params)
+            if out is None:
+                out = page
+            else:
+                out["items"].extend(page.get("items") or [])
+                out["metadata"] = page.get("metadata", {})
+            cont = (page.get("metadata") or {}).get("continue")
+            if not cont or not limit:
+                break
+            params = {"continue": cont, "limit": limit, "labelSelector": label_selector,
+                      "fieldSelector": field_selector}
+        assert out is not None
+        out["items"] = out.get("items") or []
+        return out
+
+    async def create(self, res: Resource, obj: dict, namespace: str | None = None) -> dict:
+        ns = namespace or (obj.get("metadata") or {}).get("namespace") if res.namespaced else None
+        return await self.request("POST", res.path(ns), body=obj)
+
+    async def update(self, res: Resource, obj: dict, subresource: str | None = None) -> dict:
+        md = obj["metadata"]
+        return await self.request("PUT", res.path(md.get("namespace") if res.namespaced else None,
+                                                  md["name"], subresource), body=obj)
+
+    async def update_status(self, res: Resource, obj: dict) -> dict:
+        return await self.update(res, obj, "status")
+
+    async def patch(self, res: Resource, name: str, patch: Any, namespace: str | None = None, *,
+                    patch_type: str = "merge", subresource: str | None = None) -> dict:
+        """``patch_type``: ``merge`` (RFC 7386), ``strategic`` or ``json`` (RFC 6902)."""
+        ct = {"merge": "application/merge-patch+json",
+              "strategic": "application/strategic-merge-patch+json",
+              "json": "application/json-patch+json"}[patch_type]
+        return await self.request("PATCH", res.path(namespace, name, subresource), body=patch,
+                                  content_type=ct)
+
+    async def delete(self, res: Resource, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None,
+                     propagation_policy: str | None = None,
+                     preconditions: dict | None = None) -> dict:
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = preconditions
+        return await self.request("DELETE", res.path(namespace, name), body=body)
+
+    async def create_subresource(self, res: Resource, name: str, subresource: str, body: dict,
+                                 namespace: str | None = None) -> dict:
+        """POST to a subresource, e.g. ``pods/NAME/binding`` with a Binding."""
+        return await self.request("POST", res.path(namespace, name, subresource), body=body)
+
+    async def watch(self, res: Resource, namespace: str | None = None, *,
+                    resource_version: str | None = None, label_selector: str | None = None,
+                    field_selector: str | None = None, allow_bookmarks: bool = True,
+                    timeout_seconds: int | None = 300) -> AsyncIterator[tuple[str, dict]]:
+        """Yield ``(type, object)`` for each watch event (ADDED, MODIFIED, DELETED,
+        BOOKMARK). An ERROR event raises :class:`ApiError` (410 Expired when the
+        resourceVersion is too old). Ends when the server closes the stream."""
+        params = {"watch": "true", "resourceVersion": resource_version,
+                  "labelSelector": label_selector, "fieldSelector": field_selector,
+                  "allowWatchBookmarks": "true" if allow_bookmarks else None,
+                  "timeoutSeconds": timeout_seconds}
+        params = {k: v for k, v in params.items() if v is not None}
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10,
+                                        sock_read=(timeout_seconds or 300) + 30)
+        async with self.session.get(self.server + res.path(namespace), params=params,
+                                    headers={"Accept": "application/json"},
+                                    timeout=timeout) as resp:
+            if resp.status >= 300:
+                _decode(resp.status, await resp.text())
+            buf = b""
+            async for chunk in resp.content.iter_any():
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    ev = json.loads(line)
+                    typ, obj = ev.get("type"), ev.get("object") or {}
+                    if typ == "ERROR":
+                        raise ApiError(int(obj.get("code") or 500), obj.get("reason", "InternalError"),
+                                       obj.get("message", ""), obj)
+                    yield typ, obj
+
+
+def _decode(status: int, text: str) -> Any:
+    try:
+        body = json.loads(text) if text else None
+    except json.JSONDecodeError:
+        body = None
+    if status >= 300:
+        if isinstance(body, dict) and body.get("kind") == "Status":
+            raise ApiError(int(body.get("code") or status), body.get("reason", ""),
+                           body.get("message", ""), body)
+        raise ApiError(status, "Unknown", text[:200])
+    return body
+
+
+async def wait_ready(client: RestClient, timeout: float = 60.0) -> None:
+    """Poll ``/readyz`` until the apiserver answers; raises TimeoutError.
+
+    Start-up only: components block here until the apiserver is reachable.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    delay = 0.05
+    while True:
+        try:
+            async with client.session.get(client.server + "/readyz",
+                                          timeout=aiohttp.ClientTimeout(total=2)) as r:
+                if r.status == 200:
+                    return
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            pass
+        if loop.time() > deadline:
+            raise TimeoutError(f"apiserver {client.server} not ready after {timeout:.0f}s")
+        await asyncio.sleep(delay)  # retry backoff, not synchronisation
+        delay = min(delay * 2, 1.0)

@@ -1,0 +1,107 @@
+"""A rate-limited work queue of keys, as client-go's ``util/workqueue``.
+
+Guarantees (client-go semantics): a key is never processed by two workers at
+once; a key added while it is being processed is re-queued once ``done`` is
+called; adding a key that is already waiting is a no-op (deduplication).
+``add_rate_limited`` delays a key by a per-item exponential backoff
+(``base_delay * 2**failures``, capped at ``max_delay`` seconds) until ``forget``.
+Source: staging/src/k8s.io/client-go/util/workqueue/{queue.go,default_rate_limiters.go}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Hashable
+
+
+class ShutDown(Exception):
+    """Raised by :meth:`WorkQueue.get` after :meth:`WorkQueue.shutdown`."""
+
+
+class WorkQueue:
+    def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
+        self._queue: deque[Hashable] = deque()
+        self._dirty: set[Hashable] = set()
+        self._processing: set[Hashable] = set()
+        self._failures: dict[Hashable, int] = {}
+        self._cond = asyncio.Condition()
+        self._shutdown = False
+        self._base = base_delay
+        self._max = max_delay
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def add(self, key: Hashable) -> None:
+        """Queue ``key`` unless it is already waiting; safe from sync callbacks."""
+        if self._shutdown or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._queue.append(key)
+            self._notify()
+
+    def add_after(self, key: Hashable, delay: float) -> None:
+        """Queue ``key`` after ``delay`` seconds."""
+        if delay <= 0:
+            self.add(key)
+            return
+        loop = asyncio.get_running_loop()
+        handle: asyncio.TimerHandle
+
+        def fire() -> None:
+            self._timers.discard(handle)
+            self.add(key)
+
+        handle = loop.call_later(delay, fire)
+        self._timers.add(handle)
+
+    def add_rate_limited(self, key: Hashable) -> None:
+        """Queue ``key`` after its exponential backoff; the failure count grows."""
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        self.add_after(key, min(self._base * (2 ** n), self._max))
+
+    def forget(self, key: Hashable) -> None:
+        """Reset ``key``'s backoff (call after a successful sync)."""
+        self._failures.pop(key, None)
+
+    def num_requeues(self, key: Hashable) -> int:
+        return self._failures.get(key, 0)
+
+    async def get(self) -> Hashable:
+        """Wait for the next key and mark it processing; raises ShutDown."""
+        async with self._cond:
+            while not self._queue and not self._shutdown:
+                await self._cond.wait()
+            if self._shutdown and not self._queue:
+                raise ShutDown()
+            key = self._queue.popleft()
+            self._processing.add(key)
+            self._dirty.discard(key)
+            return key
+
+    def done(self, key: Hashable) -> None:
+        """Mark ``key`` processed; re-queue it if it was added meanwhile."""
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._queue.append(key)
+            self._notify()
+
+    def shutdown(self) -> None:
+        self._shutdown = True
+        for h in self._timers:
+            h.cancel()
+        self._timers.clear()
+        self._notify(all_=True)
+
+    def _notify(self, all_: bool = False) -> None:
+        async def wake() -> None:
+            async with self._cond:
+                self._cond.notify_all() if all_ else self._cond.notify()
+        try:
+            asyncio.get_running_loop().create_task(wake())
+        except RuntimeError:
+            pass

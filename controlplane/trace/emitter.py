@@ -1,0 +1,65 @@
+"""Sending a component's step records to the apiserver.
+
+Components record the steps that happen in them (seed 000: 1, 5, 6, 9, 10, 12)
+and send them in small batches to ``POST /debug/controlplane/trace``, where the
+apiserver keeps them with its own (2, 3, 4, 7, 8, 10, 11, 13). Each record is
+also logged as one structured line. Sending is best effort: a failure is logged
+and the batch dropped, never blocking the component.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from controlplane.log import event
+from controlplane.trace.record import StepRecord, make_record
+
+log = logging.getLogger("trace")
+
+PATH = "/debug/controlplane/trace"
+
+
+class TraceEmitter:
+    """``emit(step, action, obj, detail)`` records a step now and ships it soon.
+
+    ``client`` is a :class:`controlplane.client.rest.RestClient`; records are
+    batched for up to ``flush_interval`` seconds (default 20 ms).
+    """
+
+    def __init__(self, client: Any, component: str, flush_interval: float = 0.02,
+                 enabled: bool = True) -> None:
+        self.client = client
+        self.component = component
+        self.flush_interval = flush_interval
+        self.enabled = enabled
+        self._pending: list[StepRecord] = []
+        self._task: asyncio.Task | None = None
+
+    def emit(self, step: int, action: str, obj: dict | None = None, detail: str = "",
+             kind: str | None = None, resource_version: str | None = None) -> StepRecord:
+        rec = make_record(step, self.component, action, obj, detail, kind, resource_version)
+        event(log, "trace.step", step=step, action=action,
+              object=f"{rec.object.get('kind')}/{rec.object.get('namespace')}/{rec.object.get('name')}",
+              rv=rec.resourceVersion, **({"detail": detail} if detail else {}))
+        if self.enabled:
+            self._pending.append(rec)
+            if self._task is None or self._task.done():
+                self._task = asyncio.get_running_loop().create_task(self._flush_soon())
+        return rec
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(self.flush_interval)  # batching window, not synchronisation
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Send what is pending now."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        try:
+            await self.client.request("POST", PATH,
+                                      body={"records": [r.to_dict() for r in batch]}, timeout=5)
+        except Exception as e:  # best effort
+            event(log, "trace.send_failed", logging.WARNING, records=len(batch), error=str(e)[:200])
