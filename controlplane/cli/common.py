@@ -53,6 +53,8 @@ def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
         asyncio.run(runner())
     except (asyncio.CancelledError, KeyboardInterrupt):
         pass
+    except click.ClickException:
+        raise
     except Exception as e:  # one line, no traceback
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

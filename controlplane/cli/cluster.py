@@ -1,0 +1,248 @@
+"""Running a whole control plane as separate OS processes.
+
+:class:`LocalCluster` starts, in order, etcd (ours, unless external etcd URLs
+are given), the apiserver, the controller-manager, the scheduler and one kubelet
+per node, each as ``python -m controlplane <service> ...`` — the same command
+lines a user types — with its log in ``<data-dir>/logs/<name>.log``. It waits
+for each to be ready, writes ``<data-dir>/kubeconfig``, restarts a process that
+dies (and says so), and stops everything in reverse order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import aiohttp
+
+KUBECONFIG_TEMPLATE = """apiVersion: v1
+kind: Config
+clusters:
+- name: controlplane
+  cluster:
+    server: {server}
+contexts:
+- name: controlplane
+  context:
+    cluster: controlplane
+    user: admin
+    namespace: default
+current-context: controlplane
+users:
+- name: admin
+  user: {{}}
+"""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class Service:
+    """One supervised process: its name, argv (after ``controlplane``) and state."""
+
+    name: str
+    args: list[str]
+    proc: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+    log_path: str = ""
+    stopping: bool = False
+    watcher: asyncio.Task | None = field(default=None, repr=False)
+
+
+class LocalCluster:
+    """A control plane of separate processes.
+
+    ``etcd_servers``: external etcd URLs (comma list) — then no etcd is started.
+    ``apiserver_port`` / ``etcd_port``: 0 picks free ports. ``nodes``: node
+    names, one kubelet process each. ``say`` prints a line for the user.
+    Raises RuntimeError (one-line message) when a service cannot start.
+    """
+
+    def __init__(self, data_dir: str, *, etcd_servers: str | None = None,
+                 apiserver_port: int = 6443, etcd_port: int = 2379,
+                 nodes: tuple[str, ...] = ("node01", "node02"),
+                 node_labels: dict[str, str] | None = None,
+                 say: Callable[[str], None] = print, restart: bool = True) -> None:
+        self.data_dir = os.path.abspath(data_dir)
+        self.etcd_servers = etcd_servers
+        self.apiserver_port = apiserver_port or free_port()
+        self.etcd_port = etcd_port or free_port()
+        self.nodes = nodes
+        self.node_labels = node_labels or {}
+        self.say = say
+        self.restart = restart
+        self.services: list[Service] = []
+        self.server = f"http://127.0.0.1:{self.apiserver_port}"
+        self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
+        self._failed: asyncio.Queue[str] = asyncio.Queue()
+
+    # -- lifecycle -------------------------------------------------------------
+    async def start(self) -> None:
+        os.makedirs(os.path.join(self.data_dir, "logs"), exist_ok=True)
+        etcd_url = self.etcd_servers
+        if not etcd_url:
+            if port_in_use(self.etcd_port):
+                raise RuntimeError(f"port {self.etcd_port} is in use: is another etcd running? "
+                                   f"Pass --etcd-servers to use it, or --etcd-port")
+            etcd_url = f"http://127.0.0.1:{self.etcd_port}"
+            await self._spawn(Service("etcd", [
+                "etcd", "--name", "controlplane",
+                "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
+                "--data-dir", os.path.join(self.data_dir, "etcd")]))
+            await self._wait_tcp(self.etcd_port, "etcd")
+        if port_in_use(self.apiserver_port):
+            raise RuntimeError(f"port {self.apiserver_port} is in use: is another apiserver "
+                               f"running? Use --port to pick another")
+        await self._spawn(Service("apiserver", [
+            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+            "--port", str(self.apiserver_port)]))
+        await self._wait_http(self.server + "/readyz", "apiserver")
+        self._write_kubeconfig()
+        master = ["--master", self.server]
+        await self._spawn(Service("controller-manager", ["controller-manager", *master]))
+        await self._spawn(Service("scheduler", ["scheduler", *master]))
+        for node in self.nodes:
+            args = ["kubelet", *master, "--node-name", node]
+            if node in self.node_labels:
+                args += ["--node-labels", self.node_labels[node]]
+            await self._spawn(Service(f"kubelet-{node}", args))
+        await self._wait_nodes_ready()
+
+    async def stop(self) -> None:
+        """SIGTERM every process in reverse start order; SIGKILL after 10 s."""
+        for svc in reversed(self.services):
+            svc.stopping = True
+            if svc.proc and svc.proc.returncode is None:
+                try:
+                    svc.proc.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for svc in reversed(self.services):
+            if svc.proc and svc.proc.returncode is None:
+                try:
+                    await asyncio.wait_for(svc.proc.wait(), 10)
+                except asyncio.TimeoutError:
+                    svc.proc.kill()
+                    await svc.proc.wait()
+            if svc.watcher:
+                svc.watcher.cancel()
+
+    async def supervise(self) -> None:
+        """Run until cancelled, restarting (and reporting) processes that die."""
+        while True:
+            name = await self._failed.get()
+            svc = next(s for s in self.services if s.name == name)
+            if not self.restart or svc.stopping:
+                continue
+            svc.restarts += 1
+            delay = min(2 ** min(svc.restarts, 5) * 0.25, 10)
+            self.say(f"restarting {name} in {delay:.1f}s (restart #{svc.restarts})")
+            await asyncio.sleep(delay)  # restart backoff
+            await self._launch(svc)
+
+    # -- helpers ---------------------------------------------------------------
+    async def _spawn(self, svc: Service) -> None:
+        svc.log_path = os.path.join(self.data_dir, "logs", f"{svc.name}.log")
+        self.services.append(svc)
+        await self._launch(svc)
+
+    async def _launch(self, svc: Service) -> None:
+        logf = open(svc.log_path, "ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        svc.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "controlplane", *svc.args,
+            stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf, env=env,
+            start_new_session=True)
+        logf.close()
+        self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {os.path.relpath(svc.log_path)}")
+        svc.watcher = asyncio.create_task(self._watch_exit(svc))
+
+    async def _watch_exit(self, svc: Service) -> None:
+        assert svc.proc is not None
+        rc = await svc.proc.wait()
+        if svc.stopping:
+            return
+        how = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+        self.say(f"{svc.name} {how} (see {os.path.relpath(svc.log_path)})")
+        self._failed.put_nowait(svc.name)
+
+    def _last_log_line(self, name: str) -> str:
+        svc = next((s for s in self.services if s.name == name), None)
+        try:
+            with open(svc.log_path, "rb") as f:  # type: ignore[union-attr]
+                lines = f.read().decode(errors="replace").strip().splitlines()
+            return lines[-1] if lines else ""
+        except (OSError, AttributeError):
+            return ""
+
+    async def _wait_until(self, check: Callable, what: str, name: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        delay = 0.05
+        while True:
+            if await check():
+                return
+            svc = next((s for s in self.services if s.name == name), None)
+            if svc and svc.proc and svc.proc.returncode is not None:
+                raise RuntimeError(f"{name} exited with status {svc.proc.returncode} while "
+                                   f"starting: {self._last_log_line(name)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} not ready after {timeout:.0f}s "
+                                   f"(see {os.path.relpath(svc.log_path) if svc else 'logs'})")
+            await asyncio.sleep(delay)  # readiness polling backoff
+            delay = min(delay * 1.5, 0.5)
+
+    async def _wait_tcp(self, port: int, name: str) -> None:
+        async def check() -> bool:
+            return port_in_use(port)
+        await self._wait_until(check, name, name)
+
+    async def _wait_http(self, url: str, name: str) -> None:
+        async def check() -> bool:
+            try:
+                async with aiohttp.ClientSession() as s, \
+                        s.get(url, timeout=aiohttp.ClientTimeout(total=2)) as r:
+                    return r.status == 200
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                return False
+        await self._wait_until(check, name, name)
+
+    async def _wait_nodes_ready(self) -> None:
+        want = set(self.nodes)
+
+        async def check() -> bool:
+            try:
+                async with aiohttp.ClientSession() as s, s.get(
+                        self.server + "/api/v1/nodes",
+                        timeout=aiohttp.ClientTimeout(total=2)) as r:
+                    if r.status != 200:
+                        return False
+                    items = (await r.json()).get("items") or []
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
+                return False
+            ready = {n["metadata"]["name"] for n in items
+                     if any(c.get("type") == "Ready" and c.get("status") == "True"
+                            for c in (n.get("status") or {}).get("conditions") or [])}
+            return want <= ready
+        await self._wait_until(check, f"nodes {', '.join(self.nodes)}", "kubelet-" + self.nodes[0])
+
+    def _write_kubeconfig(self) -> None:
+        tmp = self.kubeconfig + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(KUBECONFIG_TEMPLATE.format(server=self.server))
+        os.replace(tmp, self.kubeconfig)

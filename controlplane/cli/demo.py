@@ -1,0 +1,318 @@
+"""``controlplane demo``: seed 000's 13-step pod creation flow, traced live.
+
+Brings a cluster up (separate processes, in a temporary data dir on free
+ports) or uses a running one (``--kubeconfig`` / ``--master``); labels the
+nodes as seed 000 does (node01 ``kgc=a``, node02 ``kgc=b``); applies seed 000's
+``myapp1.yaml`` Deployment (3 replicas, ``nodeSelector: kgc: a``); prints every
+step record of that flow as it happens — step number, time since submission,
+component, action, object, resourceVersion — until every replica is Running
+and its status is stored; then a one-screen summary. Exit 0 on success, 1 with
+a one-line reason otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from typing import Any
+
+import click
+import yaml
+
+from controlplane.api.resources import DEPLOYMENTS, NODES, PODS, by_kind
+from controlplane.cli.cluster import LocalCluster
+from controlplane.cli.common import run_until_signalled
+from controlplane.client.rest import ApiError, RestClient, resolve_server
+from controlplane.trace import stream
+from controlplane.trace.record import STEPS, StepRecord
+from controlplane.trace.timeline import Flow, format_record, step_summary
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
+DEFAULT_LABELS = {"node01": {"kgc": "a"}, "node02": {"kgc": "b"}}
+
+
+class DemoError(click.ClickException):
+    """A one-line failure of the demo (exit 1)."""
+
+
+def load_manifest(path: str) -> dict:
+    """The single workload object in ``path``; raises DemoError on bad YAML or kind."""
+    try:
+        with open(path) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+    except OSError as e:
+        raise DemoError(f"cannot read {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise DemoError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise DemoError(f"{path}: expected exactly one object")
+    obj = docs[0]
+    if obj.get("kind") not in ("Deployment", "ReplicaSet", "ReplicationController", "Pod"):
+        raise DemoError(f"{path}: kind {obj.get('kind')!r} is not a workload the demo traces "
+                        f"(Deployment, ReplicaSet, ReplicationController, Pod)")
+    return obj
+
+
+class Demo:
+    def __init__(self, client: RestClient, manifest: dict, timeout: float, color: bool) -> None:
+        self.client = client
+        self.manifest = manifest
+        self.timeout = timeout
+        self.color = color
+        md = manifest.setdefault("metadata", {})
+        md.setdefault("namespace", "default")
+        self.ns = md["namespace"]
+        self.name = md["name"]
+        self.kind = manifest["kind"]
+        self.res = by_kind(self.kind, manifest.get("apiVersion"))
+        self.flow = Flow(self.kind, self.ns, self.name)
+        self.t0 = 0.0
+        self.printed = 0
+
+    def out(self, line: str = "") -> None:
+        click.echo(line)
+
+    # -- phases ----------------------------------------------------------------
+    async def label_nodes(self) -> None:
+        nodes = {n["metadata"]["name"] for n in (await self.client.list(NODES))["items"]}
+        for node, labels in DEFAULT_LABELS.items():
+            if node not in nodes:
+                continue
+            await self.client.patch(NODES, node, {"metadata": {"labels": labels}})
+            kv = ",".join(f"{k}={v}" for k, v in labels.items())
+            self.out(f"  kubectl label nodes {node} {kv} --overwrite    # node/{node} labeled")
+
+    async def clean_previous(self) -> None:
+        """Delete an earlier run's object and wait until its pods are gone."""
+        try:
+            await self.client.delete(self.res, self.name, self.ns, propagation_policy="Background")
+        except ApiError as e:
+            if e.code == 404:
+                return
+            raise
+        self.out(f"  deleted the previous {self.kind.lower()}/{self.name}; waiting for its pods to go")
+        sel = self._pod_selector()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            pods = (await self.client.list(PODS, self.ns, label_selector=sel))["items"]
+            if not pods:
+                return
+            if time.monotonic() > deadline:
+                raise DemoError(f"pods of the previous {self.name} still exist after {self.timeout:.0f}s")
+            rv = (await self.client.list(PODS, self.ns, label_selector=sel))["metadata"]["resourceVersion"]
+            try:
+                async for _typ, _obj in self.client.watch(PODS, self.ns, resource_version=rv,
+                                                          label_selector=sel, timeout_seconds=2):
+                    break
+            except ApiError:
+                pass
+
+    def _pod_selector(self) -> str | None:
+        if self.kind == "Pod":
+            return None
+        sel = (self.manifest.get("spec") or {}).get("selector") or {}
+        labels = sel.get("matchLabels", sel) if isinstance(sel, dict) else {}
+        labels = {k: v for k, v in labels.items() if isinstance(v, str)}
+        return ",".join(f"{k}={v}" for k, v in labels.items()) or None
+
+    def replicas(self) -> int:
+        if self.kind == "Pod":
+            return 1
+        r = (self.manifest.get("spec") or {}).get("replicas")
+        return 1 if r is None else int(r)
+
+    async def run(self) -> list[dict]:
+        # Step 1 happened when the components started: show the latest per component.
+        earlier = await stream.fetch(self.client, 0.0)
+        step1: dict[str, StepRecord] = {}
+        for r in earlier:
+            if r.step == 1:
+                step1[r.component + r.object.get("name", "")] = r
+        start_since = time.time()
+        records: asyncio.Queue[StepRecord] = asyncio.Queue()
+
+        async def pump() -> None:
+            async for rec in stream.follow(self.client, start_since):
+                records.put_nowait(rec)
+        pump_task = asyncio.create_task(pump())
+        try:
+            self.t0 = time.time()
+            self.out("")
+            self.out(click.style(f"The 13 steps of seed 000 for {self.kind.lower()}/{self.name} "
+                                 f"(time relative to submission):", bold=True))
+            for r in sorted(step1.values(), key=lambda r: r.time):
+                self.out(format_record(r, self.t0, self.color) + "   [before submission]")
+            created = await self.client.create(self.res, self.manifest, self.ns)
+            for r in self.flow.set_root(created["metadata"]["uid"]):
+                self.out(format_record(r, self.t0, self.color))
+            return await asyncio.wait_for(self._follow(records), self.timeout)
+        except asyncio.TimeoutError:
+            missing = [f"{n} ({STEPS[n]})" for n in range(2, 14)
+                       if n not in self.flow.steps_seen() and not self._skipped(n)]
+            raise DemoError(f"timed out after {self.timeout:.0f}s; steps not seen: "
+                            f"{'; '.join(missing) or 'none'} — see the component logs") from None
+        finally:
+            pump_task.cancel()
+
+    def _skipped(self, step: int) -> bool:
+        spec = self._pod_template_spec()
+        if step in (9, 10, 11) and spec.get("nodeName"):
+            return True
+        if step in (4, 5, 6) and self.kind == "Pod":
+            return True
+        return False
+
+    def _pod_template_spec(self) -> dict:
+        if self.kind == "Pod":
+            return self.manifest.get("spec") or {}
+        return ((self.manifest.get("spec") or {}).get("template") or {}).get("spec") or {}
+
+    async def _follow(self, records: asyncio.Queue[StepRecord]) -> list[dict]:
+        """Print flow records until every replica is Running with its status stored."""
+        want = self.replicas()
+        running: dict[str, dict] = {}        # pod uid -> pod
+        stored_rv: dict[str, int] = {}       # pod uid -> highest step-13 rv seen
+        pods_task = asyncio.create_task(self._watch_running(running))
+        try:
+            while True:
+                if len(running) >= want and all(
+                        stored_rv.get(uid, 0) >= int(p["metadata"]["resourceVersion"])
+                        for uid, p in running.items()):
+                    return list(running.values())
+                get = asyncio.create_task(records.get())
+                done, _ = await asyncio.wait({get, pods_task}, return_when=asyncio.FIRST_COMPLETED)
+                if get not in done:
+                    get.cancel()
+                    pods_task.result()  # raises if the pods watch failed
+                    continue
+                rec = get.result()
+                if self.flow.offer(rec):
+                    self.out(format_record(rec, self.t0, self.color))
+                    if rec.step == 13 and rec.resourceVersion.isdigit():
+                        stored_rv[rec.uid] = max(stored_rv.get(rec.uid, 0), int(rec.resourceVersion))
+        finally:
+            pods_task.cancel()
+
+    async def _watch_running(self, running: dict[str, dict]) -> None:
+        sel = self._pod_selector()
+        while True:
+            lst = await self.client.list(PODS, self.ns, label_selector=sel)
+            for p in lst["items"]:
+                self._note_pod(p, running)
+            try:
+                async for typ, p in self.client.watch(PODS, self.ns, label_selector=sel,
+                                                      resource_version=lst["metadata"]["resourceVersion"]):
+                    if typ in ("ADDED", "MODIFIED"):
+                        self._note_pod(p, running)
+                    elif typ == "DELETED":
+                        running.pop(p["metadata"]["uid"], None)
+            except ApiError as e:
+                if e.code != 410:
+                    raise
+
+    def _note_pod(self, p: dict, running: dict[str, dict]) -> None:
+        uid = p["metadata"]["uid"]
+        if self.kind == "Pod":
+            mine = p["metadata"]["name"] == self.name
+        else:
+            mine = uid in self.flow.uids or any(
+                o.get("uid") in self.flow.uids for o in p["metadata"].get("ownerReferences") or [])
+        if mine and (p.get("status") or {}).get("phase") == "Running" and \
+                not p["metadata"].get("deletionTimestamp"):
+            running[uid] = p
+        else:
+            running.pop(uid, None)
+
+    def summary(self, pods: list[dict]) -> None:
+        total = max((r.time for r in self.flow.records), default=self.t0) - self.t0
+        self.out("")
+        self.out(click.style(f"Summary: {len(pods)} pod(s) Running {total:.2f}s after submission", bold=True))
+        self.out(f"  {'POD':<28} {'NODE':<10} {'IP':<15} PHASE")
+        for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
+            st = p.get("status") or {}
+            self.out(f"  {p['metadata']['name']:<28} {p['spec'].get('nodeName', ''):<10} "
+                     f"{st.get('podIP', ''):<15} {st.get('phase', '')}")
+        self.out("")
+        self.out(f"  {'STEP':<5} {'FIRST AT':>9} {'RECORDS':>7}  WHAT")
+        for n, title, count, first in step_summary(self.flow.records, self.t0):
+            if n == 1:
+                self.out(f"  {n:<5} {'before':>9} {'':>7}  {title} (at start-up)")
+                continue
+            at = f"{first:+.3f}s" if first is not None else "-"
+            note = ""
+            if count == 0 and self._skipped(n):
+                spec = self._pod_template_spec()
+                note = (f"  — skipped: spec.nodeName={spec.get('nodeName')} is set, so the scheduler "
+                        f"leaves the pod alone and {spec.get('nodeName')}'s kubelet runs it"
+                        if n in (9, 10, 11) else "  — skipped: a bare Pod has no controller")
+            self.out(f"  {n:<5} {at:>9} {count:>7}  {title}{note}")
+        sel = (self._pod_template_spec().get("nodeSelector") or {})
+        if sel:
+            nodes = sorted({p["spec"].get("nodeName") for p in pods})
+            self.out(f"\n  nodeSelector {sel} → every pod landed on {', '.join(nodes)}")
+
+
+@click.command("demo")
+@click.option("--kubeconfig", default=None, metavar="PATH", help="use this running cluster")
+@click.option("--master", default=None, metavar="URL", help="use the apiserver at URL")
+@click.option("--manifest", "-f", default=None, metavar="FILE",
+              help="workload to trace (default: seed 000's myapp1.yaml)")
+@click.option("--data-dir", default=None,
+              help="data dir of the cluster the demo starts (default: a temporary dir)")
+@click.option("--etcd-servers", default=None, metavar="URLS",
+              help="with no running cluster: use this external etcd")
+@click.option("--timeout", default=90.0, show_default=True, type=float, help="seconds")
+@click.option("--keep", is_flag=True, help="leave the cluster the demo started running")
+@click.option("--color/--no-color", default=None, help="colour output (default: if a terminal)")
+def command(kubeconfig: str | None, master: str | None, manifest: str | None,
+            data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
+            color: bool | None) -> None:
+    """Run seed 000's 13-step pod creation flow and print each step live."""
+    obj = load_manifest(manifest or os.path.join(EXAMPLES, "myapp1.yaml"))
+    if color is None:
+        color = click.get_text_stream("stdout").isatty()
+
+    async def main() -> None:
+        cluster = None
+        if kubeconfig or master:
+            try:
+                server = resolve_server(master, kubeconfig)
+            except ValueError as e:
+                raise DemoError(str(e)) from None
+        else:
+            ddir = data_dir or tempfile.mkdtemp(prefix="controlplane-demo-")
+            click.echo(f"Starting a control plane (data dir {ddir}) — every component is its own process:")
+            cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
+                                   say=lambda s: click.echo(f"  {s}"), restart=False)
+            server = cluster.server
+        client = RestClient(server, "demo")
+        try:
+            if cluster:
+                try:
+                    await cluster.start()
+                except RuntimeError as e:
+                    raise DemoError(str(e)) from None
+                click.echo(f"  kubeconfig: {cluster.kubeconfig}")
+            demo = Demo(client, obj, timeout, bool(color))
+            try:
+                click.echo("\nLabelling the nodes as seed 000 does:")
+                await demo.label_nodes()
+                await demo.clean_previous()
+                pods = await demo.run()
+            except ApiError as e:
+                raise DemoError(f"apiserver said {e.code} {e.reason}: {e.message}") from None
+            except OSError as e:
+                raise DemoError(f"cannot reach the apiserver at {server}: {e}") from None
+            demo.summary(pods)
+            if cluster and keep:
+                click.echo(f"\nThe cluster keeps running: kubectl --kubeconfig {cluster.kubeconfig} get pods -o wide"
+                           f"\nCtrl-C stops it.")
+                await asyncio.Event().wait()
+        finally:
+            await client.close()
+            if cluster:
+                await asyncio.shield(cluster.stop())
+
+    run_until_signalled(main)

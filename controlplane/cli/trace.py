@@ -1,0 +1,70 @@
+"""``controlplane trace``: print the step records the apiserver keeps.
+
+    controlplane trace --kubeconfig .controlplane/kubeconfig
+    controlplane trace --kind Deployment --name myapp1          # one flow
+    controlplane trace --follow                                  # live
+
+Records come from ``/debug/controlplane/trace`` (see
+:mod:`controlplane.trace.stream`); a flow is followed along ownerReferences
+(:class:`controlplane.trace.timeline.Flow`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
+from controlplane.client.rest import ApiError, RestClient
+from controlplane.trace import stream
+from controlplane.trace.timeline import Flow, format_record
+
+
+@click.command("trace")
+@client_options
+@click.option("--kind", default=None, help="follow one flow from this kind (e.g. Deployment)")
+@click.option("--name", default=None, help="...and this name")
+@click.option("--namespace", "-n", default="default", show_default=True)
+@click.option("--since", default=0.0, type=float, help="only records from the last N seconds (0: all)")
+@click.option("--follow", "-f", is_flag=True, help="keep printing new records")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text")
+def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
+            namespace: str, since: float, follow: bool, output: str) -> None:
+    """Print the numbered, timed records of the 13-step flow."""
+    server = server_or_exit(master, kubeconfig)
+    if bool(kind) != bool(name):
+        raise click.UsageError("--kind and --name go together")
+
+    async def main() -> None:
+        client = RestClient(server, "trace")
+        flow = Flow(kind, namespace, name) if kind else None
+        t0: list[float] = []
+
+        def show(rec) -> None:
+            if flow is not None and not flow.offer(rec):
+                return
+            if output == "json":
+                click.echo(json.dumps(rec.to_dict()))
+                return
+            if not t0:
+                t0.append(rec.time)
+            click.echo(format_record(rec, t0[0], click.get_text_stream("stdout").isatty()))
+
+        start = time.time() - since if since else 0.0
+        try:
+            if follow:
+                async for rec in stream.follow(client, start):
+                    show(rec)
+            else:
+                for rec in await stream.fetch(client, start):
+                    show(rec)
+        except ApiError as e:
+            raise click.ClickException(f"apiserver said {e.code} {e.reason}: {e.message}") from None
+        except OSError as e:
+            raise click.ClickException(f"cannot reach the apiserver at {server}: {e}") from None
+        finally:
+            await client.close()
+
+    run_until_signalled(main)
