@@ -20,16 +20,21 @@ import importlib
 
 import click
 
-#: subcommand name -> "module:attribute" of its click command
-SUBCOMMANDS: dict[str, str] = {
-    "etcd": "controlplane.etcd.cli:command",
-    "apiserver": "components.apiserver.cli:command",
-    "controller-manager": "components.controller_manager.cli:command",
-    "scheduler": "components.scheduler.cli:command",
-    "kubelet": "components.kubelet.cli:command",
-    "up": "controlplane.cli.up:command",
-    "demo": "controlplane.cli.demo:command",
-    "trace": "controlplane.cli.trace:command",
+#: subcommand name -> ("module:attribute" of its click command, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "up": ("controlplane.cli.up:command",
+           "Start etcd, apiserver, controller-manager, scheduler and kubelets."),
+    "demo": ("controlplane.cli.demo:command",
+             "Run seed 000's 13-step pod creation flow and print each step live."),
+    "trace": ("controlplane.cli.trace:command",
+              "Print the numbered, timed records of the 13-step flow."),
+    "etcd": ("controlplane.etcd.cli:command", "Run the embedded etcd3-compatible server."),
+    "apiserver": ("components.apiserver.cli:command", "Run the Kubernetes API server."),
+    "controller-manager": ("components.controller_manager.cli:command",
+                           "Run the Deployment/ReplicaSet/RC controllers and the GC."),
+    "scheduler": ("components.scheduler.cli:command", "Run the scheduler (filter, score, bind)."),
+    "kubelet": ("components.kubelet.cli:command",
+                "Run a kubelet (one node, or many hollow nodes) on a simulated runtime."),
 }
 
 
@@ -40,12 +45,18 @@ class LazyGroup(click.Group):
         return list(SUBCOMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        target = SUBCOMMANDS.get(name)
-        if target is None:
+        entry = SUBCOMMANDS.get(name)
+        if entry is None:
             return None
-        module_name, attr = target.split(":")
+        module_name, attr = entry[0].split(":")
         module = importlib.import_module(module_name)
         return getattr(module, attr)
+
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # List subcommands from the table, without importing them.
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, h) for n, (_, h) in SUBCOMMANDS.items()])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
