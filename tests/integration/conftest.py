@@ -1,0 +1,164 @@
+"""Fixtures that start real processes: etcd (ours or the real one), the whole
+control plane through ``controlplane up``, and the real ``/usr/bin/kubectl``
+with its own cache dir. Readiness is read from the processes' own output (no
+sleeps)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "controlplane", "examples")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LineReader:
+    """Collects a process's output lines on a thread; ``wait_for`` blocks until
+    a line contains a string (or the process exits, or the timeout passes)."""
+
+    def __init__(self, proc: subprocess.Popen, stream) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._q: queue.Queue[str | None] = queue.Queue()
+        self._t = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._t.start()
+
+    def _pump(self, stream) -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode(errors="replace").rstrip("\n")
+            self.lines.append(line)
+            self._q.put(line)
+        self._q.put(None)
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        for line in self.lines:
+            if text in line:
+                return line
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{text!r} not seen in {timeout}s; last lines:\n" +
+                                   "\n".join(self.lines[-20:]))
+            try:
+                line = self._q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise RuntimeError(f"process exited ({self.proc.wait()}) before {text!r}; last lines:\n"
+                                   + "\n".join(self.lines[-20:]))
+            if text in line:
+                return line
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+@pytest.fixture(scope="session")
+def real_etcd_binary() -> str:
+    path = shutil.which("etcd")
+    if not path:
+        if os.environ.get("CONTROLPLANE_REQUIRE_REAL_ETCD"):
+            pytest.fail("etcd binary not found (apt-get install -y etcd-server)")
+        pytest.skip("real etcd not installed (apt-get install -y etcd-server)")
+    return path
+
+
+@dataclass
+class Cluster:
+    """A running ``controlplane up`` and how to reach it."""
+
+    data_dir: str
+    kubeconfig: str
+    server: str
+    proc: subprocess.Popen
+    out: LineReader
+    cache_dir: str
+    backend: str
+    extra: list = field(default_factory=list)
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
+                timeout: float = 90) -> subprocess.CompletedProcess:
+        p = subprocess.run([KUBECTL, "--kubeconfig", self.kubeconfig, "--cache-dir", self.cache_dir,
+                            *args], input=input, capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n"
+                                 f"{p.stdout}\n{p.stderr}")
+        return p
+
+    def controlplane(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "controlplane", *args], capture_output=True,
+                              text=True, timeout=timeout)
+
+    def get_json(self, *args: str) -> dict:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+
+def start_real_etcd(binary: str, data_dir: str) -> tuple[subprocess.Popen, str]:
+    cport, pport = free_port(), free_port()
+    url = f"http://127.0.0.1:{cport}"
+    proc = subprocess.Popen([binary, "--name", "ci", "--data-dir", data_dir,
+                             "--listen-client-urls", url, "--advertise-client-urls", url,
+                             "--listen-peer-urls", f"http://127.0.0.1:{pport}",
+                             "--initial-advertise-peer-urls", f"http://127.0.0.1:{pport}",
+                             "--initial-cluster", f"ci=http://127.0.0.1:{pport}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = LineReader(proc, proc.stdout)
+    out.wait_for("ready to serve client requests", 30)
+    return proc, url
+
+
+def start_up(tmp: str, etcd_servers: str | None = None) -> tuple[subprocess.Popen, LineReader, str]:
+    data_dir = os.path.join(tmp, "cp")
+    args = [sys.executable, "-m", "controlplane", "up", "--data-dir", data_dir,
+            "--port", str(free_port()), "--etcd-port", str(free_port())]
+    if etcd_servers:
+        args += ["--etcd-servers", etcd_servers]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    out = LineReader(proc, proc.stdout)
+    out.wait_for("control plane is up", 90)
+    return proc, out, data_dir
+
+
+@pytest.fixture(scope="module", params=["embedded", "real-etcd"])
+def cluster(request, tmp_path_factory) -> Cluster:
+    tmp = str(tmp_path_factory.mktemp(f"cluster-{request.param}"))
+    extra = []
+    etcd_url = None
+    if request.param == "real-etcd":
+        binary = request.getfixturevalue("real_etcd_binary")
+        eproc, etcd_url = start_real_etcd(binary, os.path.join(tmp, "etcd"))
+        extra.append(eproc)
+    proc, out, data_dir = start_up(tmp, etcd_url)
+    kc = os.path.join(data_dir, "kubeconfig")
+    server = next(l for l in open(kc) if "server:" in l).split("server:")[1].strip()
+    c = Cluster(data_dir, kc, server, proc, out, os.path.join(tmp, "kube-cache"), request.param, extra)
+    yield c
+    stop(proc)
+    for p in extra:
+        stop(p)
