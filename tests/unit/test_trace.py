@@ -1,0 +1,73 @@
+import asyncio
+
+import pytest
+
+from controlplane.trace.buffer import TraceBuffer
+from controlplane.trace.record import StepRecord, make_record
+from controlplane.trace.timeline import Flow, format_record, step_summary
+
+
+def obj(kind, name, uid, owner=None):
+    md = {"name": name, "namespace": "default", "uid": uid, "resourceVersion": "7"}
+    if owner:
+        md["ownerReferences"] = [{"uid": owner, "controller": True, "kind": "X", "name": "o"}]
+    return {"kind": kind, "metadata": md}
+
+
+def test_make_record_links_owners_and_round_trips():
+    r = make_record(7, "apiserver", "stored", obj("Pod", "p", "u-pod", owner="u-rs"))
+    assert r.object == {"kind": "Pod", "namespace": "default", "name": "p", "uid": "u-pod"}
+    assert r.owners == ["u-rs"] and r.resourceVersion == "7"
+    assert StepRecord.from_dict(r.to_dict()) == r
+
+
+def test_from_dict_rejects_malformed():
+    with pytest.raises(ValueError):
+        StepRecord.from_dict({"component": "x"})
+
+
+def test_flow_follows_owner_chain_and_holds_early_records():
+    f = Flow("Deployment", "default", "web")
+    early = make_record(2, "apiserver", "received", obj("Deployment", "web", ""))
+    other = make_record(3, "apiserver", "stored", obj("Deployment", "other", "u-other"))
+    # the root's own record joins by name even before its uid is known
+    assert f.offer(early)
+    late_child = make_record(6, "cm", "created", obj("ReplicaSet", "web-0", "u-rs0", owner="u-dep"))
+    assert not f.offer(other) and not f.offer(late_child)
+    released = f.set_root("u-dep")
+    assert late_child in released and other not in released
+    assert f.offer(make_record(6, "cm", "created", obj("ReplicaSet", "web-1", "u-rs", owner="u-dep")))
+    # a pod being created has no uid yet: it joins through its owner
+    assert f.offer(make_record(6, "cm", "creating", obj("Pod", "web-1-a", "", owner="u-rs")))
+    assert f.offer(make_record(9, "scheduler", "picked", obj("Pod", "web-1-a", "u-pod", owner="u-rs")))
+    assert not f.offer(make_record(9, "scheduler", "picked", obj("Pod", "x", "u-x", owner="u-zz")))
+    assert {2, 6, 9} <= f.steps_seen()
+
+
+def test_format_and_summary():
+    r = make_record(3, "apiserver", "stored in etcd", obj("Pod", "p", "u"))
+    line = format_record(r, r.time - 0.5)
+    assert line.startswith("[ 3]   +0.500s  apiserver") and "Pod/p rv=7" in line
+    summ = step_summary([r], r.time)
+    assert summ[2][0] == 3 and summ[2][2] == 1 and summ[0][2] == 0
+
+
+async def test_buffer_snapshot_and_subscribe():
+    b = TraceBuffer(capacity=3, queue_size=10)
+    for i in range(5):
+        b.append(StepRecord(step=i, component="c", action="a", time=float(i)))
+    assert [r.step for r in b.snapshot()] == [2, 3, 4]
+    assert [r.step for r in b.snapshot(since=3.0)] == [3, 4]
+    got = []
+
+    async def reader():
+        async for r in b.subscribe():
+            got.append(r.step)
+            if len(got) == 2:
+                return
+    t = asyncio.create_task(reader())
+    await asyncio.sleep(0)
+    b.append(StepRecord(step=10, component="c", action="a"))
+    b.append(StepRecord(step=11, component="c", action="a"))
+    await asyncio.wait_for(t, 1)
+    assert got == [10, 11]
