@@ -10,4 +10,5 @@ from controlplane.storage.errors import (  # noqa: F401
 )
 from controlplane.storage.store import (  # noqa: F401
     CONTINUE_EXPIRED, ListResult, Store, StoreEvent, collection_prefix, object_key,
+    progress_request,
 )

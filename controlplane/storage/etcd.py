@@ -129,14 +129,20 @@ class EtcdClient:
                 raise err from None
 
     async def watch(self, key: bytes, range_end: bytes, start_revision: int,
-                    progress_notify: bool = True, prev_kv: bool = True) -> AsyncIterator[WatchResponse]:
+                    progress_notify: bool = True, prev_kv: bool = True,
+                    control: asyncio.Queue | None = None) -> AsyncIterator[WatchResponse]:
         """Stream watch responses for ``[key, range_end)`` from ``start_revision``.
+
+        ``control``, if given, receives extra ``rpc.WatchRequest`` messages to send on the
+        stream (e.g. a progress request, answered by an empty response at the current revision).
 
         Yields :class:`WatchResponse` (including empty progress notifications).
         Raises Expired when etcd cancels the watch for compaction, Unavailable on
         connection loss. Stops when the caller stops iterating.
         """
-        requests: asyncio.Queue = asyncio.Queue()
+        requests: asyncio.Queue = control if control is not None else asyncio.Queue()
+        while not requests.empty():  # stale requests of a previous stream
+            requests.get_nowait()
         requests.put_nowait(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
             key=key, range_end=range_end, start_revision=start_revision,
             progress_notify=progress_notify, prev_kv=prev_kv)))
@@ -164,5 +170,4 @@ class EtcdClient:
         except rpc.AioRpcError as e:
             raise translate(e) from None
         finally:
-            requests.put_nowait(None)
             call.cancel()

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import inspect
@@ -276,21 +277,29 @@ class Store:
         await self.etcd.compact(revision)
 
     async def watch(self, prefix: str, start_revision: int,
-                    progress_notify: bool = True) -> AsyncIterator[StoreEvent | int]:
+                    progress_notify: bool = True,
+                    control: asyncio.Queue | None = None) -> AsyncIterator[StoreEvent | int]:
         """Events of keys under ``prefix`` with revision >= ``start_revision``.
 
         Yields :class:`StoreEvent` objects, and a bare ``int`` revision for each
         progress notification (etcd promises no event below it is still to come).
         Raises Expired when ``start_revision`` is compacted, Unavailable on loss.
+        Put :func:`progress_request` on ``control`` to ask etcd for a progress notification.
         Semantics of ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go``.
         """
         async for resp in self.etcd.watch(prefix.encode(), prefix_end(prefix.encode()),
-                                          start_revision, progress_notify=progress_notify):
+                                          start_revision, progress_notify=progress_notify,
+                                          control=control):
             if not resp.events:
                 yield resp.revision
                 continue
             for ev in resp.events:
                 yield _store_event(ev)
+
+
+def progress_request() -> Any:
+    """A WatchRequest asking etcd for a progress notification (etcd >= 3.4)."""
+    return rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
 
 
 def _store_event(ev: Any) -> StoreEvent:

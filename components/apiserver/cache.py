@@ -1,0 +1,282 @@
+"""The watch cache ("cacher"), after ``staging/src/k8s.io/apiserver/pkg/storage/cacher/``.
+
+One :class:`WatchCache` per resource: it lists the resource from etcd at revision R,
+then keeps ONE etcd watch from R+1 that feeds
+
+* the store (key → latest object),
+* a bounded ring of recent events (each with revision, type, object, prev object),
+* every :class:`CacheWatcher` (one per HTTP watch), each with its own bounded queue.
+  A watcher that falls ``queue_size`` events behind is closed (its client reconnects),
+  never stalling the others (``cache_watcher.go``).
+
+A watch from resourceVersion N replays ring events with revision > N; N older than the
+ring → :class:`TooOldResourceVersion` ("too old resource version: N (M)", 410).
+Selectors are applied per watcher: an object that stops matching after a MODIFIED is
+sent as DELETED (previous object, new resourceVersion), one that starts matching as ADDED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+from typing import Any, Callable
+
+from controlplane.log import event
+from controlplane.storage import Expired, Store, StoreEvent, collection_prefix, progress_request
+
+log = logging.getLogger("apiserver.cache")
+
+Predicate = Callable[[dict], bool]
+
+
+class TooOldResourceVersion(Exception):
+    """A watch asked for events the ring no longer holds (answered as 410 Expired)."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+
+
+@dataclasses.dataclass
+class WatchEvent:
+    """A watch event to send: ``type`` ADDED/MODIFIED/DELETED/BOOKMARK/ERROR, ``object``."""
+
+    type: str
+    object: dict
+    revision: int = 0
+
+
+class CacheWatcher:
+    """One client's watch: an unbounded asyncio queue that is closed past ``limit`` pending events.
+
+    ``matches(obj)`` is the client's filter (namespace, label and field selectors).
+    Read with :meth:`next`; ``None`` means the watcher was closed (overflow or shutdown).
+    """
+
+    def __init__(self, matches: Predicate, limit: int) -> None:
+        self.matches = matches
+        self.limit = limit
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.closed = False
+
+    def offer(self, ev: StoreEvent) -> bool:
+        """Filter and enqueue ``ev``; returns whether something was sent."""
+        if self.closed:
+            return False
+        out = convert(ev, self.matches)
+        if out is None:
+            return False
+        if self.queue.qsize() >= self.limit:
+            self.close()
+            return False
+        self.queue.put_nowait(out)
+        return True
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+    async def next(self, timeout: float | None) -> WatchEvent | None | bool:
+        """The next event, ``None`` when closed, ``False`` on timeout."""
+        try:
+            return await asyncio.wait_for(self.queue.get(), timeout)
+        except asyncio.TimeoutError:
+            return False
+
+
+def convert(ev: StoreEvent, matches: Predicate) -> WatchEvent | None:
+    """The event a filtered watcher sees for ``ev`` (``cache_watcher.go`` convertToWatchEvent)."""
+    if ev.type == "ADDED":
+        return WatchEvent("ADDED", ev.object, ev.revision) if matches(ev.object) else None
+    if ev.type == "DELETED":
+        old = ev.prev or ev.object
+        return WatchEvent("DELETED", ev.object, ev.revision) if matches(old) else None
+    cur = matches(ev.object)
+    old = ev.prev is not None and matches(ev.prev)
+    if cur and old:
+        return WatchEvent("MODIFIED", ev.object, ev.revision)
+    if cur:
+        return WatchEvent("ADDED", ev.object, ev.revision)
+    if old:
+        prev = dict(ev.prev)
+        prev["metadata"] = {**prev.get("metadata", {}), "resourceVersion": str(ev.revision)}
+        return WatchEvent("DELETED", prev, ev.revision)
+    return None
+
+
+class WatchCache:
+    """Cache of one resource (``controlplane.api.resources.Resource``) fed by one etcd watch.
+
+    ``on_event(resource, store_event, delivered)`` is called for every etcd event after
+    dispatch (``delivered`` = number of watchers that got it); used for the trace.
+    """
+
+    def __init__(self, store: Store, resource: Any, capacity: int = 10_000, queue_size: int = 1_000,
+                 on_event: Callable[[Any, StoreEvent, int], None] | None = None) -> None:
+        self.store = store
+        self.resource = resource
+        self.prefix = collection_prefix(resource)
+        self.capacity = capacity
+        self.queue_size = queue_size
+        self.on_event = on_event
+        self.objects: dict[str, dict] = {}
+        self.ring: collections.deque[StoreEvent] = collections.deque(maxlen=capacity)
+        self.oldest = 0          # events with revision > oldest are all in the ring
+        self.revision = 0        # everything up to here has been applied
+        self.watchers: set[CacheWatcher] = set()
+        self.ready = asyncio.Event()
+        self._progress = asyncio.Condition()
+        self._task: asyncio.Task | None = None
+        self._control: asyncio.Queue = asyncio.Queue()
+
+    async def start(self) -> None:
+        """List, then start the etcd watch task; returns once the cache is filled."""
+        await self._relist()
+        self._task = asyncio.create_task(self._run(), name=f"watchcache-{self.resource.plural}")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        for w in list(self.watchers):
+            w.close()
+
+    async def _relist(self) -> None:
+        res = await self.store.list(self.prefix)
+        self.objects = {self._key(o): o for o in res.items}
+        self.ring.clear()
+        self.oldest = self.revision = res.revision
+        for w in list(self.watchers):  # they may have missed events: make them reconnect
+            w.close()
+        self.watchers.clear()
+        self.ready.set()
+
+    def _key(self, obj: dict) -> str:
+        md = obj.get("metadata") or {}
+        if self.resource.namespaced:
+            return f"{self.prefix}{md.get('namespace', '')}/{md.get('name', '')}"
+        return f"{self.prefix}{md.get('name', '')}"
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                async for item in self.store.watch(self.prefix, self.revision + 1, control=self._control):
+                    if isinstance(item, int):
+                        if item > self.revision:
+                            self.revision = item
+                            await self._notify()
+                        continue
+                    self._apply(item)
+                    await self._notify()
+            except asyncio.CancelledError:
+                raise
+            except Expired:
+                event(log, "watchcache.relist", resource=self.resource.plural, reason="compacted")
+                await self._relist_retrying()
+            except Exception as e:  # etcd restart / connection loss: resume from our revision
+                event(log, "watchcache.watch_error", logging.WARNING, resource=self.resource.plural,
+                      error=str(e)[:200])
+                await asyncio.sleep(1.0)  # back-off before re-watching
+
+    async def _relist_retrying(self) -> None:
+        while True:
+            try:
+                await self._relist()
+                return
+            except Exception as e:
+                event(log, "watchcache.relist_error", logging.WARNING, resource=self.resource.plural,
+                      error=str(e)[:200])
+                await asyncio.sleep(1.0)  # back-off
+
+    def _apply(self, ev: StoreEvent) -> None:
+        if ev.revision <= self.revision and ev.type != "DELETED" and self.ring and \
+                self.ring[-1].revision >= ev.revision:
+            return  # duplicate after a re-watch
+        if ev.type == "DELETED":
+            self.objects.pop(ev.key, None)
+        else:
+            self.objects[ev.key] = ev.object
+        if len(self.ring) == self.ring.maxlen:
+            self.oldest = self.ring[0].revision
+        self.ring.append(ev)
+        self.revision = max(self.revision, ev.revision)
+        delivered = 0
+        for w in list(self.watchers):
+            if w.offer(ev):
+                delivered += 1
+            if w.closed:
+                self.watchers.discard(w)
+        if self.on_event is not None:
+            try:
+                self.on_event(self.resource, ev, delivered)
+            except Exception:  # the trace must never break the cache
+                log.exception("on_event failed")
+
+    async def _notify(self) -> None:
+        async with self._progress:
+            self._progress.notify_all()
+
+    async def wait_for_revision(self, rev: int, timeout: float = 3.0) -> bool:
+        """Wait until the cache has applied ``rev``; False on timeout.
+
+        Asks etcd for a progress notification so an idle resource catches up at once
+        (as the cacher's RequestWatchProgress).
+        """
+        if self.revision >= rev:
+            return True
+        self._control.put_nowait(progress_request())
+
+        async def waiter():
+            async with self._progress:
+                await self._progress.wait_for(lambda: self.revision >= rev)
+        try:
+            await asyncio.wait_for(waiter(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    def list(self, matches: Predicate | None = None, namespace: str | None = None) -> tuple[list[dict], int]:
+        """Current objects (sorted by key) passing ``matches``, and the cache revision."""
+        items = []
+        pre = f"{self.prefix}{namespace}/" if namespace and self.resource.namespaced else self.prefix
+        for k in sorted(self.objects):
+            if k.startswith(pre) and (matches is None or matches(self.objects[k])):
+                items.append(self.objects[k])
+        return items, self.revision
+
+    def get(self, key: str) -> dict | None:
+        return self.objects.get(key)
+
+    def watch(self, matches: Predicate, resource_version: int | None) -> tuple[CacheWatcher, int]:
+        """Register a watcher; returns it and the revision its initial events reach.
+
+        ``resource_version`` None (or 0) → synthetic ADDED for every matching object;
+        N → replay ring events with revision > N. Raises TooOldResourceVersion.
+        Registration and the initial events happen with no await in between.
+        """
+        w = CacheWatcher(matches, self.queue_size + len(self.objects) + len(self.ring))
+        if not resource_version:
+            for k in sorted(self.objects):
+                o = self.objects[k]
+                if matches(o):
+                    w.queue.put_nowait(WatchEvent("ADDED", o, int(o["metadata"]["resourceVersion"])))
+        else:
+            if resource_version < self.oldest:
+                raise TooOldResourceVersion(resource_version, self.oldest + 1)
+            for ev in self.ring:
+                if ev.revision > resource_version:
+                    out = convert(ev, matches)
+                    if out is not None:
+                        w.queue.put_nowait(out)
+        w.limit = self.queue_size + w.queue.qsize()
+        self.watchers.add(w)
+        return w, self.revision
+
+    def unwatch(self, w: CacheWatcher) -> None:
+        self.watchers.discard(w)
+        w.closed = True

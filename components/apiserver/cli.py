@@ -1,0 +1,73 @@
+"""``controlplane apiserver``: run the API server (plain HTTP) against etcd.
+
+    controlplane apiserver --etcd-servers http://127.0.0.1:2379 --bind-address 127.0.0.1 --port 6443
+
+``--port 0`` picks a free port; the ready line is ``event=apiserver.ready url=http://HOST:PORT``.
+SIGTERM/SIGINT stop it gracefully. A malformed ``--etcd-servers`` URL is a one-line error, exit 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import click
+from aiohttp import web
+
+from controlplane.log import event, setup
+from controlplane.storage.etcd import parse_endpoint
+
+
+async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
+                compaction_interval: float) -> None:
+    """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening."""
+    from components.apiserver.server import APIServer
+    log = setup("apiserver")
+    server = APIServer(etcd_servers.split(",")[0], bookmark_interval=bookmark_interval,
+                       compaction_interval=compaction_interval)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    starting = asyncio.create_task(server.start())
+    done, _ = await asyncio.wait({starting, asyncio.create_task(stop.wait())},
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if starting not in done:
+        starting.cancel()
+        await server.store.close()
+        return
+    starting.result()
+    runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    await runner.setup()
+    site = web.TCPSite(runner, bind_address, port)
+    await site.start()
+    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    event(log, "apiserver.ready", url=f"http://{bind_address}:{actual}")
+    await stop.wait()
+    event(log, "apiserver.stopping")
+    await runner.cleanup()
+    await server.stop()
+
+
+@click.command(name="apiserver")
+@click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
+              help="etcd client URL (http://HOST:PORT).")
+@click.option("--bind-address", default="127.0.0.1", show_default=True)
+@click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
+              help="HTTP port (0 = pick a free one).")
+@click.option("--bookmark-interval", default=1.0, show_default=True, type=float,
+              help="Seconds between watch BOOKMARK events.")
+@click.option("--compaction-interval", default=300.0, show_default=True, type=float,
+              help="Seconds between etcd compactions.")
+def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
+            compaction_interval: float) -> None:
+    """Kubernetes API server (HTTP) backed by etcd."""
+    try:
+        for url in etcd_servers.split(","):
+            parse_endpoint(url)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--etcd-servers")
+    try:
+        asyncio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval))
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

@@ -1,0 +1,137 @@
+"""Discovery and OpenAPI documents built from ``controlplane.api.resources``.
+
+Shapes: ``/version`` (version.Info), ``/api`` (APIVersions), ``/apis`` (APIGroupList),
+``/api/v1`` and ``/apis/G/V`` (APIResourceList), as served by
+``staging/src/k8s.io/apiserver/pkg/endpoints/discovery/``. ``/openapi/v3`` (root index
+with ``serverRelativeURL``) and one minimal document per group-version whose ``patch``
+operations carry ``x-kubernetes-group-version-kind`` and a ``fieldValidation`` parameter,
+which makes kubectl skip client-side validation and send ``fieldValidation=Strict``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from typing import Any
+
+import controlplane
+from controlplane.api import resources as R
+
+_SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
+              "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"]}
+_SUB_KIND = {"scale": ("Scale", "autoscaling", "v1"), "binding": ("Binding", "", "v1"),
+             "eviction": ("Eviction", "policy", "v1"), "log": ("Pod", "", "v1")}
+
+
+def version_info() -> dict[str, Any]:
+    v = controlplane.KUBE_VERSION
+    major, minor = v.lstrip("v").split(".")[:2]
+    return {"major": major, "minor": minor, "gitVersion": v, "gitCommit": "controlplane",
+            "gitTreeState": "clean", "buildDate": "2025-01-01T00:00:00Z", "goVersion": "go1.23.0",
+            "compiler": "gc", "platform": f"linux/{'amd64' if platform.machine() in ('x86_64', 'AMD64') else 'arm64'}"}
+
+
+def group_versions() -> dict[str, list[R.Resource]]:
+    """groupVersion ("v1", "apps/v1") → resources, in registry order."""
+    out: dict[str, list[R.Resource]] = {}
+    for r in R.RESOURCES:
+        out.setdefault(r.api_version, []).append(r)
+    return out
+
+
+def api_versions() -> dict:
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+
+
+def api_group_list() -> dict:
+    groups: dict[str, list[str]] = {}
+    for r in R.RESOURCES:
+        if r.group:
+            vs = groups.setdefault(r.group, [])
+            if r.version not in vs:
+                vs.append(r.version)
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+        {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs],
+         "preferredVersion": {"groupVersion": f"{g}/{vs[0]}", "version": vs[0]}}
+        for g, vs in groups.items()]}
+
+
+def api_resource_list(group_version: str) -> dict | None:
+    """APIResourceList of ``group_version``, or None if not served."""
+    rs = group_versions().get(group_version)
+    if rs is None:
+        return None
+    out = []
+    for r in rs:
+        e: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
+                             "kind": r.kind, "verbs": list(r.verbs)}
+        if r.short_names:
+            e["shortNames"] = list(r.short_names)
+        if r.categories:
+            e["categories"] = list(r.categories)
+        e["storageVersionHash"] = hashlib.sha256(f"{r.api_version}/{r.kind}".encode()).hexdigest()[:11]
+        out.append(e)
+        for sub in r.subresources:
+            s: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                                 "kind": r.kind, "verbs": _SUB_VERBS.get(sub, ["get"])}
+            if sub in _SUB_KIND:
+                kind, g, v = _SUB_KIND[sub]
+                s["kind"] = kind
+                if g:
+                    s["group"], s["version"] = g, v
+            out.append(s)
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": out}
+
+
+def _openapi_key(gv: str) -> str:
+    return f"api/{gv}" if "/" not in gv else f"apis/{gv}"
+
+
+def openapi_doc(gv: str) -> dict | None:
+    """Minimal OpenAPI v3 document of one group-version (``api/v1``, ``apis/apps/v1``)."""
+    rs = group_versions().get(gv)
+    if rs is None:
+        return None
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    fv = {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True},
+          "description": "Ignore, Warn or Strict: how unknown and duplicate fields are handled."}
+    for r in rs:
+        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        ref = f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"
+        schemas[ref] = {"type": "object", "x-kubernetes-group-version-kind": [gvk],
+                        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                                       "metadata": {"type": "object"}}}
+        item = r.path("{namespace}" if r.namespaced else None, "{name}")
+        op = lambda verb, extra=(): {  # noqa: E731
+            "operationId": f"{verb}{r.kind}", "x-kubernetes-action": verb,
+            "x-kubernetes-group-version-kind": gvk, "parameters": [fv, *extra],
+            "responses": {"200": {"description": "OK", "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{ref}"}}}}}}
+        paths[item.lstrip("/") if False else item] = {"get": op("get"), "put": op("put"), "patch": op("patch"),
+                                                      "delete": op("delete")}
+        paths[r.path("{namespace}" if r.namespaced else None)] = {"get": op("list"), "post": op("post")}
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": controlplane.KUBE_VERSION},
+            "paths": paths, "components": {"schemas": schemas}}
+
+
+def openapi_root() -> dict:
+    """``/openapi/v3`` index: ``{"paths": {"api/v1": {"serverRelativeURL": ...}, ...}}``."""
+    out = {}
+    for gv in group_versions():
+        key = _openapi_key(gv)
+        h = hashlib.sha512(json.dumps(openapi_doc(gv), sort_keys=True).encode()).hexdigest()[:32].upper()
+        out[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"}
+    return {"paths": out}
+
+
+def openapi_gv_from_path(path: str) -> str | None:
+    """``api/v1`` → ``v1``; ``apis/apps/v1`` → ``apps/v1``; else None."""
+    parts = path.strip("/").split("/")
+    if len(parts) == 2 and parts[0] == "api":
+        return parts[1]
+    if len(parts) == 3 and parts[0] == "apis":
+        return f"{parts[1]}/{parts[2]}"
+    return None

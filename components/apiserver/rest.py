@@ -1,0 +1,620 @@
+"""Generic REST handlers for every resource of ``controlplane.api.resources``.
+
+One handler set, driven by the resource table (no per-kind copies), following
+``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/`` (create.go, get.go, update.go,
+patch.go, delete.go, watch.go) and ``pkg/registry/generic/registry/store.go``:
+create / get / list / watch / update / patch / delete / deletecollection, the
+``status`` and ``scale`` subresources and ``pods/binding`` (``pkg/registry/core/pod/storage/storage.go``).
+Errors are raised as :class:`~components.apiserver.status.APIError` (answered as Status).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from aiohttp import web
+
+from controlplane.api import resources as R
+from controlplane.log import event
+from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
+from controlplane.storage import collection_prefix, object_key
+
+from components.apiserver import semantics as sem
+from components.apiserver import status as st
+from components.apiserver import strategy
+from components.apiserver.cache import TooOldResourceVersion
+from components.apiserver.routing import RequestInfo
+
+if TYPE_CHECKING:
+    from components.apiserver.server import APIServer
+
+log = logging.getLogger("apiserver.rest")
+
+MAX_BODY = 3 * 1024 * 1024
+TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
+PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
+               "application/json-patch+json", "application/apply-patch+yaml")
+
+
+def wants_table(request: web.Request) -> bool:
+    """Accept asks for meta.k8s.io Table (``as=Table;...;g=meta.k8s.io``) before plain JSON."""
+    for part in request.headers.get("Accept", "").split(","):
+        p = part.replace(" ", "")
+        if "as=Table" in p and "g=meta.k8s.io" in p:
+            return True
+        if p.startswith("application/json") and "as=" not in p:
+            return False
+    return False
+
+
+def json_response(obj: Any, code: int = 200, content_type: str = "application/json") -> web.Response:
+    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=code,
+                        headers={"Content-Type": content_type})
+
+
+def _with_type(resource: Any, obj: dict) -> dict:
+    obj.setdefault("apiVersion", resource.api_version)
+    obj.setdefault("kind", resource.kind)
+    if "apiVersion" in obj and "kind" in obj:
+        obj = {"apiVersion": obj.pop("apiVersion"), "kind": obj.pop("kind"), **obj}
+    return obj
+
+
+async def read_body(request: web.Request) -> bytes:
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise st.too_large()
+    data = bytearray()
+    async for chunk in request.content.iter_chunked(65536):
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise st.too_large()
+    return bytes(data)
+
+
+def decode_body(raw: bytes, content_type: str) -> Any:
+    """JSON or YAML body → Python value; raises 400 BadRequest / 415."""
+    ct = content_type.split(";")[0].strip().lower()
+    if not raw.strip():
+        raise st.bad_request("the body of the request was in an unknown format - empty body")
+    if ct in ("application/json", "", "application/merge-patch+json", "application/strategic-merge-patch+json",
+              "application/json-patch+json", "*/*"):
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise st.bad_request(f"the body of the request was in an unknown format - "
+                                 f"accepted media types include: application/json, application/yaml "
+                                 f"(json parse error: {e})") from None
+    if ct in ("application/yaml", "application/apply-patch+yaml"):
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            msg = str(e).replace("\n", " ")
+            raise st.bad_request(f"the body of the request was in an unknown format - yaml: {msg}") from None
+    raise st.unsupported_media_type(ct)
+
+
+def _bool(v: str | None) -> bool:
+    return (v or "").lower() in ("1", "true", "yes")
+
+
+def _parse_rv(v: str | None) -> int | None:
+    if v in (None, ""):
+        return None
+    try:
+        n = int(v)
+        if n < 0:
+            raise ValueError
+        return n
+    except ValueError:
+        raise st.bad_request(f'invalid resource version "{v}"') from None
+
+
+class RestHandlers:
+    """The REST verbs on top of the server's store, watch caches and tracer."""
+
+    def __init__(self, server: "APIServer") -> None:
+        self.s = server
+
+    # ---------------------------------------------------------------- helpers
+    def _matcher(self, resource: Any, request: web.Request, namespace: str | None):
+        try:
+            ls = sem.parse_label_selector(request.query.get("labelSelector", ""))
+            fs = sem.parse_field_selector(request.query.get("fieldSelector", ""))
+        except ValueError as e:
+            raise st.bad_request(str(e)) from None
+        kind = resource.kind
+        fsel = request.query.get("fieldSelector", "")
+
+        def matches(obj: dict) -> bool:
+            md = obj.get("metadata") or {}
+            if namespace and resource.namespaced and md.get("namespace") != namespace:
+                return False
+            if not ls.matches(md.get("labels") or {}):
+                return False
+            return not fsel or fs.matches(sem.object_fields(kind, obj))
+        # surface unsupported field labels as 400 at once, as the apiserver does
+        if fsel:
+            try:
+                fs.matches(sem.object_fields(kind, {"metadata": {}}))
+            except ValueError as e:
+                raise st.bad_request(str(e)) from None
+        return matches
+
+    def _key(self, info: RequestInfo, name: str | None = None) -> str:
+        return object_key(info.resource, info.namespace, name or info.name)
+
+    async def _get_current(self, info: RequestInfo) -> dict:
+        try:
+            return await self.s.store.get(self._key(info))
+        except KeyNotFound:
+            raise st.not_found(info.resource, info.name) from None
+
+    def _check_strict(self, request: web.Request, kind: str, obj: dict) -> None:
+        if request.query.get("fieldValidation", "") != "Strict":
+            return
+        bad = strategy.unknown_fields(kind, obj)
+        if bad:
+            msgs = ", ".join(f'unknown field "{b}"' for b in bad)
+            raise st.bad_request(f"strict decoding error: {msgs}")
+
+    def _validate(self, resource: Any, obj: dict, old: dict | None = None) -> None:
+        causes = sem.validate(resource.kind, obj, old)
+        if causes:
+            name = (obj.get("metadata") or {}).get("name", "")
+            raise st.invalid(resource.kind, resource.group, name, causes,
+                             sem.invalid_message(resource.kind, name, causes))
+
+    def _check_type(self, resource: Any, obj: Any) -> None:
+        if not isinstance(obj, dict):
+            raise st.bad_request("the body of the request was in an unknown format - expected an object")
+        kind, av = obj.get("kind"), obj.get("apiVersion")
+        if not kind:
+            raise st.bad_request(f"Object 'Kind' is missing in '{json.dumps(obj)[:200]}'")
+        if kind != resource.kind or (av and av != resource.api_version):
+            raise st.bad_request(f"the API version in the data ({av}) does not match the expected API version "
+                                 f"({resource.api_version})" if kind == resource.kind else
+                                 f"the kind in the data ({kind}) does not match the expected kind "
+                                 f"({resource.kind}) of {resource.plural}")
+        if not isinstance(obj.get("metadata", {}), dict):
+            raise st.bad_request("metadata must be an object")
+
+    async def _check_namespace(self, resource: Any, namespace: str, name: str) -> None:
+        """NamespaceLifecycle admission: the namespace must exist and not be Terminating."""
+        ns = self.s.caches["namespaces"].get(object_key(R.NAMESPACES, None, namespace)) \
+            if "namespaces" in self.s.caches else None
+        if ns is None:
+            try:
+                ns = await self.s.store.get(object_key(R.NAMESPACES, None, namespace))
+            except KeyNotFound:
+                raise st.not_found(R.NAMESPACES, namespace) from None
+        if (ns.get("status") or {}).get("phase") == "Terminating" or (ns.get("metadata") or {}).get("deletionTimestamp"):
+            raise st.forbidden(resource, name, f"unable to create new content in namespace {namespace} "
+                                               "because it is being terminated")
+
+    # ---------------------------------------------------------------- collection
+    async def list_or_watch(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        if info.watch_path or _bool(request.query.get("watch")):
+            return await self.s.watch.serve(request, info, self._matcher(info.resource, request, info.namespace))
+        resource = info.resource
+        matches = self._matcher(resource, request, info.namespace)
+        rv = request.query.get("resourceVersion", "")
+        _parse_rv(rv)
+        limit_s = request.query.get("limit", "") or "0"
+        try:
+            limit = max(int(limit_s), 0)
+        except ValueError:
+            raise st.bad_request(f"invalid limit: {limit_s!r}") from None
+        cont = request.query.get("continue", "")
+        meta: dict[str, Any] = {}
+        cache = self.s.caches.get(resource.plural if not resource.group else f"{resource.plural}.{resource.group}")
+        if rv == "0" and not cont and cache is not None:
+            items, rev = cache.list(matches, info.namespace)
+        else:
+            try:
+                res = await self.s.store.list(collection_prefix(resource, info.namespace), limit=limit,
+                                              continue_token=cont, predicate=matches)
+            except ValueError as e:
+                raise st.bad_request(str(e)) from None
+            except Expired as e:
+                raise st.expired(str(e)) from None
+            items, rev = res.items, res.revision
+            if res.continue_token:
+                meta["continue"] = res.continue_token
+                if res.remaining is not None:
+                    meta["remainingItemCount"] = res.remaining
+        meta = {"resourceVersion": str(rev), **meta}
+        if wants_table(request):
+            t = sem.table(resource.kind, items, str(rev))
+            t.setdefault("metadata", {}).update(meta)
+            return json_response(t, content_type=TABLE_CT)
+        return json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
+                              "metadata": meta, "items": [_with_type(resource, o) for o in items]})
+
+    async def create(self, request: web.Request, info: RequestInfo) -> web.Response:
+        resource = info.resource
+        obj = decode_body(await read_body(request), request.content_type)
+        if resource.kind == "Binding" or info.subresource == "binding":
+            return await self.bind(request, info, obj)
+        self._check_type(resource, obj)
+        md = obj.setdefault("metadata", {})
+        if resource.namespaced:
+            body_ns = md.get("namespace")
+            if body_ns and info.namespace and body_ns != info.namespace:
+                raise st.bad_request("the namespace of the provided object does not match the namespace "
+                                     "sent on the request")
+            info.namespace = info.namespace or body_ns
+            if not info.namespace:
+                raise st.bad_request("a namespace is required to create " + resource.plural)
+        self._check_strict(request, resource.kind, obj)
+        ua = request.headers.get("User-Agent", "")
+        strategy.prepare_for_create(resource.kind, obj, info.namespace, resource.namespaced)
+        name = obj["metadata"].get("name", "")
+        self.s.tracer.on_create_received(resource, obj, ua)
+        sem.apply_defaults(resource.kind, obj)
+        self._validate(resource, obj)
+        if resource.namespaced:
+            await self._check_namespace(resource, info.namespace, name)
+        try:
+            created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
+        except KeyExists:
+            raise st.already_exists(resource, name) from None
+        self.s.tracer.on_created(resource, created, ua)
+        event(log, "object.created", resource=resource.plural, object=f"{info.namespace or ''}/{name}",
+              rv=created["metadata"]["resourceVersion"])
+        return self._object_response(request, resource, created, 201)
+
+    def _object_response(self, request: web.Request, resource: Any, obj: dict, code: int = 200) -> web.Response:
+        obj = _with_type(resource, obj)
+        if wants_table(request):
+            return json_response(sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", "")),
+                                 code, TABLE_CT)
+        return json_response(obj, code)
+
+    # ---------------------------------------------------------------- item
+    async def get(self, request: web.Request, info: RequestInfo) -> web.Response:
+        _parse_rv(request.query.get("resourceVersion"))
+        obj = await self._get_current(info)
+        if info.subresource == "scale":
+            return json_response(self._scale_of(info.resource, obj))
+        return self._object_response(request, info.resource, obj)
+
+    async def update(self, request: web.Request, info: RequestInfo) -> web.Response:
+        resource = info.resource
+        obj = decode_body(await read_body(request), request.content_type)
+        if info.subresource == "scale":
+            return await self._update_scale(request, info, lambda cur: obj)
+        self._check_type(resource, obj)
+        self._check_strict(request, resource.kind, obj)
+        md = obj.get("metadata") or {}
+        if md.get("name") != info.name:
+            raise st.bad_request(f"the name of the object ({md.get('name')}) does not match the name on the "
+                                 f"URL ({info.name})")
+        if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
+            raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                 "the request")
+        return await self._write(request, info, lambda cur: copy.deepcopy(obj), md.get("resourceVersion") or None)
+
+    async def _write(self, request: web.Request, info: RequestInfo, make_new, precondition_rv: str | None,
+                     code: int = 200) -> web.Response:
+        """Guaranteed update of the item: ``make_new(current) -> new`` then strategy, defaults, validation."""
+        resource, sub = info.resource, info.subresource or ""
+
+        def mutate(cur: dict) -> dict:
+            new = make_new(copy.deepcopy(cur))
+            if not isinstance(new, dict):
+                raise st.bad_request("the patched object is not an object")
+            new.setdefault("apiVersion", resource.api_version)
+            new.setdefault("kind", resource.kind)
+            strategy.prepare_for_update(resource.kind, new, cur, sub)
+            new["metadata"].pop("resourceVersion", None)
+            sem.apply_defaults(resource.kind, new)
+            self._validate(resource, new, cur)
+            return new
+        try:
+            updated = await self.s.store.guaranteed_update(
+                self._key(info), mutate, precondition_rv=precondition_rv, resource_plural=resource.plural,
+                group=resource.group, name=info.name)
+        except KeyNotFound:
+            raise st.not_found(resource, info.name) from None
+        except Conflict as e:
+            raise st.conflict(resource, info.name, str(e)) from None
+        if resource.kind == "Pod" and sub == "status":
+            self.s.tracer.on_pod_status(updated)
+        await self._maybe_finish_deletion(info, updated)
+        return self._object_response(request, resource, updated, code)
+
+    async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
+        resource = info.resource
+        ct = request.content_type.lower()
+        if ct not in PATCH_TYPES:
+            raise st.unsupported_media_type(ct)
+        patch = decode_body(await read_body(request), ct)
+        kind = resource.kind
+
+        def apply(cur: dict) -> dict:
+            try:
+                if ct == "application/json-patch+json":
+                    if not isinstance(patch, list):
+                        raise st.bad_request("json patch must be a list of operations")
+                    return sem.json_patch(cur, patch)
+                if not isinstance(patch, dict):
+                    raise st.bad_request("the body of the request was in an unknown format - expected an object")
+                if ct == "application/strategic-merge-patch+json":
+                    return sem.strategic_merge_patch(cur, patch, kind)
+                return sem.json_merge_patch(cur, patch)
+            except sem.PatchError as e:
+                raise APIErrorFromPatch(str(e)) from None
+        precondition = None
+        if isinstance(patch, dict):
+            precondition = ((patch.get("metadata") or {}) if isinstance(patch.get("metadata"), dict)
+                            else {}).get("resourceVersion")
+        if info.subresource == "scale":
+            return await self._update_scale(request, info, lambda cur: apply(cur))
+        if ct == "application/apply-patch+yaml":
+            self._check_type(resource, patch)
+            try:
+                await self.s.store.get(self._key(info))
+            except KeyNotFound:
+                patch.setdefault("metadata", {})["name"] = info.name
+                return await self._create_from(request, info, patch)
+        try:
+            return await self._write(request, info, self._strict_wrap(request, apply), precondition)
+        except APIErrorFromPatch as e:
+            raise st.APIError(422, "Invalid", str(e)) from None
+
+    def _strict_wrap(self, request: web.Request, fn):
+        def wrapped(cur: dict) -> dict:
+            new = fn(cur)
+            if isinstance(new, dict):
+                self._check_strict(request, new.get("kind", ""), new)
+            return new
+        return wrapped
+
+    async def _create_from(self, request: web.Request, info: RequestInfo, obj: dict) -> web.Response:
+        resource = info.resource
+        strategy.prepare_for_create(resource.kind, obj, info.namespace, resource.namespaced)
+        sem.apply_defaults(resource.kind, obj)
+        self._validate(resource, obj)
+        if resource.namespaced:
+            await self._check_namespace(resource, info.namespace, info.name)
+        try:
+            created = await self.s.store.create(self._key(info), obj)
+        except KeyExists:
+            raise st.already_exists(resource, info.name) from None
+        return self._object_response(request, resource, created, 201)
+
+    # ---------------------------------------------------------------- delete
+    def _delete_options(self, body: Any, request: web.Request) -> dict:
+        opts = dict(body) if isinstance(body, dict) else {}
+        q = request.query
+        if "gracePeriodSeconds" in q:
+            opts["gracePeriodSeconds"] = q["gracePeriodSeconds"]
+        if "propagationPolicy" in q:
+            opts["propagationPolicy"] = q["propagationPolicy"]
+        if opts.get("gracePeriodSeconds") is not None:
+            try:
+                opts["gracePeriodSeconds"] = int(opts["gracePeriodSeconds"])
+            except (TypeError, ValueError):
+                raise st.bad_request(f"invalid gracePeriodSeconds: {opts['gracePeriodSeconds']!r}") from None
+        pol = opts.get("propagationPolicy")
+        if pol not in (None, "Orphan", "Background", "Foreground"):
+            raise st.bad_request(f"propagationPolicy: Unsupported value: \"{pol}\"")
+        return opts
+
+    async def delete(self, request: web.Request, info: RequestInfo) -> web.Response:
+        raw = await read_body(request)
+        body = decode_body(raw, "application/json") if raw.strip() else {}
+        opts = self._delete_options(body, request)
+        obj = await self._delete_one(info, info.name, opts)
+        return self._object_response(request, info.resource, obj)
+
+    async def _delete_one(self, info: RequestInfo, name: str, opts: dict) -> dict:
+        """Delete (or start the graceful / finalizer deletion of) one object; returns it."""
+        resource = info.resource
+        key = object_key(resource, info.namespace, name)
+        pre = opts.get("preconditions") or {}
+        grace = opts.get("gracePeriodSeconds")
+        try:
+            cur = await self.s.store.get(key)
+        except KeyNotFound:
+            raise st.not_found(resource, name) from None
+        md = cur.get("metadata") or {}
+        if pre.get("uid") and pre["uid"] != md.get("uid"):
+            raise st.conflict(resource, name, f"Precondition failed: UID in precondition: {pre['uid']}, "
+                                              f"UID in object meta: {md.get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != md.get("resourceVersion"):
+            raise st.conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
+                                              f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                                              f"{md.get('resourceVersion')}")
+        graceful = 0
+        if resource.kind == "Pod":
+            spec = cur.get("spec") or {}
+            graceful = grace if grace is not None else int(spec.get("terminationGracePeriodSeconds", 30) or 0)
+            phase = (cur.get("status") or {}).get("phase")
+            if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+                graceful = 0
+        finalizers = list(md.get("finalizers") or [])
+        if opts.get("propagationPolicy") == "Foreground" and "foregroundDeletion" not in finalizers \
+                and resource.kind not in ("Pod", "Node", "Namespace") and False:
+            finalizers.append("foregroundDeletion")
+        if resource.kind == "Namespace":
+            return await self._delete_namespace(info, cur)
+        if graceful > 0 or finalizers:
+            def mark(o: dict) -> dict:
+                m = o["metadata"]
+                now = datetime.datetime.now(datetime.timezone.utc)
+                if graceful > 0:
+                    prev = m.get("deletionGracePeriodSeconds")
+                    if m.get("deletionTimestamp") is None or prev is None or graceful < prev:
+                        m["deletionTimestamp"] = (now + datetime.timedelta(seconds=graceful)).strftime(
+                            "%Y-%m-%dT%H:%M:%SZ")
+                        m["deletionGracePeriodSeconds"] = graceful
+                else:
+                    m.setdefault("deletionTimestamp", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                    m.setdefault("deletionGracePeriodSeconds", 0)
+                return o
+            try:
+                out = await self.s.store.guaranteed_update(key, mark, precondition_uid=md.get("uid"))
+            except KeyNotFound:
+                raise st.not_found(resource, name) from None
+            except Conflict as e:
+                raise st.conflict(resource, name, str(e)) from None
+            if not finalizers:
+                return out
+            if graceful == 0 or True:
+                return out
+        try:
+            deleted = await self.s.store.delete(key, precondition_uid=md.get("uid"))
+        except KeyNotFound:
+            raise st.not_found(resource, name) from None
+        except Conflict as e:
+            raise st.conflict(resource, name, str(e)) from None
+        event(log, "object.deleted", resource=resource.plural, object=f"{info.namespace or ''}/{name}")
+        return deleted
+
+    async def _maybe_finish_deletion(self, info: RequestInfo, obj: dict) -> None:
+        """An object being deleted whose last finalizer was removed is deleted now (store.go)."""
+        md = obj.get("metadata") or {}
+        if md.get("deletionTimestamp") and not md.get("finalizers") and info.resource.kind != "Pod" \
+                and info.resource.kind != "Namespace":
+            try:
+                await self.s.store.delete(self._key(info), precondition_uid=md.get("uid"))
+            except (KeyNotFound, Conflict):
+                pass
+
+    async def _delete_namespace(self, info: RequestInfo, ns: dict) -> dict:
+        """Mark the namespace Terminating; the server's namespace finalizer empties then removes it."""
+        def mark(o: dict) -> dict:
+            o["metadata"].setdefault("deletionTimestamp", strategy.now_rfc3339())
+            o.setdefault("status", {})["phase"] = "Terminating"
+            return o
+        out = await self.s.store.guaranteed_update(self._key(info), mark)
+        self.s.finalize_namespace_soon(info.name)
+        return out
+
+    async def delete_collection(self, request: web.Request, info: RequestInfo) -> web.Response:
+        raw = await read_body(request)
+        body = decode_body(raw, "application/json") if raw.strip() else {}
+        opts = self._delete_options(body, request)
+        matches = self._matcher(info.resource, request, info.namespace)
+        res = await self.s.store.list(collection_prefix(info.resource, info.namespace), predicate=matches)
+        out = []
+        for o in res.items:
+            md = o["metadata"]
+            sub = RequestInfo(info.group, info.version, info.resource, md.get("namespace"), md["name"])
+            try:
+                out.append(_with_type(info.resource, await self._delete_one(sub, md["name"], opts)))
+            except st.APIError as e:
+                if e.code != 404:
+                    raise
+        return json_response({"kind": f"{info.resource.kind}List", "apiVersion": info.resource.api_version,
+                              "metadata": {"resourceVersion": str(res.revision)}, "items": out})
+
+    # ---------------------------------------------------------------- binding / scale
+    async def bind(self, request: web.Request, info: RequestInfo, binding: Any) -> web.Response:
+        """``POST pods/NAME/binding`` or ``POST bindings``: set spec.nodeName once (assignPod)."""
+        if not isinstance(binding, dict) or binding.get("kind", "Binding") != "Binding":
+            raise st.bad_request("the body must be a Binding")
+        bmd = binding.get("metadata") or {}
+        name = info.name or bmd.get("name")
+        if info.name and bmd.get("name") and bmd["name"] != info.name:
+            raise st.bad_request(f"the name of the object ({bmd['name']}) does not match the name on the URL "
+                                 f"({info.name})")
+        target = binding.get("target") or {}
+        node = target.get("name")
+        if not node or target.get("kind", "Node") not in ("Node", ""):
+            raise st.invalid("Binding", "", name or "", [{"reason": "FieldValueRequired",
+                             "message": "Required value", "field": "target.name"}],
+                             f'Binding "{name}" is invalid: target.name: Required value')
+        pods = R.PODS
+        key = object_key(pods, info.namespace, name)
+
+        def assign(pod: dict) -> dict:
+            md = pod["metadata"]
+            if md.get("deletionTimestamp"):
+                raise st.conflict(pods, name, f"pod {name} is being deleted, cannot be assigned to a host")
+            spec = pod.setdefault("spec", {})
+            if spec.get("nodeName"):
+                raise st.conflict(pods, name, f'pod {name} is already assigned to node "{spec["nodeName"]}"')
+            spec["nodeName"] = node
+            if bmd.get("annotations"):
+                md.setdefault("annotations", {}).update(bmd["annotations"])
+            status = pod.setdefault("status", {})
+            conds = status.setdefault("conditions", [])
+            now = strategy.now_rfc3339()
+            for c in conds:
+                if c.get("type") == "PodScheduled":
+                    c.update({"status": "True", "lastTransitionTime": now})
+                    c.pop("reason", None)
+                    c.pop("message", None)
+                    break
+            else:
+                conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                              "lastTransitionTime": now})
+            return pod
+        try:
+            pod = await self.s.store.guaranteed_update(key, assign, precondition_uid=bmd.get("uid"),
+                                                       resource_plural="pods", name=name)
+        except KeyNotFound:
+            raise st.not_found(pods, name) from None
+        except Conflict as e:
+            raise st.conflict(pods, name, str(e)) from None
+        self.s.tracer.on_bound(pod)
+        event(log, "pod.bound", pod=f"{info.namespace}/{name}", node=node, rv=pod["metadata"]["resourceVersion"])
+        return json_response(st.success(code=201), 201)
+
+    @staticmethod
+    def _scale_of(resource: Any, obj: dict) -> dict:
+        md = obj["metadata"]
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        sel = spec.get("selector") or {}
+        if isinstance(sel, dict) and ("matchLabels" in sel or "matchExpressions" in sel):
+            try:
+                from controlplane.selectors import selector_to_string
+                sel_s = selector_to_string(sel)
+            except Exception:
+                sel_s = ",".join(f"{k}={v}" for k, v in (sel.get("matchLabels") or {}).items())
+        else:
+            sel_s = ",".join(f"{k}={v}" for k, v in (sel or {}).items())
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                             if k in md},
+                "spec": {"replicas": int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)},
+                "status": {"replicas": int(status.get("replicas", 0) or 0), "selector": sel_s}}
+
+    async def _update_scale(self, request: web.Request, info: RequestInfo, make_scale) -> web.Response:
+        resource = info.resource
+        holder: dict = {}
+
+        def mutate(cur: dict) -> dict:
+            scale = make_scale(self._scale_of(resource, cur))
+            if not isinstance(scale, dict):
+                raise st.bad_request("the body must be a Scale")
+            rep = (scale.get("spec") or {}).get("replicas")
+            if not isinstance(rep, int) or rep < 0:
+                raise st.invalid("Scale", "autoscaling", info.name, [{"reason": "FieldValueInvalid",
+                                 "message": "must be greater than or equal to 0", "field": "spec.replicas"}],
+                                 f'Scale.autoscaling "{info.name}" is invalid: spec.replicas: Invalid value: '
+                                 f'{rep}: must be greater than or equal to 0')
+            holder["rv"] = (scale.get("metadata") or {}).get("resourceVersion")
+            new = copy.deepcopy(cur)
+            if new.get("spec", {}).get("replicas") != rep:
+                new.setdefault("spec", {})["replicas"] = rep
+                new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
+            return new
+        try:
+            out = await self.s.store.guaranteed_update(self._key(info), mutate, resource_plural=resource.plural,
+                                                       group=resource.group, name=info.name)
+        except KeyNotFound:
+            raise st.not_found(resource, info.name) from None
+        return json_response(self._scale_of(resource, out))
+
+
+class APIErrorFromPatch(Exception):
+    """A patch that could not be applied (answered 422)."""

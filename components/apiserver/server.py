@@ -1,0 +1,250 @@
+"""The apiserver: aiohttp app, etcd connection, watch caches, compactor, default namespaces.
+
+:class:`APIServer` wires the pieces: :class:`~controlplane.storage.Store` (etcd),
+one :class:`~components.apiserver.cache.WatchCache` per resource,
+:class:`~components.apiserver.rest.RestHandlers`, :class:`~components.apiserver.watch.WatchServer`,
+the discovery/OpenAPI documents and the trace endpoints. Every error is a Status.
+Compaction follows ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/compact.go``: every
+``compaction_interval`` seconds compact to the revision seen at the previous tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from aiohttp import web
+
+from controlplane.api import resources as R
+from controlplane.log import event
+from controlplane.storage import Conflict, KeyExists, KeyNotFound, Store, StorageError, Unavailable
+from controlplane.storage import collection_prefix, object_key
+
+from components.apiserver import discovery
+from components.apiserver import status as st
+from components.apiserver import strategy
+from components.apiserver.cache import WatchCache
+from components.apiserver.rest import RestHandlers, json_response
+from components.apiserver.routing import parse
+from components.apiserver.tracing import Tracer
+from components.apiserver.watch import WatchServer
+
+log = logging.getLogger("apiserver")
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def cache_name(resource: Any) -> str:
+    return resource.plural if not resource.group else f"{resource.plural}.{resource.group}"
+
+
+class APIServer:
+    """One apiserver on etcd ``etcd_url`` (``http://host:port``).
+
+    ``await start()`` connects (retrying every ``retry_interval`` s while etcd is down),
+    fills the caches and creates default namespaces; ``app`` is the aiohttp application.
+    """
+
+    def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
+                 retry_interval: float = 3.0) -> None:
+        self.store = Store(etcd_url)
+        self.etcd_url = etcd_url
+        self.tracer = Tracer()
+        self.caches: dict[str, WatchCache] = {}
+        self.rest = RestHandlers(self)
+        self.watch = WatchServer(self, bookmark_interval)
+        self.compaction_interval = compaction_interval
+        self.retry_interval = retry_interval
+        self._tasks: list[asyncio.Task] = []
+        self._ns_finalizing: set[str] = set()
+        self.app = self._make_app()
+
+    def cache_for(self, resource: Any) -> WatchCache | None:
+        return self.caches.get(cache_name(resource))
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        while True:
+            try:
+                await self.store.etcd.status(timeout=self.retry_interval)
+                break
+            except StorageError as e:
+                event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
+                await asyncio.sleep(self.retry_interval)  # retry back-off
+        for r in R.RESOURCES:
+            if r.kind == "Binding":
+                continue
+            c = WatchCache(self.store, r, on_event=self.tracer.on_cache_event)
+            await c.start()
+            self.caches[cache_name(r)] = c
+        for ns in DEFAULT_NAMESPACES:
+            obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+            strategy.prepare_for_create("Namespace", obj, None, False)
+            try:
+                await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
+            except KeyExists:
+                pass
+        self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
+        event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):
+                pass
+        for c in self.caches.values():
+            await c.stop()
+        await self.store.close()
+
+    async def _compactor(self) -> None:
+        last = 0
+        while True:
+            await asyncio.sleep(self.compaction_interval)  # periodic timer
+            try:
+                rev = await self.store.current_revision()
+                if last:
+                    await self.store.compact(last)
+                    event(log, "etcd.compacted", revision=last)
+                last = rev
+            except StorageError as e:
+                event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:160])
+
+    def finalize_namespace_soon(self, name: str) -> None:
+        """Delete everything in a Terminating namespace, then the namespace (namespace controller's job)."""
+        if name in self._ns_finalizing:
+            return
+        self._ns_finalizing.add(name)
+
+        async def run():
+            try:
+                for r in R.RESOURCES:
+                    if not r.namespaced or r.kind == "Binding":
+                        continue
+                    res = await self.store.list(collection_prefix(r, name))
+                    for o in res.items:
+                        try:
+                            await self.store.delete(object_key(r, name, o["metadata"]["name"]))
+                        except (KeyNotFound, Conflict):
+                            pass
+                await self.store.delete(object_key(R.NAMESPACES, None, name))
+                event(log, "namespace.deleted", namespace=name)
+            except KeyNotFound:
+                pass
+            except Exception:
+                log.exception("namespace finalization failed")
+            finally:
+                self._ns_finalizing.discard(name)
+        self._tasks.append(asyncio.create_task(run()))
+
+    # ------------------------------------------------------------------ HTTP
+    def _make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._errors], client_max_size=4 * 1024 * 1024)
+        app.router.add_get("/version", lambda r: json_response(discovery.version_info()))
+        for p in ("/healthz", "/livez", "/readyz"):
+            app.router.add_get(p, self._health)
+        app.router.add_get("/api", lambda r: json_response(discovery.api_versions()))
+        app.router.add_get("/apis", lambda r: json_response(discovery.api_group_list()))
+        app.router.add_get("/openapi/v3", lambda r: json_response(discovery.openapi_root()))
+        app.router.add_get("/openapi/v3/{tail:.*}", self._openapi)
+        app.router.add_post("/debug/controlplane/trace", self.tracer.handle_post)
+        app.router.add_get("/debug/controlplane/trace", self.tracer.handle_get)
+        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
+        return app
+
+    async def _health(self, request: web.Request) -> web.Response:
+        if not self.caches:
+            return web.Response(status=500, text="[-]etcd not ready")
+        return web.Response(text="ok")
+
+    async def _openapi(self, request: web.Request) -> web.Response:
+        gv = discovery.openapi_gv_from_path(request.match_info["tail"])
+        doc = discovery.openapi_doc(gv) if gv else None
+        if doc is None:
+            raise st.not_found_path()
+        return json_response(doc)
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
+        t0 = time.monotonic()
+        try:
+            resp = await handler(request)
+        except st.APIError as e:
+            resp = json_response(e.body(), e.code)
+        except web.HTTPException as e:
+            if e.status == 404:
+                resp = json_response(st.not_found_path().body(), 404)
+            elif e.status == 405:
+                resp = json_response(st.method_not_allowed().body(), 405)
+            elif e.status == 413:
+                resp = json_response(st.too_large().body(), 413)
+            else:
+                raise
+        except Unavailable as e:
+            resp = json_response(st.unavailable(str(e)).body(), 503)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("internal error")
+            resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
+        if request.path.startswith(("/api/", "/apis/")):
+            event(log, "http.request", logging.DEBUG, method=request.method, path=request.path,
+                  code=resp.status, ms=round((time.monotonic() - t0) * 1000, 1))
+        return resp
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        info = parse(request.path)
+        if info is None:
+            raise st.not_found_path()
+        m = request.method
+        if info.resource is None:
+            if m != "GET":
+                raise st.method_not_allowed()
+            doc = discovery.api_resource_list(info.group_version)
+            if doc is None:
+                raise st.not_found_path()
+            return json_response(doc)
+        rest, r = self.rest, info.resource
+        if not self.caches:
+            raise st.unavailable("the apiserver is not ready: waiting for etcd")
+        if info.name is None:
+            if m == "GET":
+                if r.kind == "Binding":
+                    raise st.method_not_allowed()
+                return await rest.list_or_watch(request, info)
+            if m == "POST":
+                return await rest.create(request, info)
+            if m == "DELETE" and r.kind != "Binding":
+                return await rest.delete_collection(request, info)
+            raise st.method_not_allowed()
+        if info.watch_path:
+            request = request.clone(rel_url=request.rel_url.update_query({"fieldSelector": _name_sel(request, info)}))
+            info.name = None
+            return await rest.list_or_watch(request, info)
+        sub = info.subresource
+        if sub == "binding":
+            if m != "POST":
+                raise st.method_not_allowed()
+            return await rest.create(request, info)
+        if sub not in (None, "status", "scale"):
+            raise st.method_not_allowed()
+        if m == "GET":
+            return await rest.get(request, info)
+        if m == "PUT":
+            return await rest.update(request, info)
+        if m == "PATCH":
+            return await rest.patch(request, info)
+        if m == "DELETE" and sub is None:
+            return await rest.delete(request, info)
+        raise st.method_not_allowed()
+
+
+def _name_sel(request: web.Request, info) -> str:
+    base = request.query.get("fieldSelector", "")
+    sel = f"metadata.name={info.name}"
+    return f"{base},{sel}" if base else sel

@@ -1,0 +1,125 @@
+"""Kubernetes ``Status`` errors, as ``staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go``.
+
+Handlers raise :class:`APIError`; the middleware answers with its :meth:`APIError.body`
+(``{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",...}``) and code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class APIError(Exception):
+    """An error answered as a metav1.Status with HTTP ``code`` and ``reason``."""
+
+    def __init__(self, code: int, reason: str, message: str, details: dict | None = None) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message, self.details = code, reason, message, details
+
+    def body(self) -> dict[str, Any]:
+        b: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                             "message": self.message, "reason": self.reason}
+        if self.details:
+            b["details"] = self.details
+        b["code"] = self.code
+        return b
+
+
+def _qualified(resource: Any) -> str:
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+def _details(resource: Any, name: str) -> dict:
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    if resource.group:
+        d["group"] = resource.group
+    d["kind"] = resource.plural
+    return d
+
+
+def not_found(resource: Any, name: str) -> APIError:
+    return APIError(404, "NotFound", f'{_qualified(resource)} "{name}" not found', _details(resource, name))
+
+
+def already_exists(resource: Any, name: str) -> APIError:
+    return APIError(409, "AlreadyExists", f'{_qualified(resource)} "{name}" already exists',
+                    _details(resource, name))
+
+
+def conflict(resource: Any, name: str, message: str) -> APIError:
+    """409 Conflict; ``message`` is the full text (e.g. the "object has been modified" sentence)."""
+    return APIError(409, "Conflict", message, _details(resource, name))
+
+
+def conflict_modified(resource: Any, name: str) -> APIError:
+    return conflict(resource, name, f'Operation cannot be fulfilled on {_qualified(resource)} "{name}": '
+                                    "the object has been modified; please apply your changes to the "
+                                    "latest version and try again")
+
+
+def invalid(kind: str, group: str, name: str, causes: list[dict], message: str) -> APIError:
+    """422 Invalid with ``details.causes`` ([{reason, message, field}])."""
+    d: dict[str, Any] = {"name": name}
+    if group:
+        d["group"] = group
+    d["kind"] = kind
+    d["causes"] = causes
+    return APIError(422, "Invalid", message, d)
+
+
+def bad_request(message: str) -> APIError:
+    return APIError(400, "BadRequest", message)
+
+
+def forbidden(resource: Any, name: str, message: str) -> APIError:
+    q = _qualified(resource)
+    return APIError(403, "Forbidden", f'{q} "{name}" is forbidden: {message}', _details(resource, name))
+
+
+def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> APIError:
+    return APIError(405, "MethodNotAllowed", message)
+
+
+def expired(message: str) -> APIError:
+    return APIError(410, "Expired", message)
+
+
+def gone(message: str) -> APIError:
+    return APIError(410, "Gone", message)
+
+
+def unsupported_media_type(ctype: str) -> APIError:
+    return APIError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
+                                                 f"accepted media types include: application/json, "
+                                                 f"application/yaml (got {ctype!r})")
+
+
+def too_large(message: str = "the server has received a request that is too large") -> APIError:
+    return APIError(413, "RequestEntityTooLarge", message)
+
+
+def not_found_path() -> APIError:
+    return APIError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def internal(message: str) -> APIError:
+    return APIError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+def unavailable(message: str) -> APIError:
+    return APIError(503, "ServiceUnavailable", message)
+
+
+def timeout(message: str) -> APIError:
+    return APIError(504, "Timeout", message)
+
+
+def success(details: dict | None = None, code: int = 200) -> dict:
+    """A ``status: Success`` Status body (bindings, deletecollection of nothing...)."""
+    b: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+    if details:
+        b["details"] = details
+    b["code"] = code
+    return b

@@ -1,0 +1,145 @@
+"""Per-kind create/update rules, as the registry strategies in ``pkg/registry/*/*/strategy.go``.
+
+One generic table instead of per-kind copies:
+
+* ``STATUS_SUBRESOURCE`` kinds: a write to the main resource keeps the stored status,
+  a write to ``/status`` keeps the stored spec (``PrepareForUpdate`` / status strategies).
+* create resets status for pods (``Pending``), workloads (empty) and namespaces (``Active``).
+* ``metadata.generation`` starts at 1 and is bumped when ``spec`` changes.
+* unknown top-level / metadata fields for ``fieldValidation=Strict``.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import secrets
+import string
+import uuid
+from typing import Any
+
+#: kinds whose status is only written through the /status subresource
+STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Node", "Namespace",
+                      "StatefulSet", "DaemonSet", "Service"}
+
+#: metadata fields a client may not change on update (copied from the stored object)
+_IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                   "generation", "selfLink")
+
+META_FIELDS = {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+               "annotations", "ownerReferences", "finalizers", "managedFields"}
+
+_COMMON_TOP = {"apiVersion", "kind", "metadata"}
+#: top-level fields per kind, for strict decoding (kinds absent here are not checked)
+TOP_FIELDS: dict[str, set[str]] = {
+    "Pod": {"spec", "status"}, "Node": {"spec", "status"}, "Namespace": {"spec", "status"},
+    "Deployment": {"spec", "status"}, "ReplicaSet": {"spec", "status"},
+    "ReplicationController": {"spec", "status"}, "StatefulSet": {"spec", "status"},
+    "DaemonSet": {"spec", "status"}, "Service": {"spec", "status"}, "Lease": {"spec"},
+    "ConfigMap": {"data", "binaryData", "immutable"},
+    "Secret": {"data", "stringData", "type", "immutable"},
+    "ServiceAccount": {"secrets", "imagePullSecrets", "automountServiceAccountToken"},
+    "Binding": {"target"}, "Endpoints": {"subsets"},
+}
+
+
+def now_rfc3339() -> str:
+    """Current UTC time as Kubernetes' metav1.Time (second precision, ``Z``)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def random_suffix(n: int = 5) -> str:
+    """generateName suffix: ``n`` chars from Kubernetes' alphabet (``apimachinery/pkg/util/rand``)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+def unknown_fields(kind: str, obj: dict) -> list[str]:
+    """Paths of unknown fields (``spec.foo`` style) for strict decoding; [] if unchecked."""
+    out: list[str] = []
+    allowed = TOP_FIELDS.get(kind)
+    if allowed is not None:
+        out += [k for k in obj if k not in _COMMON_TOP | allowed]
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        out += [f"metadata.{k}" for k in md if k not in META_FIELDS]
+    return out
+
+
+def _qos_class(pod: dict) -> str:
+    """Pod QoS class (``pkg/apis/core/helper/qos``): Guaranteed, Burstable or BestEffort."""
+    containers = list((pod.get("spec") or {}).get("containers") or []) + \
+        list((pod.get("spec") or {}).get("initContainers") or [])
+    any_set, all_guaranteed = False, bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
+                all_guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if all_guaranteed else "Burstable"
+
+
+def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: bool) -> None:
+    """Server-set metadata and status reset on create (mutates ``obj``)."""
+    md = obj.setdefault("metadata", {})
+    if not md.get("name") and md.get("generateName"):
+        md["name"] = md["generateName"] + random_suffix()
+    if namespaced:
+        md["namespace"] = namespace
+    else:
+        md.pop("namespace", None)
+    md["uid"] = str(uuid.uuid4())
+    md["creationTimestamp"] = now_rfc3339()
+    md.pop("resourceVersion", None)
+    md.pop("deletionTimestamp", None)
+    md.pop("deletionGracePeriodSeconds", None)
+    md.pop("selfLink", None)
+    if "spec" in obj or kind in STATUS_SUBRESOURCE:
+        md["generation"] = 1
+    if kind == "Pod":
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+    elif kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"):
+        obj["status"] = {}
+    elif kind == "Namespace":
+        obj["status"] = {"phase": "Active"}
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+
+
+def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -> None:
+    """Keep server-owned fields of ``old`` in ``new`` (mutates ``new``).
+
+    Main resource: status kept for :data:`STATUS_SUBRESOURCE` kinds; generation +1 when
+    spec changed. ``status`` subresource: spec (and ownership metadata) kept.
+    """
+    md = new.setdefault("metadata", {})
+    omd = old.get("metadata") or {}
+    for f in _IMMUTABLE_META:
+        if f in omd:
+            md[f] = copy.deepcopy(omd[f])
+        else:
+            md.pop(f, None)
+    md["name"] = omd.get("name")
+    if "namespace" in omd:
+        md["namespace"] = omd["namespace"]
+    if subresource == "status":
+        if "spec" in old:
+            new["spec"] = copy.deepcopy(old["spec"])
+        else:
+            new.pop("spec", None)
+        for f in ("ownerReferences", "finalizers"):
+            if f in omd:
+                md[f] = copy.deepcopy(omd[f])
+        return
+    if kind in STATUS_SUBRESOURCE:
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        else:
+            new.pop("status", None)
+    if new.get("spec") != old.get("spec") and "generation" in omd:
+        md["generation"] = int(omd.get("generation") or 0) + 1

@@ -1,0 +1,143 @@
+"""The apiserver's share of the 13-step trace (seed 000) and the ``/debug/controlplane/trace`` API.
+
+Steps recorded here (component ``apiserver``), only for Deployment, ReplicaSet,
+ReplicationController and Pod: 2 (POST received from a client other than the
+controller-manager), 3 (stored, client create) or 7 (pod stored, controller create),
+4 / 8 (etcd watch event ADDED reaches the watch cache), 10 (Binding stored),
+11 (pod bound: MODIFIED sent to N watchers), 13 (pod status stored).
+Each record goes to the :class:`~controlplane.trace.buffer.TraceBuffer` and one log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from controlplane.log import event
+from controlplane.storage import StoreEvent
+from controlplane.trace.buffer import TraceBuffer
+from controlplane.trace.record import StepRecord, make_record
+
+from components.apiserver import status as st
+
+WORKLOAD_KINDS = {"Deployment", "ReplicaSet", "ReplicationController", "Pod"}
+CONTROLLER_MANAGER_AGENT = "controlplane-controller-manager"
+
+log = logging.getLogger("apiserver.trace")
+
+
+def client_name(user_agent: str) -> str:
+    """First token of a User-Agent (``kubectl/v1.32.4 (linux/amd64) ...`` → ``kubectl/v1.32.4``)."""
+    return (user_agent or "unknown").split()[0] if (user_agent or "").strip() else "unknown"
+
+
+def pod_ready(pod: dict) -> str:
+    """``ready/total`` containers of a pod status (``x/y``)."""
+    total = len((pod.get("spec") or {}).get("containers") or [])
+    ready = sum(1 for c in (pod.get("status") or {}).get("containerStatuses") or [] if c.get("ready"))
+    return f"{ready}/{total}"
+
+
+class Tracer:
+    """Records apiserver steps into ``buffer`` and serves the debug trace endpoints."""
+
+    def __init__(self, buffer: TraceBuffer | None = None) -> None:
+        self.buffer = buffer or TraceBuffer()
+
+    def record(self, step: int, action: str, obj: dict, kind: str, rv: str | None = None,
+               detail: str = "") -> StepRecord | None:
+        if kind not in WORKLOAD_KINDS:
+            return None
+        rec = make_record(step, "apiserver", action, obj, detail=detail, kind=kind, resource_version=rv)
+        self.buffer.append(rec)
+        md = obj.get("metadata") or {}
+        event(log, "trace.step", step=step, kind=kind, object=f"{md.get('namespace', '')}/{md.get('name', '')}",
+              rv=rec.resourceVersion, action=action)
+        return rec
+
+    def on_create_received(self, resource: Any, obj: dict, user_agent: str) -> None:
+        if not user_agent.startswith(CONTROLLER_MANAGER_AGENT):
+            self.record(2, f"received POST {resource.plural} from {client_name(user_agent)}", obj,
+                        resource.kind, "")
+
+    def on_created(self, resource: Any, obj: dict, user_agent: str) -> None:
+        if resource.kind == "Pod" and user_agent.startswith(CONTROLLER_MANAGER_AGENT):
+            self.record(7, "stored pod in etcd", obj, "Pod")
+        elif not user_agent.startswith(CONTROLLER_MANAGER_AGENT):
+            self.record(3, "validated, defaulted and stored in etcd (txn create-if-absent)", obj, resource.kind)
+
+    def on_bound(self, pod: dict) -> None:
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        self.record(10, f"Binding stored: spec.nodeName={node}", pod, "Pod")
+
+    def on_pod_status(self, pod: dict) -> None:
+        phase = (pod.get("status") or {}).get("phase", "")
+        self.record(13, f"pod status stored in etcd: phase={phase} (ready={pod_ready(pod)})", pod, "Pod")
+
+    def on_cache_event(self, resource: Any, ev: StoreEvent, delivered: int) -> None:
+        """Watch-cache hook: steps 4, 8 and 11."""
+        if resource.kind not in WORKLOAD_KINDS or resource.group not in ("", "apps"):
+            return
+        if ev.type == "ADDED":
+            if resource.kind == "Pod":
+                self.record(8, "etcd watch event: pod ADDED", ev.object, "Pod")
+            else:
+                self.record(4, f"etcd watch event: {resource.kind} ADDED", ev.object, resource.kind)
+        elif ev.type == "MODIFIED" and resource.kind == "Pod":
+            node = (ev.object.get("spec") or {}).get("nodeName")
+            if node and not ((ev.prev or {}).get("spec") or {}).get("nodeName"):
+                self.record(11, f"etcd watch event: pod bound to {node}; MODIFIED sent to {delivered} watchers",
+                            ev.object, "Pod")
+
+    # --- HTTP ---------------------------------------------------------------------------
+
+    async def handle_post(self, request: web.Request) -> web.Response:
+        """``POST /debug/controlplane/trace`` body ``{"records": [StepRecord dicts]}``."""
+        try:
+            body = json.loads(await request.read())
+            raw = body["records"]
+            if not isinstance(raw, list):
+                raise ValueError("records must be a list")
+            recs = [StepRecord.from_dict(r) for r in raw]
+        except (ValueError, KeyError, TypeError) as e:
+            raise st.bad_request(f"invalid trace records: {e}") from None
+        for r in recs:
+            self.buffer.append(r)
+        return web.json_response({"accepted": len(recs)})
+
+    async def handle_get(self, request: web.Request) -> web.StreamResponse:
+        """``GET /debug/controlplane/trace?since=S[&follow=true]``: snapshot, then live lines."""
+        try:
+            since = float(request.query.get("since", "0") or 0)
+        except ValueError:
+            raise st.bad_request(f"invalid since: {request.query.get('since')!r}") from None
+        follow = request.query.get("follow", "").lower() in ("1", "true", "yes")
+        if not follow:
+            return web.json_response({"records": [r.to_dict() for r in self.buffer.snapshot(since)]})
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        sub = self.buffer.subscribe()
+        nxt = asyncio.ensure_future(sub.__anext__())  # subscribe before the snapshot: nothing missed
+        await asyncio.sleep(0)
+        seen = set()
+        for r in self.buffer.snapshot(since):
+            seen.add(id(r))
+            await resp.write((json.dumps(r.to_dict()) + "\n").encode())
+        try:
+            while True:
+                try:
+                    r = await nxt
+                except StopAsyncIteration:
+                    break
+                if id(r) not in seen:
+                    await resp.write((json.dumps(r.to_dict()) + "\n").encode())
+                nxt = asyncio.ensure_future(sub.__anext__())
+        except (ConnectionResetError, asyncio.CancelledError):
+            nxt.cancel()
+            raise
+        return resp

@@ -1,0 +1,112 @@
+"""HTTP watch streams served from the watch cache (``endpoints/handlers/watch.go``).
+
+``GET ...?watch=true&resourceVersion=RV[&allowWatchBookmarks=true][&timeoutSeconds=N]``:
+200, chunked, one ``{"type":..., "object":...}`` JSON line per event, flushed per event.
+RV unset or "0": synthetic ADDED for current objects, then live events; RV=N: events after N,
+or one ERROR event (Status 410 Expired "too old resource version: N (M)") and close.
+BOOKMARK events (object = the kind with only ``metadata.resourceVersion``) every
+``bookmark_interval`` seconds and when the timeout ends, only when requested.
+With the Table Accept each object is a one-row meta.k8s.io Table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from controlplane.log import event
+
+from components.apiserver import semantics as sem
+from components.apiserver import status as st
+from components.apiserver.cache import TooOldResourceVersion
+from components.apiserver.rest import TABLE_CT, _bool, _parse_rv, _with_type, wants_table
+from components.apiserver.routing import RequestInfo
+
+if TYPE_CHECKING:
+    from components.apiserver.server import APIServer
+
+log = logging.getLogger("apiserver.watch")
+
+
+class WatchServer:
+    """Serves watch requests of every resource from ``server.caches``."""
+
+    def __init__(self, server: "APIServer", bookmark_interval: float = 1.0,
+                 default_timeout: float = 1800.0) -> None:
+        self.s = server
+        self.bookmark_interval = bookmark_interval
+        self.default_timeout = default_timeout
+        self.active = 0
+
+    async def serve(self, request: web.Request, info: RequestInfo, matches) -> web.StreamResponse:
+        resource = info.resource
+        cache = self.s.cache_for(resource)
+        if cache is None:
+            raise st.method_not_allowed()
+        rv = _parse_rv(request.query.get("resourceVersion"))
+        try:
+            timeout = float(request.query.get("timeoutSeconds") or self.default_timeout)
+        except ValueError:
+            raise st.bad_request(f"invalid timeoutSeconds: {request.query.get('timeoutSeconds')!r}") from None
+        bookmarks = _bool(request.query.get("allowWatchBookmarks"))
+        table = wants_table(request)
+        if rv:
+            await cache.wait_for_revision(rv)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": TABLE_CT if table else "application/json"})
+        resp.enable_chunked_encoding()
+        try:
+            watcher, _ = cache.watch(matches, rv)
+        except TooOldResourceVersion as e:
+            await resp.prepare(request)
+            await self._send(resp, "ERROR", st.expired(str(e)).body())
+            await resp.write_eof()
+            return resp
+        await resp.prepare(request)
+        self.active += 1
+        event(log, "watch.start", resource=resource.plural, namespace=info.namespace or "", rv=rv,
+              agent=request.headers.get("User-Agent", "").split(" ")[0])
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                wait = min(left, self.bookmark_interval) if bookmarks else left
+                ev = await watcher.next(wait)
+                if ev is None:
+                    break  # closed: too slow or cache relisted; the client re-watches
+                if ev is False:
+                    if bookmarks and watcher.queue.empty():
+                        await self._bookmark(resp, resource, cache.revision, table)
+                    continue
+                obj = _with_type(resource, ev.object)
+                if table:
+                    obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
+                await self._send(resp, ev.type, obj)
+            if bookmarks and not watcher.closed:
+                await self._bookmark(resp, resource, cache.revision, table)
+            await resp.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            cache.unwatch(watcher)
+            self.active -= 1
+        return resp
+
+    async def _bookmark(self, resp: web.StreamResponse, resource: Any, rev: int, table: bool) -> None:
+        if table:
+            obj: dict = {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": {"resourceVersion": str(rev)}, "columnDefinitions": [], "rows": []}
+        else:
+            obj = {"kind": resource.kind, "apiVersion": resource.api_version,
+                   "metadata": {"resourceVersion": str(rev)}}
+        await self._send(resp, "BOOKMARK", obj)
+
+    @staticmethod
+    async def _send(resp: web.StreamResponse, typ: str, obj: dict) -> None:
+        await resp.write((json.dumps({"type": typ, "object": obj}, separators=(",", ":")) + "\n").encode())
