@@ -1,0 +1,63 @@
+"""Shared informers: one :class:`~controlplane.client.informer.Informer` per resource
+in the process, however many controllers watch it (client-go's
+``SharedInformerFactory``, staging/src/k8s.io/client-go/informers/factory.go).
+
+Controllers ask :meth:`SharedInformers.informer` for a resource and attach their
+handlers; the manager starts every requested informer once and waits for all of
+them to sync before the controllers' workers run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Iterable
+
+from controlplane.api.resources import Resource
+from controlplane.client.informer import Informer
+
+
+class SharedInformers:
+    """Lazily built, de-duplicated informers keyed by resource.
+
+    ``make`` builds one informer for a resource (default: a real list-watch
+    :class:`Informer` on ``client``); tests pass a factory of in-memory fakes.
+    """
+
+    def __init__(self, client: Any, make: Callable[[Resource], Any] | None = None) -> None:
+        self.client = client
+        self._make = make or (lambda res: Informer(client, res))
+        self._informers: dict[Resource, Any] = {}
+
+    def informer(self, resource: Resource) -> Any:
+        """The one informer of ``resource`` (created on first request)."""
+        inf = self._informers.get(resource)
+        if inf is None:
+            inf = self._informers[resource] = self._make(resource)
+        return inf
+
+    def store(self, resource: Resource) -> dict[str, dict]:
+        """The informer cache of ``resource`` (key ``namespace/name`` → object)."""
+        return self.informer(resource).store
+
+    def in_namespace(self, resource: Resource, namespace: str | None) -> Iterable[dict]:
+        """Cached objects of ``resource`` in ``namespace`` (all when None)."""
+        for obj in list(self.store(resource).values()):
+            if namespace is None or (obj.get("metadata") or {}).get("namespace") == namespace:
+                yield obj
+
+    @property
+    def resources(self) -> list[Resource]:
+        return list(self._informers)
+
+    def start(self) -> None:
+        """Start every informer requested so far."""
+        for inf in self._informers.values():
+            inf.start()
+
+    async def wait_synced(self, timeout: float = 60.0) -> None:
+        """Wait until every informer has its first list; raises TimeoutError."""
+        await asyncio.gather(*(inf.wait_synced(timeout) for inf in self._informers.values()))
+
+    async def stop(self) -> None:
+        for inf in self._informers.values():
+            await inf.stop()

@@ -1,0 +1,319 @@
+"""The replica controller: keeps ``spec.replicas`` pods running for each
+ReplicaSet (apps/v1) or ReplicationController (core/v1) — one generic controller
+parametrised by :class:`ReplicaKind` (Kubernetes runs the RC controller as the RS
+controller over a conversion shim: ``pkg/controller/replication/``).
+
+Per sync (``pkg/controller/replicaset/replica_set.go`` syncReplicaSet / manageReplicas):
+claim the active pods in the namespace (adopt matching orphans, release
+non-matching owned pods); when expectations are satisfied create missing pods in
+slow-start batches or delete the surplus by deletion rank; then write status
+(``replica_set_utils.go`` calculateStatus) through the status subresource.
+Events: ``SuccessfulCreate`` "Created pod: NAME", ``SuccessfulDelete``
+"Deleted pod: NAME", ``FailedCreate`` "Error creating: ...", ``FailedDelete``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource
+from controlplane.client.informer import key_of
+from controlplane.client.rest import ApiError
+from controlplane.log import event
+from controlplane.selectors import LabelSelector, selector_from_dict
+
+from .controller import Controller, ControllerContext
+from .controller_utils import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, controller_ref,
+                               is_pod_active, is_pod_available, is_pod_ready, meta,
+                               new_controller_ref, pod_from_template, pods_to_delete,
+                               slow_start_batch)
+from .expectations import Expectations
+from .ref_manager import RefManager
+
+log = logging.getLogger("controller-manager")
+
+
+@dataclass(frozen=True)
+class ReplicaKind:
+    """What differs between ReplicaSet and ReplicationController."""
+
+    resource: Resource
+    component: str                     # event source / controller name
+    selector_of: Callable[[dict], LabelSelector]
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
+
+
+def _rs_selector(obj: dict) -> LabelSelector:
+    return selector_from_dict((obj.get("spec") or {}).get("selector"))
+
+
+def _rc_selector(obj: dict) -> LabelSelector:
+    sel = (obj.get("spec") or {}).get("selector")
+    return selector_from_dict({"matchLabels": sel} if sel else None)
+
+
+REPLICASET_KIND = ReplicaKind(REPLICASETS, "replicaset-controller", _rs_selector)
+REPLICATIONCONTROLLER_KIND = ReplicaKind(REPLICATIONCONTROLLERS, "replication-controller",
+                                         _rc_selector)
+
+
+def calculate_status(obj: dict, pods: list[dict], now: float | None = None) -> dict:
+    """The new ``status`` of a ReplicaSet/RC from its claimed active pods
+    (replica_set_utils.go calculateStatus): replicas, fullyLabeledReplicas (pods whose
+    labels include all template labels), readyReplicas, availableReplicas (ready for
+    minReadySeconds), observedGeneration; existing conditions are kept."""
+    spec = obj.get("spec") or {}
+    tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    mrs = int(spec.get("minReadySeconds") or 0)
+    status = copy.deepcopy(obj.get("status") or {})
+    labels_of = [meta(p).get("labels") or {} for p in pods]
+    status.update({
+        "replicas": len(pods),
+        "fullyLabeledReplicas": sum(1 for lb in labels_of
+                                    if all(lb.get(k) == v for k, v in tpl_labels.items())),
+        "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
+        "availableReplicas": sum(1 for p in pods if is_pod_available(p, mrs, now)),
+        "observedGeneration": meta(obj).get("generation", 0),
+    })
+    return status
+
+
+class ReplicaController(Controller):
+    """The ReplicaSet or ReplicationController controller (see module docstring)."""
+
+    workers = 5
+
+    def __init__(self, ctx: ControllerContext, kind: ReplicaKind = REPLICASET_KIND) -> None:
+        super().__init__(ctx)
+        self.kind = kind
+        self.name = kind.component.removesuffix("-controller")
+        self.expectations = Expectations()
+        self.recorder = ctx.recorder(kind.component)
+        self.owners = ctx.informers.informer(kind.resource)
+        self.pods = ctx.informers.informer(PODS)
+        self.owners.add_handlers(self._owner_added, self._owner_updated, self._owner_deleted)
+        self.pods.add_handlers(self._pod_added, self._pod_updated, self._pod_deleted)
+
+    # -- owner events ------------------------------------------------------------
+    def _trace_received(self, typ: str, obj: dict) -> None:
+        self.ctx.tracer.emit(5, f"{typ} {self.kind.kind} received on watch", obj,
+                             detail=f"{self.kind.component}: replicas "
+                                    f"{(obj.get('spec') or {}).get('replicas')}",
+                             kind=self.kind.kind)
+
+    def _owner_added(self, obj: dict) -> None:
+        self._trace_received("ADDED", obj)
+        self.enqueue(key_of(obj))
+
+    def _owner_updated(self, old: dict, new: dict) -> None:
+        if meta(old).get("generation") != meta(new).get("generation"):
+            self._trace_received("MODIFIED", new)
+        self.enqueue(key_of(new))
+
+    def _owner_deleted(self, obj: dict) -> None:
+        key = key_of(obj)
+        self.expectations.delete(key)
+        self.enqueue(key)
+
+    # -- pod events --------------------------------------------------------------
+    def _owner_key_of(self, pod: dict) -> str | None:
+        """Key of the pod's controller if it is one of ours (uid checked against the cache)."""
+        ref = controller_ref(pod)
+        if ref is None or ref.get("kind") != self.kind.kind:
+            return None
+        key = f"{meta(pod).get('namespace')}/{ref.get('name')}"
+        owner = self.owners.store.get(key)
+        if owner is None or meta(owner).get("uid") != ref.get("uid"):
+            return None
+        return key
+
+    def _matching_owners(self, pod: dict) -> list[str]:
+        ns = meta(pod).get("namespace")
+        labels = meta(pod).get("labels") or {}
+        out = []
+        for o in list(self.owners.store.values()):
+            if meta(o).get("namespace") != ns:
+                continue
+            try:
+                if self.kind.selector_of(o).matches(labels):
+                    out.append(key_of(o))
+            except ValueError:
+                continue
+        return out
+
+    def _pod_added(self, pod: dict) -> None:
+        if meta(pod).get("deletionTimestamp"):
+            self._pod_deleted(pod)
+            return
+        ref = controller_ref(pod)
+        if ref is not None:
+            key = self._owner_key_of(pod)
+            if key:
+                self.expectations.creation_observed(key)
+                self.enqueue(key)
+            return
+        for key in self._matching_owners(pod):
+            self.enqueue(key)
+
+    def _pod_updated(self, old: dict, new: dict) -> None:
+        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion") and old is not new:
+            return
+        if meta(new).get("deletionTimestamp") and not meta(old).get("deletionTimestamp"):
+            self._pod_deleted(new)
+            return
+        old_ref, new_ref = controller_ref(old), controller_ref(new)
+        if old_ref and (not new_ref or old_ref.get("uid") != new_ref.get("uid")):
+            k = self._owner_key_of(old)
+            if k:
+                self.enqueue(k)
+        if new_ref:
+            k = self._owner_key_of(new)
+            if k:
+                self.enqueue(k)
+                owner = self.owners.store.get(k) or {}
+                mrs = int((owner.get("spec") or {}).get("minReadySeconds") or 0)
+                if mrs and not is_pod_ready(old) and is_pod_ready(new):
+                    self.queue.add_after(k, mrs + 1)
+            return
+        if (meta(old).get("labels") != meta(new).get("labels")) or old_ref:
+            for k in self._matching_owners(new):
+                self.enqueue(k)
+
+    def _pod_deleted(self, pod: dict) -> None:
+        k = self._owner_key_of(pod)
+        if k:
+            self.expectations.deletion_observed(k, key_of(pod))
+            self.enqueue(k)
+
+    # -- sync --------------------------------------------------------------------
+    async def sync(self, key: str) -> None:
+        """Reconcile one ReplicaSet/RC (``namespace/name``)."""
+        obj = self.owners.store.get(key)
+        if obj is None:
+            self.expectations.delete(key)
+            return
+        try:
+            selector = self.kind.selector_of(obj)
+        except ValueError as e:
+            event(log, "replicas.invalid_selector", logging.WARNING, key=key, error=str(e))
+            return
+        need_sync = self.expectations.satisfied(key) and not meta(obj).get("deletionTimestamp")
+        ns = meta(obj).get("namespace")
+        candidates = [p for p in self.informers.in_namespace(PODS, ns) if is_pod_active(p)]
+        rm = RefManager(self.client, obj, self.kind.resource.api_version, self.kind.kind,
+                        selector, PODS)
+        pods = await rm.claim(candidates)
+        err: Exception | None = None
+        if need_sync:
+            err = await self.manage_replicas(key, obj, pods, candidates)
+        status = calculate_status(obj, pods)
+        await self._update_status(obj, status)
+        mrs = int((obj.get("spec") or {}).get("minReadySeconds") or 0)
+        if mrs and status["readyReplicas"] == status["replicas"] and \
+                status["availableReplicas"] != status["replicas"]:
+            self.queue.add_after(key, mrs)
+        if err is not None:
+            raise err
+
+    async def manage_replicas(self, key: str, obj: dict, pods: list[dict],
+                              candidates: list[dict]) -> Exception | None:
+        """Create or delete pods so that ``len(pods) == spec.replicas``; returns the
+        first error (the caller re-queues) or None."""
+        want = int((obj.get("spec") or {}).get("replicas", 1) or 0)
+        diff = len(pods) - want
+        md = meta(obj)
+        if diff < 0:
+            diff = min(-diff, BURST_REPLICAS)
+            self.expectations.expect_creations(key, diff)
+            ref = new_controller_ref(obj, self.kind.resource.api_version, self.kind.kind)
+            template = (obj.get("spec") or {}).get("template") or {}
+            event(log, "replicas.create", controller=self.name, key=key, need=want, creating=diff)
+
+            async def create_one() -> None:
+                pod = pod_from_template(template, obj, ref)
+                try:
+                    created = await self.client.create(PODS, pod, md.get("namespace"))
+                except ApiError as e:
+                    self.recorder.event(self._ev_obj(obj), "Warning", "FailedCreate",
+                                        f"Error creating: {e.message}")
+                    raise
+                name = meta(created).get("name")
+                self.recorder.event(self._ev_obj(obj), "Normal", "SuccessfulCreate",
+                                    f"Created pod: {name}")
+                self.ctx.tracer.emit(6, f"{self.kind.component} created pod {name}", created,
+                                     detail=f"{self.kind.kind} {md.get('name')} wants {want}",
+                                     kind="Pod")
+
+            successes, err = await slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, create_one)
+            for _ in range(diff - successes):
+                self.expectations.creation_observed(key)
+            return err
+        if diff > 0:
+            diff = min(diff, BURST_REPLICAS)
+            related = self._related_pods(obj, pods, candidates)
+            victims = pods_to_delete(pods, related, diff)
+            self.expectations.expect_deletions(key, [key_of(p) for p in victims])
+            event(log, "replicas.delete", controller=self.name, key=key, need=want, deleting=diff)
+            results = await asyncio.gather(*(self._delete_pod(key, obj, p) for p in victims),
+                                           return_exceptions=True)
+            errs = [r for r in results if isinstance(r, Exception)]
+            return errs[0] if errs else None
+        return None
+
+    def _related_pods(self, obj: dict, pods: list[dict], candidates: list[dict]) -> list[dict]:
+        """Active pods of this owner and of its siblings (owners with the same
+        controller, e.g. a Deployment's ReplicaSets) — getIndirectlyRelatedPods."""
+        parent = controller_ref(obj)
+        if parent is None:
+            return pods
+        siblings = {meta(o).get("uid") for o in self.owners.store.values()
+                    if (controller_ref(o) or {}).get("uid") == parent.get("uid")}
+        return [p for p in candidates if (controller_ref(p) or {}).get("uid") in siblings]
+
+    async def _delete_pod(self, key: str, obj: dict, pod: dict) -> None:
+        pmd = meta(pod)
+        try:
+            await self.client.delete(PODS, pmd["name"], pmd.get("namespace"),
+                                     preconditions={"uid": pmd.get("uid")} if pmd.get("uid") else None)
+        except ApiError as e:
+            self.expectations.deletion_observed(key, key_of(pod))
+            if e.code == 404:
+                return
+            self.recorder.event(self._ev_obj(obj), "Warning", "FailedDelete",
+                                f"Error deleting: {e.message}")
+            raise
+        self.recorder.event(self._ev_obj(obj), "Normal", "SuccessfulDelete",
+                            f"Deleted pod: {pmd.get('name')}")
+
+    def _ev_obj(self, obj: dict) -> dict:
+        out = dict(obj)
+        out.setdefault("kind", self.kind.kind)
+        out.setdefault("apiVersion", self.kind.resource.api_version)
+        return out
+
+    async def _update_status(self, obj: dict, status: dict) -> None:
+        """PUT the status subresource when it changed; one retry on a conflict."""
+        if status == (obj.get("status") or {}):
+            return
+        new = copy.deepcopy(obj)
+        new["status"] = status
+        try:
+            await self.client.update_status(self.kind.resource, new)
+        except ApiError as e:
+            if e.code == 404:
+                return
+            if e.code != 409:
+                raise
+            md = meta(obj)
+            fresh = await self.client.get(self.kind.resource, md["name"], md.get("namespace"))
+            fresh["status"] = {**status,
+                               "observedGeneration": min(status["observedGeneration"],
+                                                         meta(fresh).get("generation", 0))}
+            await self.client.update_status(self.kind.resource, fresh)

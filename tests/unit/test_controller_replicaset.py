@@ -1,0 +1,236 @@
+"""The generic replica controller (ReplicaSet and ReplicationController) against
+the in-memory fake API."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.controller_manager.controller import ControllerContext
+from components.controller_manager.controller_utils import pods_to_delete, slow_start_batch
+from components.controller_manager.expectations import Expectations
+from components.controller_manager.replicaset import (REPLICASET_KIND, REPLICATIONCONTROLLER_KIND,
+                                                      ReplicaController, calculate_status)
+from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS
+
+
+def make_ctx():
+    client = FakeClient()
+    events: list = []
+    ctx = ControllerContext(client, client.informers, FakeTracer(),
+                            recorder_factory=lambda c: FakeRecorder(events, c))
+    return client, ctx, events
+
+
+async def drain(*controllers, limit: int = 200) -> None:
+    """Process queued keys until every queue is empty (bounded)."""
+    for _ in range(limit):
+        busy = [c for c in controllers if len(c.queue)]
+        if not busy:
+            return
+        for c in busy:
+            await c.process_next()
+    raise AssertionError("controllers did not settle")
+
+
+def rs(name="myapp-99655c7fd", replicas=3, labels=None):
+    labels = labels or {"app": "myapp", "pod-template-hash": "99655c7fd"}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                     "template": {"metadata": {"labels": dict(labels)},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def pods_of(client):
+    return client.all(PODS)
+
+
+async def test_creates_missing_pods_with_owner_refs_and_events():
+    client, ctx, events = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    owner = client.seed(REPLICASETS, rs())
+    await drain(c)
+    pods = pods_of(client)
+    assert len(pods) == 3
+    for p in pods:
+        md = p["metadata"]
+        assert md["name"].startswith("myapp-99655c7fd-") and len(md["name"]) == len("myapp-99655c7fd-") + 5
+        assert md["labels"] == {"app": "myapp", "pod-template-hash": "99655c7fd"}
+        assert md["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                          "name": "myapp-99655c7fd", "uid": owner["metadata"]["uid"],
+                                          "controller": True, "blockOwnerDeletion": True}]
+    creates = [e for e in events if e[3] == "SuccessfulCreate"]
+    assert len(creates) == 3 and all(e[0] == "replicaset-controller" for e in creates)
+    assert {e[4] for e in creates} == {f"Created pod: {p['metadata']['name']}" for p in pods}
+    steps = [r[0] for r in ctx.tracer.records]
+    assert steps.count(5) == 1 and steps.count(6) == 3
+    status = client.all(REPLICASETS)[0]["status"]
+    assert status["replicas"] == 3 and status["readyReplicas"] == 0 and status["observedGeneration"] == 1
+
+
+async def test_status_counts_ready_and_available():
+    client, ctx, _ = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    client.seed(REPLICASETS, rs(replicas=2))
+    await drain(c)
+    client.set_pods_ready()
+    await drain(c)
+    st = client.all(REPLICASETS)[0]["status"]
+    assert st == {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 2,
+                  "availableReplicas": 2, "observedGeneration": 1}
+
+
+async def test_scale_down_deletes_surplus_by_rank():
+    client, ctx, events = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    client.seed(REPLICASETS, rs(replicas=3))
+    await drain(c)
+    client.set_pods_ready()
+    await drain(c)
+    # one more pod, still pending: it must be the one deleted when scaling to 3 again
+    cur = client.all(REPLICASETS)[0]
+    cur["spec"]["replicas"] = 4
+    await client.update(REPLICASETS, cur)
+    await drain(c)
+    pending = [p["metadata"]["name"] for p in pods_of(client) if p["status"]["phase"] == "Pending"]
+    assert len(pending) == 1 and len(pods_of(client)) == 4
+    cur = client.all(REPLICASETS)[0]
+    cur["spec"]["replicas"] = 3
+    await client.update(REPLICASETS, cur)
+    await drain(c)
+    names = {p["metadata"]["name"] for p in pods_of(client)}
+    assert len(names) == 3 and pending[0] not in names
+    assert ("replicaset-controller", "myapp-99655c7fd", "Normal", "SuccessfulDelete",
+            f"Deleted pod: {pending[0]}") in events
+
+
+async def test_adopts_orphans_and_releases_non_matching():
+    client, ctx, _ = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    labels = {"app": "myapp", "pod-template-hash": "99655c7fd"}
+    client.seed(PODS, {"metadata": {"name": "orphan", "namespace": "default", "labels": labels},
+                       "spec": {"containers": []}})
+    owner = client.seed(REPLICASETS, rs(replicas=2))
+    await drain(c)
+    pods = {p["metadata"]["name"]: p for p in pods_of(client)}
+    assert len(pods) == 2 and "orphan" in pods
+    assert pods["orphan"]["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
+    # relabel the adopted pod: it is released and replaced
+    await client.patch(PODS, "orphan", {"metadata": {"labels": {"app": "other"}}}, "default")
+    await drain(c)
+    pods = {p["metadata"]["name"]: p for p in pods_of(client)}
+    assert len(pods) == 3
+    assert not pods["orphan"]["metadata"].get("ownerReferences")
+
+
+async def test_replication_controller_uses_map_selector():
+    client, ctx, events = make_ctx()
+    c = ReplicaController(ctx, REPLICATIONCONTROLLER_KIND)
+    client.seed(REPLICATIONCONTROLLERS, {
+        "apiVersion": "v1", "kind": "ReplicationController",
+        "metadata": {"name": "nginx", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"app": "nginx"},
+                 "template": {"metadata": {"labels": {"app": "nginx"}},
+                              "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}})
+    await drain(c)
+    pods = pods_of(client)
+    assert len(pods) == 2
+    assert all(p["metadata"]["ownerReferences"][0]["kind"] == "ReplicationController" for p in pods)
+    assert {e[0] for e in events} == {"replication-controller"}
+
+
+async def test_failed_create_records_warning_and_requeues():
+    from controlplane.client.rest import ApiError
+    client, ctx, events = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    client.fail[("create", "pods")] = ApiError(403, "Forbidden", 'pods "x" is forbidden: exceeded quota')
+    client.seed(REPLICASETS, rs(replicas=5))
+    await c.process_next()
+    # slow start: only the first batch of 1 was tried
+    assert sum(1 for call in client.calls if call[0] == "create") == 1
+    assert events[-1][2:4] == ("Warning", "FailedCreate")
+    assert c.queue.num_requeues("default/myapp-99655c7fd") == 1
+    assert c.expectations.satisfied("default/myapp-99655c7fd")
+
+
+async def test_expectations_prevent_double_creation():
+    client, ctx, _ = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    e = c.expectations
+    e.expect_creations("default/x", 2)
+    assert not e.satisfied("default/x")
+    e.creation_observed("default/x")
+    e.creation_observed("default/x")
+    assert e.satisfied("default/x")
+    e.expect_deletions("default/x", ["default/a"])
+    e.deletion_observed("default/x", "default/b")
+    assert not e.satisfied("default/x")
+    e.deletion_observed("default/x", "default/a")
+    assert e.satisfied("default/x")
+    exp = Expectations(timeout=10, clock=lambda: 100.0)
+    exp.expect_creations("k", 1)
+    exp._clock = lambda: 111.0
+    assert exp.satisfied("k")
+
+
+async def test_slow_start_batches():
+    sizes = []
+    calls = 0
+
+    async def ok():
+        nonlocal calls
+        calls += 1
+    assert await slow_start_batch(10, 1, ok) == (10, None)
+    calls = 0
+
+    async def fail_after_3():
+        nonlocal calls
+        calls += 1
+        if calls > 3:
+            raise RuntimeError("quota")
+    n, err = await slow_start_batch(10, 1, fail_after_3)
+    # batches 1, 2 succeed; batch of 4 has failures and stops
+    assert calls == 7 and n == 3 and isinstance(err, RuntimeError)
+    del sizes
+
+
+def _pod(name, node="", phase="Pending", ready=False, created="2024-01-01T00:00:00Z", cost=None,
+         restarts=0):
+    p = {"metadata": {"name": name, "namespace": "d", "creationTimestamp": created},
+         "spec": {"nodeName": node} if node else {},
+         "status": {"phase": phase, "containerStatuses": [{"restartCount": restarts}]}}
+    if ready:
+        p["status"]["conditions"] = [{"type": "Ready", "status": "True",
+                                      "lastTransitionTime": "2024-01-01T00:00:00Z"}]
+    if cost is not None:
+        p["metadata"]["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": str(cost)}
+    return p
+
+
+def test_deletion_ranking_order():
+    pods = [
+        _pod("ready", "n1", "Running", True),
+        _pod("unscheduled"),
+        _pod("pending", "n1", "Pending"),
+        _pod("running-notready", "n1", "Running"),
+        _pod("ready-costly", "n2", "Running", True, cost=100),
+        _pod("ready-restarts", "n3", "Running", True, restarts=5),
+    ]
+    order = [p["metadata"]["name"] for p in pods_to_delete(pods, pods, len(pods), now=1.8e9)]
+    assert order[:3] == ["unscheduled", "pending", "running-notready"]
+    # ready pods: doubled-up node n1? n1 has 3 related pods so "ready" on n1 ranks before n3;
+    # the pod with deletion cost 100 goes last
+    assert order[3:] == ["ready", "ready-restarts", "ready-costly"]
+
+
+def test_calculate_status_fully_labeled():
+    obj = rs(replicas=2)
+    obj["metadata"]["generation"] = 4
+    p1 = _pod("a", "n", "Running", True)
+    p1["metadata"]["labels"] = {"app": "myapp", "pod-template-hash": "99655c7fd"}
+    p2 = _pod("b")
+    p2["metadata"]["labels"] = {"app": "myapp"}
+    st = calculate_status(obj, [p1, p2])
+    assert st == {"replicas": 2, "fullyLabeledReplicas": 1, "readyReplicas": 1,
+                  "availableReplicas": 1, "observedGeneration": 4}
