@@ -1,0 +1,92 @@
+"""``controlplane etcd``: the embedded etcd3-compatible server, with etcd's own flag names.
+
+Example::
+
+    controlplane etcd --listen-client-urls http://127.0.0.1:0 --data-dir /tmp/etcd1
+
+Logs ``event=etcd.ready listen=http://127.0.0.1:PORT`` once serving; SIGTERM/SIGINT stop it
+gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir or a bad flag value is a
+one-line error and exit status 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import click
+
+from .. import log as cplog
+from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES
+from .wal import DataDirError
+
+
+def _urls(value: str) -> list[str]:
+    return [u.strip() for u in value.split(",") if u.strip()]
+
+
+def _duration(text: str) -> float:
+    from .compactor import parse_retention
+    return parse_retention("periodic", text) if not text.isdigit() else float(text)
+
+
+@click.command("etcd")
+@click.option("--name", default="default", show_default=True, help="Human-readable name for this member.")
+@click.option("--data-dir", default="", help="Path to the data directory ('' = memory only).")
+@click.option("--listen-client-urls", default="http://127.0.0.1:2379", show_default=True,
+              help="Comma list of URLs to serve clients on (port 0 = pick a free port).")
+@click.option("--advertise-client-urls", default="", help="Client URLs reported to the cluster (default: listen URLs).")
+@click.option("--listen-peer-urls", default="", help="Accepted for etcd compatibility; there are no peers.")
+@click.option("--initial-advertise-peer-urls", default="http://localhost:2380", show_default=True,
+              help="Peer URLs reported by member list.")
+@click.option("--auto-compaction-mode", type=click.Choice(["periodic", "revision"]), default="revision",
+              show_default=True, help="periodic: keep a duration of history; revision: keep N revisions.")
+@click.option("--auto-compaction-retention", default="10000", show_default=True,
+              help="periodic: duration (5m, 1h) or hours; revision: revision count; 0 = off.")
+@click.option("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES, show_default=True,
+              help="Maximum client request size in bytes.")
+@click.option("--quota-backend-bytes", type=int, default=QUOTA_BACKEND_BYTES, show_default=True,
+              help="Raise 'database space exceeded' beyond this (approximate) size.")
+@click.option("--experimental-watch-progress-notify-interval", "progress_interval", default="10m",
+              show_default=True, help="Interval of watch progress notifications (duration or seconds).")
+@click.option("--log-level", default=None, help="Log level (default $CONTROLPLANE_LOG_LEVEL or INFO).")
+def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
+            initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
+            max_request_bytes, quota_backend_bytes, progress_interval, log_level) -> None:
+    """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance.Status, Cluster.MemberList)."""
+    log = cplog.setup("etcd", log_level)
+    try:
+        interval = _duration(progress_interval)
+    except ValueError:
+        raise click.BadParameter(f"invalid duration {progress_interval!r}",
+                                 param_hint="--experimental-watch-progress-notify-interval") from None
+    try:
+        code = asyncio.run(_main(
+            listen=_urls(listen_client_urls), data_dir=data_dir, name=name,
+            advertise=_urls(advertise_client_urls) or None,
+            peer_urls=_urls(initial_advertise_peer_urls) or None,
+            auto_compaction_mode=auto_compaction_mode,
+            auto_compaction_retention=auto_compaction_retention,
+            max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
+            progress_notify_interval=interval))
+    except (DataDirError, ValueError, OSError) as e:
+        cplog.event(log, "etcd.failed", error=str(e))
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        code = 0
+    sys.exit(code)
+
+
+async def _main(**kwargs) -> int:
+    from .server import serve
+
+    server = await serve(**kwargs)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    return 0

@@ -1,0 +1,144 @@
+"""Run the embedded etcd: ``serve()`` for in-process use (tests), :class:`EtcdServer` handle.
+
+Source of the behaviour: etcd ``embed`` (listeners from ``--listen-client-urls``, background
+lease expiry every 500 ms as in ``lessor.runLoop``, progress notifications every
+``--experimental-watch-progress-notify-interval``, default 10 minutes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from urllib.parse import urlsplit
+
+import grpc
+
+from .. import log as cplog
+from . import compactor
+from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
+from .services import add_services
+
+log = logging.getLogger("etcd")
+
+#: etcd adds this to --max-request-bytes for the gRPC receive limit (embed/serve.go grpcOverheadBytes)
+GRPC_OVERHEAD_BYTES = 512 * 1024
+LEASE_TICK = 0.5
+
+
+def parse_url(url: str) -> tuple[str, int]:
+    """``http://host:port`` -> (host, port). Raises ValueError for other schemes or no port."""
+    u = urlsplit(url.strip())
+    if u.scheme not in ("http", ""):
+        raise ValueError(f"unsupported URL scheme in {url!r} (only http:// is served)")
+    host = u.hostname if u.scheme else url.rsplit(":", 1)[0]
+    try:
+        port = u.port if u.scheme else int(url.rsplit(":", 1)[1])
+    except (ValueError, IndexError):
+        raise ValueError(f"invalid port in URL {url!r}") from None
+    if not host or port is None:
+        raise ValueError(f"URL {url!r} needs a host and a port")
+    return host, port
+
+
+class EtcdServer:
+    """A running embedded etcd. ``port`` is the first bound client port, ``client_urls`` the
+    actual listen URLs, ``core`` the :class:`~.core.Core`. Stop with :meth:`stop`."""
+
+    def __init__(self, core: Core, server: grpc.aio.Server, urls: list[str], ports: list[int],
+                 tasks: list[asyncio.Task]) -> None:
+        self.core = core
+        self.grpc = server
+        self.client_urls = urls
+        self.ports = ports
+        self.port = ports[0]
+        self._tasks = tasks
+        self._stopped = asyncio.Event()
+
+    @property
+    def endpoint(self) -> str:
+        """``host:port`` of the first listener (for etcdctl --endpoints / aetcd)."""
+        return urlsplit(self.client_urls[0]).netloc
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving, flush the WAL, write a snapshot. Idempotent."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self.core.hub.close_all()
+        await self.grpc.stop(grace)
+        await self.core.close()
+        cplog.event(log, "etcd.stopped", revision=self.core.store.rev)
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+
+async def _lease_loop(core: Core) -> None:
+    while True:
+        await asyncio.sleep(LEASE_TICK)
+        if core.expire_leases():
+            fut = core.durable()
+            if fut is not None:
+                await fut
+
+
+async def _progress_loop(core: Core, interval: float) -> None:
+    while True:
+        await asyncio.sleep(interval)
+        core.hub.progress()
+
+
+async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "default",
+                advertise: list[str] | None = None, peer_urls: list[str] | None = None,
+                auto_compaction_mode: str = "revision", auto_compaction_retention: str = "10000",
+                max_request_bytes: int = MAX_REQUEST_BYTES,
+                quota_backend_bytes: int = QUOTA_BACKEND_BYTES,
+                progress_notify_interval: float = 600.0,
+                snapshot_count: int | None = None) -> EtcdServer:
+    """Start an embedded etcd3 server and return its handle once it is serving.
+
+    ``listen``: client URLs (``http://host:port``; port 0 picks a free port). ``data_dir``: None
+    or ``""`` for memory only. ``advertise``: client URLs reported by MemberList (default: the
+    actual listen URLs). Raises ValueError for bad URLs / compaction settings and
+    :class:`~.wal.DataDirError` for an unusable data dir.
+    """
+    retention = compactor.parse_retention(auto_compaction_mode, auto_compaction_retention)
+    addrs = [parse_url(u) for u in listen]
+    if not addrs:
+        raise ValueError("no --listen-client-urls given")
+    kwargs = {"snapshot_count": snapshot_count} if snapshot_count else {}
+    core = Core(name=name, data_dir=data_dir or None, max_request_bytes=max_request_bytes,
+                quota_backend_bytes=quota_backend_bytes, **kwargs)
+    core.recover()
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
+        ("grpc.max_send_message_length", 2 ** 31 - 1),
+        ("grpc.max_concurrent_streams", 2 ** 31 - 1),
+        ("grpc.so_reuseport", 0),
+    ])
+    add_services(server, core, peer_urls)
+    urls, ports = [], []
+    for host, port in addrs:
+        bind_host = f"[{host}]" if ":" in host else host
+        try:
+            bound = server.add_insecure_port(f"{bind_host}:{port}")
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            raise ValueError(f"cannot listen on {host}:{port}")
+        ports.append(bound)
+        urls.append(f"http://{bind_host}:{bound}")
+    core.client_urls = list(advertise) if advertise else urls
+    await server.start()
+    tasks = [asyncio.create_task(_lease_loop(core)),
+             asyncio.create_task(_progress_loop(core, progress_notify_interval)),
+             asyncio.create_task(compactor.run(core, auto_compaction_mode, retention))]
+    cplog.event(log, "etcd.ready", listen=",".join(urls), member=name, data_dir=data_dir or "",
+                revision=core.store.rev, auto_compaction=f"{auto_compaction_mode}:{auto_compaction_retention}")
+    return EtcdServer(core, server, urls, ports, tasks)

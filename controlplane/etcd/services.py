@@ -1,0 +1,184 @@
+"""The etcd3 gRPC services (KV, Watch, Lease, Maintenance, Cluster, Auth) over a :class:`~.core.Core`.
+
+Uses the servicer base classes and messages generated from etcd's ``rpc.proto`` that ship with
+aetcd (``aetcd.rpc.rpc_pb2_grpc``). Errors leave as etcd's gRPC code + message
+(:mod:`.errors`); every method this server does not provide answers UNIMPLEMENTED, as an etcd
+built without it would.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import grpc
+from aetcd.rpc import rpc_pb2, rpc_pb2_grpc
+
+from . import errors
+from .core import Core
+from .watch import WatchStream
+
+#: the version reported by Maintenance.Status (the etcd API level of aetcd's protos)
+ETCD_VERSION = "3.5.0"
+DEFAULT_PEER_URL = "http://localhost:2380"
+
+
+async def _unimplemented(self, request, context):
+    await context.abort(grpc.StatusCode.UNIMPLEMENTED, "unknown method")
+
+
+def _finish(cls):
+    """Make every servicer method not defined by ``cls`` itself an async UNIMPLEMENTED."""
+    for base in cls.__mro__[1:]:
+        if not base.__name__.endswith("Servicer"):
+            continue
+        for name, fn in vars(base).items():
+            if inspect.isfunction(fn) and not name.startswith("_") and name not in vars(cls):
+                setattr(cls, name, _unimplemented)
+    return cls
+
+
+def _unary(method):
+    """Run ``method(self, request) -> (response, durable awaitable|None)``; map EtcdError to gRPC status."""
+
+    @functools.wraps(method)
+    async def handler(self, request, context):
+        try:
+            resp = method(self, request)
+            fut = self.core.durable()
+            if fut is not None:
+                await fut
+            return resp
+        except errors.EtcdError as e:
+            await context.abort(e.code, e.message)
+
+    return handler
+
+
+@_finish
+class KVService(rpc_pb2_grpc.KVServicer):
+    """etcdserverpb.KV."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def Range(self, request, context):
+        try:
+            return self.core.range(request)
+        except errors.EtcdError as e:
+            await context.abort(e.code, e.message)
+
+    @_unary
+    def Put(self, request):
+        return self.core.put(request)
+
+    @_unary
+    def DeleteRange(self, request):
+        return self.core.delete_range(request)
+
+    @_unary
+    def Txn(self, request):
+        return self.core.txn(request)
+
+    @_unary
+    def Compact(self, request):
+        return self.core.compact(request)
+
+
+@_finish
+class WatchService(rpc_pb2_grpc.WatchServicer):
+    """etcdserverpb.Watch: one :class:`~.watch.WatchStream` per gRPC stream."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def Watch(self, request_iterator, context):
+        await WatchStream(self.core.hub).run(request_iterator, context)
+
+
+@_finish
+class LeaseService(rpc_pb2_grpc.LeaseServicer):
+    """etcdserverpb.Lease."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    @_unary
+    def LeaseGrant(self, request):
+        return self.core.lease_grant(request)
+
+    @_unary
+    def LeaseRevoke(self, request):
+        return self.core.lease_revoke(request.ID)
+
+    async def LeaseTimeToLive(self, request, context):
+        return self.core.lease_ttl(request)
+
+    async def LeaseLeases(self, request, context):
+        return rpc_pb2.LeaseLeasesResponse(
+            header=self.core.header(),
+            leases=[rpc_pb2.LeaseStatus(ID=i) for i in self.core.lessor.leases])
+
+    async def LeaseKeepAlive(self, request_iterator, context):
+        core = self.core
+        async for req in request_iterator:
+            ttl = core.lessor.renew(req.ID)
+            await context.write(rpc_pb2.LeaseKeepAliveResponse(header=core.header(), ID=req.ID, TTL=ttl))
+
+
+@_finish
+class MaintenanceService(rpc_pb2_grpc.MaintenanceServicer):
+    """etcdserverpb.Maintenance: Status, Alarm (never any alarm), Defragment (no-op)."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def Status(self, request, context):
+        c = self.core
+        size = c.store.size + 4096
+        return rpc_pb2.StatusResponse(
+            header=c.header(), version=ETCD_VERSION, dbSize=size, dbSizeInUse=size,
+            leader=c.member_id, raftIndex=c.applied_index, raftTerm=c.raft_term,
+            raftAppliedIndex=c.applied_index)
+
+    async def Alarm(self, request, context):
+        return rpc_pb2.AlarmResponse(header=self.core.header())
+
+    async def Defragment(self, request, context):
+        return rpc_pb2.DefragmentResponse(header=self.core.header())
+
+
+@_finish
+class ClusterService(rpc_pb2_grpc.ClusterServicer):
+    """etcdserverpb.Cluster: MemberList of this single member."""
+
+    def __init__(self, core: Core, peer_urls: list[str] | None = None) -> None:
+        self.core = core
+        self.peer_urls = peer_urls or [DEFAULT_PEER_URL]
+
+    async def MemberList(self, request, context):
+        c = self.core
+        member = rpc_pb2.Member(ID=c.member_id, name=c.name, peerURLs=self.peer_urls,
+                                clientURLs=c.client_urls)
+        return rpc_pb2.MemberListResponse(header=c.header(), members=[member])
+
+
+@_finish
+class AuthService(rpc_pb2_grpc.AuthServicer):
+    """etcdserverpb.Auth: auth is never enabled."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def AuthStatus(self, request, context):
+        return rpc_pb2.AuthStatusResponse(header=self.core.header(), enabled=False)
+
+
+def add_services(server: grpc.aio.Server, core: Core, peer_urls: list[str] | None = None) -> None:
+    """Register every etcd3 service of ``core`` on ``server``."""
+    rpc_pb2_grpc.add_KVServicer_to_server(KVService(core), server)
+    rpc_pb2_grpc.add_WatchServicer_to_server(WatchService(core), server)
+    rpc_pb2_grpc.add_LeaseServicer_to_server(LeaseService(core), server)
+    rpc_pb2_grpc.add_MaintenanceServicer_to_server(MaintenanceService(core), server)
+    rpc_pb2_grpc.add_ClusterServicer_to_server(ClusterService(core, peer_urls), server)
+    rpc_pb2_grpc.add_AuthServicer_to_server(AuthService(core), server)
