@@ -50,7 +50,7 @@ else
   "$PY" -m pip download --quiet --only-binary=:all: --dest "$WHEELHOUSE" \
       --python-version "$PYTHON_VERSION" --implementation cp \
       --abi "cp${PYTHON_VERSION/./}" --abi abi3 --abi none "${platforms[@]}" --platform any \
-      "${DEPS[@]}" "setuptools>=68" wheel \
+      "${DEPS[@]}" "setuptools>=68" wheel 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2) \
     || die "pip download into $WHEELHOUSE failed (use --pypi to let the build reach PyPI itself)"
   [ "$OFFLINE" = 1 ] && PIP_SOURCE=offline
 fi
