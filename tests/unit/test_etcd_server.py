@@ -265,5 +265,7 @@ async def test_aetcd_watch_and_lease_helpers(etcd):
         await asyncio.wait_for(done.wait(), 5)
         task.cancel()
         assert [v for _, v in events] == [b"0", b"1"]
+        assert await lease.keys() == []  # a put without the lease detached the key
+        await c.put(b"w", b"2", lease=lease)
         await lease.revoke()
         assert await c.get(b"w") is None
