@@ -1,0 +1,94 @@
+"""``controlplane kubelet``: one node, or many hollow nodes, on a simulated runtime.
+
+    controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
+    controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
+
+Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
+"""
+
+from __future__ import annotations
+
+import click
+
+from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
+from controlplane.log import event, setup
+
+from components.kubelet.node import (NodeConfig, node_index_from_name, parse_labels, pod_cidr_for,
+                                     resources)
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value < 0:
+        raise click.BadParameter("must be >= 0")
+    return value
+
+
+@click.command("kubelet")
+@client_options
+@click.option("--node-name", default="node01", show_default=True, help="name of the node to run")
+@click.option("--node-labels", default="", metavar="K=V,...", help="extra labels at registration")
+@click.option("--hollow-nodes", default=0, type=click.IntRange(0, 5000), show_default=True,
+              help="run N hollow nodes named PREFIX0..PREFIX{N-1} instead of --node-name")
+@click.option("--node-name-prefix", default="hollow-", show_default=True)
+@click.option("--node-index", default=None, type=click.IntRange(0, 1023),
+              help="index for podCIDR 10.244.<i>.0/24 and InternalIP (default: from the name; "
+                   "hollow nodes start at 100)")
+@click.option("--pod-cidr", default=None, help="override the node's pod CIDR (single node)")
+@click.option("--cpu", default="4", show_default=True)
+@click.option("--memory", default="8Gi", show_default=True)
+@click.option("--pods", default="110", show_default=True)
+@click.option("--ephemeral-storage", default="100Gi", show_default=True)
+@click.option("--image-pull-seconds", default=0.2, type=float, callback=_positive, show_default=True)
+@click.option("--container-start-seconds", default=0.1, type=float, callback=_positive,
+              show_default=True)
+@click.option("--lease-renew-seconds", default=10.0, type=float, callback=_positive, show_default=True)
+@click.option("--node-status-report-seconds", default=60.0, type=float, callback=_positive,
+              show_default=True)
+@click.option("--crashloop-backoff-seconds", default=10.0, type=float, callback=_positive,
+              show_default=True, help="first restart back-off (doubles up to 300 s)")
+@click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
+            hollow_nodes: int, node_name_prefix: str, node_index: int | None, pod_cidr: str | None,
+            cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
+            container_start_seconds: float, lease_renew_seconds: float,
+            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+    """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
+    server = server_or_exit(master, kubeconfig)
+    try:
+        labels = parse_labels(node_labels)
+        res = dict(cpu=cpu, memory=memory, pods=pods, ephemeral_storage=ephemeral_storage)
+        if hollow_nodes:
+            start = 100 if node_index is None else node_index
+            if start + hollow_nodes > 1024:
+                raise ValueError(f"--node-index {start} + --hollow-nodes {hollow_nodes} exceeds 1024")
+            nodes = [NodeConfig(name=f"{node_name_prefix}{i}", index=start + i, labels=labels, **res)
+                     for i in range(hollow_nodes)]
+        else:
+            idx = node_index_from_name(node_name) if node_index is None else node_index
+            nodes = [NodeConfig(name=node_name, index=idx, labels=labels,
+                                pod_cidr=pod_cidr or pod_cidr_for(idx), **res)]
+        resources(nodes[0])  # validates the quantities
+        if pod_cidr:
+            from components.kubelet.ipam import IPAM
+            IPAM(pod_cidr)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+    log = setup("kubelet")
+
+    async def main() -> None:
+        from controlplane.client.rest import RestClient, wait_ready
+        from components.kubelet.kubelet import Kubelet, Timings
+
+        timings = Timings(image_pull_seconds=image_pull_seconds,
+                          container_start_seconds=container_start_seconds,
+                          lease_renew_seconds=lease_renew_seconds,
+                          status_report_seconds=node_status_report_seconds,
+                          backoff_base_seconds=crashloop_backoff_seconds)
+        async with RestClient(server, "kubelet") as client:
+            await wait_ready(client)
+            event(log, "kubelet.starting", server=server, nodes=len(nodes),
+                  first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
+            await Kubelet(client, nodes, timings, trace=trace).run()
+
+    run_until_signalled(main)

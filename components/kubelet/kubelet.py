@@ -1,0 +1,139 @@
+"""The kubelet process: one node, or many hollow nodes sharing one process.
+
+All nodes of the process share one HTTP client and ONE pods informer:
+
+* one node: fieldSelector ``spec.nodeName=<node>`` (what a real kubelet watches);
+* hollow nodes: fieldSelector ``spec.nodeName!=`` (every bound pod), dispatched
+  locally by ``spec.nodeName`` to that node's pod workers — one watch stream
+  instead of one per node, which is what lets 1,000 nodes live in one process
+  (the kubemark "hollow node" idea, ``cmd/kubemark``).
+
+Each node keeps its own state: :class:`~components.kubelet.node.NodeAgent`
+(registration, lease, status), :class:`~components.kubelet.runtime.SimulatedRuntime`
+(images, sandboxes, IPs) and :class:`~components.kubelet.pod_workers.PodWorkers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from controlplane.api.resources import PODS
+from controlplane.client.events import EventRecorder
+from controlplane.client.informer import Informer
+from controlplane.log import event
+from controlplane.trace.emitter import TraceEmitter
+
+from components.kubelet.node import NodeAgent, NodeConfig
+from components.kubelet.pod_workers import PodWorkers
+from components.kubelet.runtime import SimulatedRuntime
+
+log = logging.getLogger("kubelet")
+
+
+@dataclass
+class Timings:
+    """Simulated durations and heartbeat periods, in seconds."""
+
+    image_pull_seconds: float = 0.2
+    container_start_seconds: float = 0.1
+    lease_renew_seconds: float = 10.0
+    status_report_seconds: float = 60.0
+    backoff_base_seconds: float = 10.0
+    backoff_max_seconds: float = 300.0
+
+
+class Kubelet:
+    """Runs ``nodes`` (one or many :class:`NodeConfig`) against the apiserver behind
+    ``client`` (a RestClient). ``trace`` toggles step records (steps 1 and 12)."""
+
+    def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
+                 trace: bool = True, register_concurrency: int = 32) -> None:
+        if not nodes:
+            raise ValueError("at least one node is required")
+        self.client = client
+        self.configs = nodes
+        self.timings = timings or Timings()
+        self.tracer = TraceEmitter(client, "kubelet", enabled=trace)
+        self.agents: dict[str, NodeAgent] = {}
+        self.workers: dict[str, PodWorkers] = {}
+        self.register_concurrency = register_concurrency
+        single = len(nodes) == 1
+        self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
+        self.informer = Informer(client, PODS, field_selector=self.field_selector)
+        self._announced = False
+
+    async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
+        t = self.timings
+        recorder = EventRecorder(self.client, "kubelet", host=cfg.name)
+        runtime: SimulatedRuntime | None = None
+        agent = NodeAgent(self.client, cfg, recorder,
+                          images=lambda: runtime.node_images() if runtime else [],
+                          lease_renew_seconds=t.lease_renew_seconds,
+                          status_report_seconds=t.status_report_seconds)
+        async with sem:
+            await agent.register()  # may adopt the existing node's podCIDR
+        runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
+                                   t.container_start_seconds)
+        self.agents[cfg.name] = agent
+        self.workers[cfg.name] = PodWorkers(
+            self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
+            backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
+            on_images_changed=agent.mark_changed)
+
+    async def start(self) -> None:
+        """Register every node, then start heartbeats and the pods informer."""
+        sem = asyncio.Semaphore(self.register_concurrency)
+        await asyncio.gather(*(self._start_node(cfg, sem) for cfg in self.configs))
+        event(log, "kubelet.nodes_registered", nodes=len(self.agents))
+        self._beats = [asyncio.create_task(a.run_heartbeat(), name=f"heartbeat-{n}")
+                       for n, a in self.agents.items()]
+        self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)
+        self.informer.on_watch_started(self._on_watch_started)
+        self.informer.start()
+
+    async def run(self) -> None:
+        """Start and run until cancelled."""
+        await self.start()
+        try:
+            await asyncio.Event().wait()  # serve until cancelled
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        for t in getattr(self, "_beats", []):
+            t.cancel()
+        await self.informer.stop()
+        for w in self.workers.values():
+            await w.stop()
+        await self.tracer.flush()
+
+    # -- informer handlers -------------------------------------------------------
+    def _on_watch_started(self, rv: str) -> None:
+        if self._announced:
+            event(log, "kubelet.watch_restarted", resource_version=rv)
+            return
+        self._announced = True
+        names = list(self.agents)
+        who = names[0] if len(names) == 1 else f"({len(names)} hollow nodes)"
+        node_ref = {"kind": "Node", "metadata": {"name": names[0] if len(names) == 1 else ""}}
+        self.tracer.emit(1, f"kubelet {who} watching pods with {self.field_selector}", node_ref,
+                         detail=f"list+watch from resourceVersion {rv}", resource_version=rv)
+
+    def _workers_for(self, pod: dict) -> PodWorkers | None:
+        return self.workers.get((pod.get("spec") or {}).get("nodeName") or "")
+
+    def _on_add(self, pod: dict) -> None:
+        w = self._workers_for(pod)
+        if w is not None:
+            w.update_pod(pod)
+
+    def _on_update(self, old: dict, new: dict) -> None:
+        self._on_add(new)
+
+    def _on_delete(self, pod: dict) -> None:
+        w = self._workers_for(pod)
+        if w is not None:
+            w.remove_pod(pod)

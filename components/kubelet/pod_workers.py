@@ -1,0 +1,426 @@
+"""Pod workers: one serialised worker per pod, driving the simulated runtime.
+
+Each pod bound to the node gets a worker task; updates for a pod that is being
+synced are coalesced and handled by the same worker once the current sync ends
+(``pkg/kubelet/pod_workers.go`` UpdatePod). A sync follows the order of
+``pkg/kubelet/kuberuntime/kuberuntime_manager.go`` SyncPod:
+
+1. the pod sandbox (``pause`` container, pod IP from the node's podCIDR);
+2. init containers one at a time, each to completion (exit 0) before the next;
+3. app containers — image, create, start — all of them together;
+4. a status update (``PATCH pods/NAME/status``, as the status manager does).
+
+A pod with ``deletionTimestamp`` is killed (``Killing`` events), gets its terminal
+status, loses its sandbox and IP, and is then deleted with ``gracePeriodSeconds=0``
+(the kubelet's final delete, ``pkg/kubelet/status/status_manager.go``).
+Exited containers are restarted per ``restartPolicy`` with the kubelet's back-off
+(10 s doubling up to 300 s; CrashLoopBackOff in between).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Callable
+
+from controlplane.api.defaults import image_pull_policy
+from controlplane.api.resources import PODS
+from controlplane.client.rest import ApiError
+from controlplane.log import event
+
+from components.kubelet import events as ev
+from components.kubelet.runtime import (Container, Sandbox, SimulatedRuntime, exit_behaviour,
+                                        now_rfc3339)
+from components.kubelet.status import generate_pod_status, status_differs
+
+log = logging.getLogger("kubelet.pods")
+
+
+class _Preempted(Exception):
+    """A newer version of the pod (e.g. its deletion) supersedes the running sync."""
+
+
+def _uid(pod: dict) -> str:
+    return (pod.get("metadata") or {}).get("uid", "")
+
+
+def _name(pod: dict) -> str:
+    md = pod.get("metadata") or {}
+    return f"{md.get('namespace')}/{md.get('name')}"
+
+
+class PodWorkers:
+    """The pods of one node.
+
+    ``client``: a RestClient-like object (``patch``, ``delete``); ``recorder``: an
+    EventRecorder-like object (``event(obj, type, reason, message, field_path)``);
+    ``tracer``: a TraceEmitter-like object (``emit(step, action, obj, detail)``) or None.
+    ``backoff_base``/``backoff_max``: restart back-off in seconds.
+    Call :meth:`update_pod` / :meth:`remove_pod` from informer handlers.
+    """
+
+    def __init__(self, client: Any, node_name: str, host_ip: str, runtime: SimulatedRuntime,
+                 recorder: Any, tracer: Any = None, *, backoff_base: float = 10.0,
+                 backoff_max: float = 300.0,
+                 on_images_changed: Callable[[], None] | None = None) -> None:
+        self.client = client
+        self.node_name = node_name
+        self.host_ip = host_ip
+        self.runtime = runtime
+        self.recorder = recorder
+        self.tracer = tracer
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.on_images_changed = on_images_changed
+        self._latest: dict[str, dict] = {}
+        self._dirty: set[str] = set()
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._sent: dict[str, dict] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._deleted: set[str] = set()
+        self._wake: dict[str, asyncio.Event] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- informer side ---------------------------------------------------------
+    def update_pod(self, pod: dict) -> None:
+        """A pod bound to this node was added or changed: (re)sync it soon."""
+        uid = _uid(pod)
+        if not uid or uid in self._deleted:
+            return
+        pod.setdefault("kind", "Pod")
+        pod.setdefault("apiVersion", "v1")
+        first = uid not in self._latest
+        self._latest[uid] = pod
+        if (pod.get("metadata") or {}).get("deletionTimestamp") and uid in self._wake:
+            self._wake[uid].set()
+        if first and self.tracer is not None and self.runtime.sandbox(uid) is None \
+                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            self.tracer.emit(12, f"pod bound to {self.node_name} received on watch", pod)
+        self._kick(uid)
+
+    def remove_pod(self, pod: dict) -> None:
+        """The pod is gone from the apiserver: stop what runs and free its IP."""
+        uid = _uid(pod)
+        self._deleted.add(uid)
+        if len(self._deleted) > 100_000:
+            self._deleted.clear()
+        self._latest.pop(uid, None)
+        self._sent.pop(uid, None)
+        wake = self._wake.pop(uid, None)
+        if wake is not None:
+            wake.set()
+        t = self._timers.pop(uid, None)
+        if t:
+            t.cancel()
+        task = self._tasks.get(uid)
+        if task is not None and not task.done():
+            task.cancel()
+        if self.runtime.stop_pod_sandbox(uid) is not None:
+            event(log, "pod.removed", pod=_name(pod), node=self.node_name)
+
+    def pods(self) -> list[dict]:
+        return list(self._latest.values())
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait until no worker is running (tests)."""
+        await asyncio.wait_for(self._idle.wait(), timeout)
+
+    async def stop(self) -> None:
+        for t in self._timers.values():
+            t.cancel()
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _kick(self, uid: str) -> None:
+        self._dirty.add(uid)
+        task = self._tasks.get(uid)
+        if task is None or task.done():
+            self._idle.clear()
+            self._tasks[uid] = asyncio.get_running_loop().create_task(self._work(uid),
+                                                                       name=f"pod-worker-{uid[:8]}")
+
+    def _resync_after(self, uid: str, delay: float) -> None:
+        old = self._timers.pop(uid, None)
+        if old:
+            old.cancel()
+
+        def fire() -> None:
+            self._timers.pop(uid, None)
+            if uid in self._latest:
+                self._kick(uid)
+
+        self._timers[uid] = asyncio.get_running_loop().call_later(max(delay, 0.0), fire)
+
+    async def _work(self, uid: str) -> None:
+        try:
+            while uid in self._dirty:
+                self._dirty.discard(uid)
+                pod = self._latest.get(uid)
+                if pod is None:
+                    break
+                try:
+                    await self.sync_pod(pod)
+                except _Preempted:
+                    continue
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:  # keep the worker alive; retry later
+                    event(log, "pod.sync_failed", logging.WARNING, pod=_name(pod),
+                          error=f"{type(e).__name__}: {e}"[:300])
+                    self._resync_after(uid, 1.0)
+        finally:
+            self._tasks.pop(uid, None)
+            if not any(not t.done() for t in self._tasks.values()):
+                self._idle.set()
+
+    async def _run_for(self, uid: str, seconds: float) -> None:
+        """Let simulated time pass for the pod, cut short by its deletion."""
+        if seconds > 0:
+            wake = self._wake.setdefault(uid, asyncio.Event())
+            try:
+                await asyncio.wait_for(wake.wait(), seconds)
+            except asyncio.TimeoutError:
+                pass
+        self._check(uid)
+
+    def _check(self, uid: str) -> None:
+        """Abort the running sync when the pod was deleted or marked for deletion."""
+        latest = self._latest.get(uid)
+        if latest is None or (latest.get("metadata") or {}).get("deletionTimestamp"):
+            self._dirty.add(uid)
+            raise _Preempted()
+
+    # -- the sync --------------------------------------------------------------
+    async def sync_pod(self, pod: dict) -> None:
+        """Bring the runtime in line with ``pod`` and report its status."""
+        uid = _uid(pod)
+        md, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        if md.get("deletionTimestamp"):
+            await self.terminate_pod(pod)
+            return
+        sb = self.runtime.sandbox(uid)
+        if sb is None:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return
+            sb = self._adopt(pod)
+        if sb is None:
+            sb = self.runtime.run_pod_sandbox(uid)
+            sb.start_time = (pod.get("status") or {}).get("startTime") or now_rfc3339()
+            event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
+            self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
+            pod = await self._send_status(pod, sb)
+        restart = spec.get("restartPolicy") or "Always"
+
+        # init containers, one at a time, each to completion
+        for ic in spec.get("initContainers") or []:
+            self._check(uid)
+            c = sb.get(ic["name"], True)
+            if c is not None and c.state == "exited" and c.exit_code == 0:
+                continue
+            if c is not None and c.state == "exited":  # failed init container
+                if restart == "Never" or not self._restart_due(pod, sb, c):
+                    await self._send_status(pod, sb)
+                    return
+            if c is None or c.state == "exited":
+                c = await self._start_container(pod, sb, ic, init=True)
+                if c is None:
+                    await self._send_status(pod, sb)
+                    return
+                pod = await self._send_status(pod, sb)
+            after, code = exit_behaviour(ic, md.get("annotations")) or \
+                (self.runtime.container_start_seconds, 0)
+            await self._run_for(uid, after)  # simulated run time of the init container
+            self.runtime.exit_container(c, code)
+            self._trace(pod, f"init container {ic['name']} completed" if code == 0 else
+                        f"init container {ic['name']} failed (exit code {code})", "init")
+            if code != 0:
+                if restart != "Never":
+                    self._restart_due(pod, sb, c)
+                await self._send_status(pod, sb)
+                return
+
+        # app containers: start the missing ones together; restart exited ones per policy
+        to_start = []
+        for cs in spec.get("containers") or []:
+            c = sb.get(cs["name"], False)
+            if c is None and (False, cs["name"]) not in sb.waiting:
+                to_start.append(cs)
+            elif c is not None and c.state == "exited" and self._should_restart(restart, c) \
+                    and self._restart_due(pod, sb, c):
+                to_start.append(cs)
+        if to_start:
+            self._check(uid)
+            started = await asyncio.gather(*(self._start_container(pod, sb, cs, init=False)
+                                             for cs in to_start))
+            names = [c.name for c in started if c is not None]
+            if names:
+                self._trace(pod, f"containers started: {', '.join(names)}", "StartContainer")
+            for c in started:
+                if c is not None:
+                    self._schedule_exit(pod, c)
+        pod = await self._send_status(pod, sb, announce=bool(to_start))
+
+    def _adopt(self, pod: dict) -> Sandbox | None:
+        st = pod.get("status") or {}
+        if not st.get("podIP") or not any(cs.get("containerID")
+                                          for cs in (st.get("containerStatuses") or [])
+                                          + (st.get("initContainerStatuses") or [])):
+            return None
+        sb = self.runtime.adopt(pod)
+        if sb is not None:
+            self._sent[_uid(pod)] = st
+            event(log, "pod.adopted", pod=_name(pod), node=self.node_name, ip=sb.ip)
+            self._trace(pod, f"running pod adopted after kubelet restart, IP {sb.ip}", "adopt")
+            for c in sb.containers.values():
+                self._schedule_exit(pod, c, adopted=True)
+        return sb
+
+    # -- containers ------------------------------------------------------------
+    async def _ensure_image(self, pod: dict, cs: dict, init: bool) -> bool:
+        """Pull the image per imagePullPolicy, recording Pulling/Pulled; False when
+        the image cannot be had (ErrImageNeverPull)."""
+        image = cs.get("image", "")
+        fp = ev.field_path(cs["name"], init)
+        policy = cs.get("imagePullPolicy") or image_pull_policy(image)
+        present = self.runtime.image_present(image)
+        if policy == "Never" and not present:
+            self.recorder.event(pod, "Warning", ev.ERR_IMAGE_NEVER_PULL, ev.never_pull(image), fp)
+            sb = self.runtime.sandbox(_uid(pod))
+            if sb is not None:
+                sb.waiting[(init, cs["name"])] = (ev.ERR_IMAGE_NEVER_PULL, ev.never_pull(image))
+            return False
+        if present and policy != "Always":
+            self.recorder.event(pod, "Normal", ev.PULLED, ev.already_present(image), fp)
+            self._trace(pod, f"image {image} already present on machine", "image")
+            return True
+        self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
+        pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always")
+        self.recorder.event(pod, "Normal", ev.PULLED, ev.pulled(image, pull_s, total_s, size), fp)
+        self._trace(pod, f"image {image} pulled", "image", f"{ev.go_duration(total_s)}, {size} bytes")
+        if not present and self.on_images_changed is not None:
+            self.on_images_changed()
+        return True
+
+    async def _start_container(self, pod: dict, sb: Sandbox, cs: dict, init: bool) -> Container | None:
+        """Image, CreateContainer (``Created``), StartContainer (``Started``)."""
+        if not await self._ensure_image(pod, cs, init):
+            return None
+        self._check(_uid(pod))
+        fp = ev.field_path(cs["name"], init)
+        c = self.runtime.create_container(sb, cs, init)
+        self.recorder.event(pod, "Normal", ev.CREATED, ev.created(c.name), fp)
+        await self.runtime.start_container(c)
+        self.recorder.event(pod, "Normal", ev.STARTED, ev.started(c.name), fp)
+        event(log, "container.started", pod=_name(pod), container=c.name, init=init,
+              restarts=c.restart_count)
+        return c
+
+    def _schedule_exit(self, pod: dict, c: Container, adopted: bool = False) -> None:
+        """Arrange the simulated exit of an app container whose spec says it ends."""
+        cs = next((x for x in (pod.get("spec") or {}).get("containers") or []
+                   if x.get("name") == c.name), None)
+        if cs is None or c.state != "running":
+            return
+        beh = exit_behaviour(cs, (pod.get("metadata") or {}).get("annotations"))
+        if beh is None:
+            return
+        after, code = beh
+        uid, cid = _uid(pod), c.container_id
+
+        def exited() -> None:
+            sb = self.runtime.sandbox(uid)
+            cur = sb.get(c.name, False) if sb else None
+            if cur is None or cur.container_id != cid or cur.state != "running":
+                return
+            self.runtime.exit_container(cur, code)
+            event(log, "container.exited", pod=_name(pod), container=c.name, exit_code=code)
+            if uid in self._latest:
+                self._kick(uid)
+
+        asyncio.get_running_loop().call_later(0 if adopted else after, exited)
+
+    @staticmethod
+    def _should_restart(restart_policy: str, c: Container) -> bool:
+        return restart_policy == "Always" or (restart_policy == "OnFailure" and c.exit_code != 0)
+
+    def _restart_due(self, pod: dict, sb: Sandbox, c: Container) -> bool:
+        """True when the exited container may be restarted now; otherwise mark it
+        CrashLoopBackOff, record BackOff and resync when the back-off ends. The first
+        restart is immediate, then 10 s, 20 s, 40 s... up to 300 s."""
+        delay = 0.0 if c.restart_count == 0 else \
+            min(self.backoff_base * 2 ** (c.restart_count - 1), self.backoff_max)
+        wait = c.finished_mono + delay - time.monotonic()
+        if wait <= 0:
+            c.waiting_reason = c.waiting_message = ""
+            return True
+        c.waiting_reason = "CrashLoopBackOff"
+        c.waiting_message = ev.backoff_waiting(c.name, pod, delay)
+        self.recorder.event(pod, "Warning", ev.BACKOFF, ev.backoff_event(c.name, pod),
+                            ev.field_path(c.name, c.init))
+        self._resync_after(_uid(pod), wait)
+        return False
+
+    # -- termination -------------------------------------------------------------
+    async def terminate_pod(self, pod: dict) -> None:
+        """Kill the containers (``Killing``), report the terminal status, remove the
+        sandbox (IP released) and delete the pod with ``gracePeriodSeconds=0``."""
+        uid = _uid(pod)
+        sb = self.runtime.sandbox(uid)
+        if sb is not None:
+            for c in list(sb.containers.values()) + list(sb.init_containers.values()):
+                if c.state == "running":
+                    self.recorder.event(pod, "Normal", ev.KILLING, ev.killing(c.name),
+                                        ev.field_path(c.name, c.init))
+                    self.runtime.exit_container(c, 0)
+                c.waiting_reason = c.waiting_message = ""
+            await self._send_status(pod, sb, terminal=True)
+            self.runtime.stop_pod_sandbox(uid)
+        try:
+            await self.client.delete(PODS, pod["metadata"]["name"], pod["metadata"]["namespace"],
+                                     grace_period_seconds=0, preconditions={"uid": uid})
+        except ApiError as e:
+            if e.code not in (404, 409):
+                raise
+        self._trace(pod, "containers stopped, pod deleted (gracePeriodSeconds=0)", "kill",
+                    f"IP {sb.ip} released" if sb else "")
+        event(log, "pod.terminated", pod=_name(pod), node=self.node_name)
+        self._deleted.add(uid)
+        self._latest.pop(uid, None)
+        self._sent.pop(uid, None)
+        self._wake.pop(uid, None)
+
+    # -- status ---------------------------------------------------------------
+    async def _send_status(self, pod: dict, sb: Sandbox | None, terminal: bool = False,
+                           announce: bool = False) -> dict:
+        """PATCH pods/NAME/status if the status changed; returns the pod with the
+        status the apiserver now holds."""
+        uid = _uid(pod)
+        base = self._sent.get(uid) or pod.get("status") or {}
+        work = dict(pod, status=base)
+        st = generate_pod_status(work, sb, self.host_ip, terminal=terminal)
+        if not status_differs(base, st):
+            return work
+        md = pod["metadata"]
+        try:
+            out = await self.client.patch(PODS, md["name"], {"metadata": {"uid": uid}, "status": st},
+                                          md["namespace"], patch_type="merge", subresource="status")
+        except ApiError as e:
+            if e.code in (404, 409):
+                return work
+            raise
+        self._sent[uid] = st
+        event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
+        if announce or terminal:
+            self._trace(pod, f"status update sent: {st['phase']}", "status")
+        new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
+        new.setdefault("kind", "Pod")
+        new.setdefault("apiVersion", "v1")
+        return new
+
+    def _trace(self, pod: dict, action: str, what: str = "", detail: str = "") -> None:
+        if self.tracer is not None:
+            self.tracer.emit(12, action, pod, detail)
