@@ -144,12 +144,16 @@ class APIServer:
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._errors], client_max_size=4 * 1024 * 1024)
-        app.router.add_get("/version", lambda r: json_response(discovery.version_info()))
+        def static(make):
+            async def handler(request: web.Request) -> web.Response:
+                return json_response(make())
+            return handler
+        app.router.add_get("/version", static(discovery.version_info))
         for p in ("/healthz", "/livez", "/readyz"):
             app.router.add_get(p, self._health)
-        app.router.add_get("/api", lambda r: json_response(discovery.api_versions()))
-        app.router.add_get("/apis", lambda r: json_response(discovery.api_group_list()))
-        app.router.add_get("/openapi/v3", lambda r: json_response(discovery.openapi_root()))
+        app.router.add_get("/api", static(discovery.api_versions))
+        app.router.add_get("/apis", static(discovery.api_group_list))
+        app.router.add_get("/openapi/v3", static(discovery.openapi_root))
         app.router.add_get("/openapi/v3/{tail:.*}", self._openapi)
         app.router.add_post("/debug/controlplane/trace", self.tracer.handle_post)
         app.router.add_get("/debug/controlplane/trace", self.tracer.handle_get)
