@@ -18,6 +18,7 @@ project name is unique, and ``down -v`` removes containers and the etcd volume.
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import re
 import shlex
@@ -26,6 +27,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -189,25 +193,83 @@ def test_image_runs_every_subcommand(image: str):
     assert r.returncode == 2 and "usage:" in r.stderr
 
 
+class Project:
+    """One compose project on free ports: ``run(*args)`` runs a compose subcommand."""
+
+    def __init__(self) -> None:
+        compose = compose_command()
+        assert compose is not None
+        self.name = f"cptest{uuid.uuid4().hex[:10]}"
+        self.etcd_port, self.apiserver_port = free_port(), free_port()
+        self.env = compose_env(self.etcd_port, self.apiserver_port)
+        self.base = [*compose, "-f", COMPOSE_FILE, "-p", self.name]
+        self.server = f"http://127.0.0.1:{self.apiserver_port}"
+
+    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([*self.base, *args], capture_output=True, text=True, env=self.env, timeout=timeout)
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.server + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.loads(resp.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        """Wait until the apiserver's /readyz answers 200 (polled every 0.2 s)."""
+        deadline = time.monotonic() + timeout
+        tick = threading.Event()
+        while True:
+            try:
+                with urllib.request.urlopen(self.server + "/readyz", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                logs = self.run("logs", "--tail", "20", timeout=60).stdout
+                raise TimeoutError(f"{self.server}/readyz not ready in {timeout}s\n{logs}")
+            tick.wait(0.2)
+
+
+@pytest.fixture
+def project(image: str):
+    """A compose project on free ports; ``down --volumes`` afterwards leaves nothing behind."""
+    p = Project()
+    yield p
+    p.run("down", "--volumes", "--timeout", "10", timeout=300)
+    left = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={p.name}"],
+                          capture_output=True, text=True, timeout=60)
+    assert left.stdout.strip() == "", f"containers left behind by {p.name}"
+
+
 @pytest.mark.docker
 @pytest.mark.timeout(1800)
-def test_compose_up_demo_runs_the_13_steps(image: str):
-    compose = compose_command()
-    assert compose is not None
-    project = f"cptest{uuid.uuid4().hex[:10]}"
-    env = compose_env(free_port(), free_port())
-    base = [*compose, "-f", COMPOSE_FILE, "-p", project]
-    try:
-        r = subprocess.run([*base, "up", "--no-build", "--exit-code-from", "demo", "demo"],
-                           capture_output=True, text=True, env=env, timeout=600)
-        out = r.stdout + r.stderr
-        assert r.returncode == 0, out[-4000:]
-        steps = {int(m) for m in re.findall(r"\[\s*(\d{1,2})\]\s+[+-]?\d", out)}
-        assert set(range(2, 14)) <= steps, f"steps seen: {sorted(steps)}\n{out[-4000:]}"
-        assert "node01" in out
-    finally:
-        subprocess.run([*base, "down", "--volumes", "--timeout", "10"], capture_output=True,
-                       env=env, timeout=300)
-    left = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={project}"],
-                          capture_output=True, text=True, timeout=60)
-    assert left.stdout.strip() == ""
+def test_etcd_data_survives_a_restart_on_the_named_volume(project: Project):
+    r = project.run("up", "-d", "--no-build", "apiserver")
+    assert r.returncode == 0, r.stderr[-3000:]
+    project.wait_ready()
+    name = f"compose-{uuid.uuid4().hex[:6]}"
+    code, created = project.request("POST", "/api/v1/namespaces",
+                                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    assert code == 201, created
+    r = project.run("restart", "etcd", "apiserver")
+    assert r.returncode == 0, r.stderr[-3000:]
+    project.wait_ready()
+    code, got = project.request("GET", f"/api/v1/namespaces/{name}")
+    assert code == 200, got
+    assert got["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)
+def test_compose_up_demo_runs_the_13_steps(project: Project):
+    r = project.run("up", "--no-build", "--exit-code-from", "demo", "demo")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-4000:]
+    steps = {int(m) for m in re.findall(r"\[\s*(\d{1,2})\]\s+[+-]?\d", out)}
+    assert set(range(2, 14)) <= steps, f"steps seen: {sorted(steps)}\n{out[-4000:]}"
+    assert "node01" in out
