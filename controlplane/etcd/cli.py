@@ -50,10 +50,12 @@ def _duration(text: str) -> float:
               help="Raise 'database space exceeded' beyond this (approximate) size.")
 @click.option("--experimental-watch-progress-notify-interval", "progress_interval", default="10m",
               show_default=True, help="Interval of watch progress notifications (duration or seconds).")
+@click.option("--snapshot-count", type=int, default=10000, show_default=True,
+              help="Revisions between snapshots of the data dir.")
 @click.option("--log-level", default=None, help="Log level (default $CONTROLPLANE_LOG_LEVEL or INFO).")
 def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
             initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
-            max_request_bytes, quota_backend_bytes, progress_interval, log_level) -> None:
+            max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, log_level) -> None:
     """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance.Status, Cluster.MemberList)."""
     log = cplog.setup("etcd", log_level)
     try:
@@ -69,7 +71,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             auto_compaction_mode=auto_compaction_mode,
             auto_compaction_retention=auto_compaction_retention,
             max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
-            progress_notify_interval=interval))
+            progress_notify_interval=interval, snapshot_count=snapshot_count))
     except (DataDirError, ValueError, OSError) as e:
         cplog.event(log, "etcd.failed", error=str(e))
         click.echo(f"error: {e}", err=True)
