@@ -21,6 +21,7 @@ All functions return new values and never mutate their inputs; errors raise
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 PATCH_DIRECTIVE = "$patch"
@@ -221,10 +222,7 @@ def merge_key(kind: str, path: str) -> str | None:
     """The patch merge key of the list at dotted ``path`` in ``kind``, or None."""
     if (kind, path) in PATH_MERGE_KEYS:
         return PATH_MERGE_KEYS[(kind, path)]
-    name = path.rsplit(".", 1)[-1]
-    if name == "ports" and kind == "Service" and path == "spec.ports":
-        return "port"
-    return MERGE_KEYS.get(name)
+    return MERGE_KEYS.get(path.rsplit(".", 1)[-1])
 
 
 def _is_primitive_merge(path: str) -> bool:
@@ -273,7 +271,6 @@ def _reorder(items: list, order: list, key: str | None) -> list:
 
 def _hashable(v: Any) -> Any:
     if isinstance(v, (dict, list)):
-        import json
         return json.dumps(v, sort_keys=True)
     return v
 
