@@ -1,0 +1,259 @@
+"""The scheduler cache: nodes and the pods on them, including assumed pods.
+
+Bound pods come from the pods informer; a pod the scheduler has just placed is
+*assumed* onto its node at once (so the next cycle counts it) and confirmed when
+the informer sees it bound, or forgotten when binding fails. Source:
+``pkg/scheduler/backend/cache/cache.go`` (AssumePod, FinishBinding, ForgetPod,
+AddPod, UpdatePod, RemovePod, AddNode, UpdateNode, RemoveNode) and
+``pkg/scheduler/framework/types.go`` (NodeInfo).
+
+The scheduling cycle is synchronous on the event loop, so a cycle sees a
+consistent cache without copying it: :meth:`Cache.snapshot` hands out the live
+NodeInfos plus a node list that is rebuilt only when nodes come or go.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+from components.scheduler.podinfo import PodInfo, Resources
+from controlplane.log import event
+
+log = logging.getLogger("scheduler.cache")
+
+
+class NodeInfo:
+    """One node and what is on it.
+
+    ``node`` (dict), ``name``, ``labels``, ``taints``, ``unschedulable`` (spec),
+    ``allocatable`` (:class:`Resources`), ``requested`` and ``non_zero_requested``
+    (sums over ``pods``), ``pods`` (key → PodInfo), ``pods_with_affinity`` and
+    ``pods_with_required_anti_affinity`` (keys), ``used_ports`` ((ip, proto, port) →
+    count), ``images`` (normalised name → size in bytes), ``generation``.
+    """
+
+    def __init__(self, node: dict | None = None, name: str = "") -> None:
+        self.pods: dict[str, PodInfo] = {}
+        self.pods_with_affinity: set[str] = set()
+        self.pods_with_required_anti_affinity: set[str] = set()
+        self.requested = Resources()
+        self.non_zero_requested = Resources()
+        self.used_ports: dict[tuple[str, str, int], int] = {}
+        self.generation = 0
+        self.node: dict | None = None
+        self.name = name
+        self.labels: dict[str, str] = {}
+        self.taints: list[dict] = []
+        self.unschedulable = False
+        self.allocatable = Resources()
+        self.images: dict[str, int] = {}
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: dict) -> None:
+        """Take a Node's labels, taints, spec.unschedulable, allocatable and images.
+
+        Raises ValueError on a malformed allocatable quantity."""
+        md = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.node = node
+        self.name = md.get("name") or self.name
+        self.labels = md.get("labels") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = Resources.from_list(status.get("allocatable") or status.get("capacity"))
+        images: dict[str, int] = {}
+        for img in status.get("images") or []:
+            for n in img.get("names") or []:
+                images[normalize_image(n)] = int(img.get("sizeBytes") or 0)
+        self.images = images
+        self.generation += 1
+
+    def add_pod(self, pi: PodInfo) -> None:
+        """Count a pod on this node (requests, ports, affinity indexes)."""
+        self.pods[pi.key] = pi
+        self.requested.add(pi.requests)
+        self.non_zero_requested.add(pi.non_zero_requests)
+        if pi.has_affinity:
+            self.pods_with_affinity.add(pi.key)
+        if pi.required_anti_affinity:
+            self.pods_with_required_anti_affinity.add(pi.key)
+        for p in pi.host_ports:
+            self.used_ports[p] = self.used_ports.get(p, 0) + 1
+        self.generation += 1
+
+    def remove_pod(self, key: str) -> PodInfo | None:
+        """Stop counting a pod; returns it, or None if it was not here."""
+        pi = self.pods.pop(key, None)
+        if pi is None:
+            return None
+        self.requested.add(pi.requests, -1)
+        self.non_zero_requested.add(pi.non_zero_requests, -1)
+        self.pods_with_affinity.discard(key)
+        self.pods_with_required_anti_affinity.discard(key)
+        for p in pi.host_ports:
+            n = self.used_ports.get(p, 0) - 1
+            if n > 0:
+                self.used_ports[p] = n
+            else:
+                self.used_ports.pop(p, None)
+        self.generation += 1
+        return pi
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+def normalize_image(name: str) -> str:
+    """``nginx`` → ``nginx:latest``; names with a tag or digest are kept
+    (imagelocality.normalizedImageName)."""
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last and "@" not in last:
+        return name + ":latest"
+    return name
+
+
+class Snapshot:
+    """What one scheduling cycle sees: ``nodes`` (list of NodeInfo, cache order),
+    ``by_name`` and the nodes holding pods with (anti-)affinity. Source:
+    ``pkg/scheduler/backend/cache/snapshot.go``."""
+
+    def __init__(self, nodes: list[NodeInfo], by_name: dict[str, NodeInfo]) -> None:
+        self.nodes = nodes
+        self.by_name = by_name
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return [n for n in self.nodes if n.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return [n for n in self.nodes if n.pods_with_required_anti_affinity]
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.by_name.get(name)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+class Cache:
+    """Nodes, bound pods and assumed pods. All methods are synchronous.
+
+    Pods whose node is not (yet) known are kept on a placeholder NodeInfo (as
+    kube-scheduler does) so that counts are right once the node arrives.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        self._pod_node: dict[str, str] = {}       # pod key -> node name
+        self._assumed: set[str] = set()
+        self._binding_finished: set[str] = set()
+        self._snapshot: Snapshot | None = None
+
+    # -- nodes -----------------------------------------------------------------
+    def add_node(self, node: dict) -> NodeInfo:
+        name = (node.get("metadata") or {}).get("name") or ""
+        ni = self._nodes.get(name)
+        if ni is None:
+            ni = self._nodes[name] = NodeInfo(name=name)
+        had_node = ni.node is not None
+        ni.set_node(node)
+        if not had_node:
+            self._snapshot = None
+        return ni
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        ni = self._nodes.get(name)
+        if ni is None:
+            return
+        if ni.pods:  # keep a placeholder while pods still point at it
+            ni.node = None
+        else:
+            del self._nodes[name]
+        self._snapshot = None
+
+    def node_count(self) -> int:
+        return sum(1 for n in self._nodes.values() if n.node is not None)
+
+    # -- pods ------------------------------------------------------------------
+    def _place(self, pi: PodInfo, node_name: str) -> None:
+        ni = self._nodes.get(node_name)
+        if ni is None:
+            ni = self._nodes[node_name] = NodeInfo(name=node_name)
+        ni.add_pod(pi)
+        self._pod_node[pi.key] = node_name
+
+    def _unplace(self, key: str) -> None:
+        name = self._pod_node.pop(key, None)
+        if name is None:
+            return
+        ni = self._nodes.get(name)
+        if ni is not None:
+            ni.remove_pod(key)
+            if ni.node is None and not ni.pods:
+                del self._nodes[name]
+
+    def assume_pod(self, pi: PodInfo, node_name: str) -> None:
+        """Count ``pi`` on ``node_name`` before the binding is stored.
+
+        Raises ValueError if the pod is already in the cache (cache.go AssumePod)."""
+        if pi.key in self._pod_node:
+            raise ValueError(f"pod {pi.key} is in the cache, so can't be assumed")
+        self._place(pi, node_name)
+        self._assumed.add(pi.key)
+
+    def finish_binding(self, key: str) -> None:
+        """The bind call returned; the pod stays assumed until the informer confirms it."""
+        if key in self._assumed:
+            self._binding_finished.add(key)
+
+    def forget_pod(self, key: str) -> None:
+        """Undo :meth:`assume_pod` (binding failed)."""
+        if key in self._assumed:
+            self._assumed.discard(key)
+            self._binding_finished.discard(key)
+            self._unplace(key)
+
+    def is_assumed(self, key: str) -> bool:
+        return key in self._assumed
+
+    def add_pod(self, pod: dict) -> None:
+        """A bound pod from the informer (confirms an assumed pod)."""
+        pi = PodInfo(pod)
+        if pi.key in self._assumed:
+            self._assumed.discard(pi.key)
+            self._binding_finished.discard(pi.key)
+        if pi.key in self._pod_node:
+            self._unplace(pi.key)
+        self._place(pi, pi.node_name)
+
+    def update_pod(self, old: dict, new: dict) -> None:
+        self.add_pod(new)
+
+    def remove_pod(self, pod: dict) -> None:
+        md = pod.get("metadata") or {}
+        key = f"{md.get('namespace') or 'default'}/{md.get('name')}"
+        self._assumed.discard(key)
+        self._binding_finished.discard(key)
+        self._unplace(key)
+
+    def has_pod(self, key: str) -> bool:
+        return key in self._pod_node
+
+    def pod_node(self, key: str) -> str | None:
+        return self._pod_node.get(key)
+
+    # -- snapshot --------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """The nodes a scheduling cycle considers (only those with a Node object)."""
+        if self._snapshot is None:
+            nodes = [n for n in self._nodes.values() if n.node is not None]
+            self._snapshot = Snapshot(nodes, {n.name: n for n in nodes})
+            event(log, "cache.snapshot", logging.DEBUG, nodes=len(nodes))
+        return self._snapshot
+
+    def nodes(self) -> Iterable[NodeInfo]:
+        return self._nodes.values()

@@ -1,0 +1,328 @@
+"""The scheduling framework: extension points, statuses, cycle state, and the
+runner that calls a profile's plugins in order.
+
+Extension points (``pkg/scheduler/framework/interface.go``), as plugin methods —
+a plugin implements the ones it needs:
+
+* ``less(a, b)``                                    QueueSort
+* ``pre_filter(state, pod, snapshot) -> Status|None`` PreFilter (``SKIP`` skips its Filter)
+* ``filter(state, pod, node_info) -> Status|None``   Filter (None means Success)
+* ``post_filter(state, pod, snapshot, diagnosis) -> Status`` PostFilter
+* ``pre_score(state, pod, nodes, snapshot) -> Status|None`` PreScore (``SKIP`` skips its Score)
+* ``score(state, pod, node_info) -> int``            Score
+* ``normalize_score(state, pod, scores) -> None``    NormalizeScore (in place, 0..100)
+* ``reserve`` / ``unreserve(state, pod, node_name)``  Reserve
+* ``permit(state, pod, node_name) -> Status|None``    Permit
+* ``async pre_bind`` / ``async bind`` / ``post_bind``  PreBind, Bind (``SKIP`` = not mine), PostBind
+* ``events_to_register() -> list[(resource, action)]`` the cluster events that may make a
+  pod this plugin rejected schedulable (queue moves; ``EnqueueExtensions``).
+
+Scores are ints; after normalisation every plugin's score is in 0..MAX_NODE_SCORE
+and is multiplied by the plugin's weight. Source of the failure message:
+``pkg/scheduler/framework/types.go`` (FitError.Error, Diagnosis).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from controlplane.log import event
+
+log = logging.getLogger("scheduler.framework")
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+# Status codes (interface.go Code).
+SUCCESS, ERROR, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, WAIT, SKIP = range(6)
+CODE_NAMES = ["Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip"]
+
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
+
+class Status:
+    """A plugin's verdict: ``code`` (SUCCESS, ERROR, UNSCHEDULABLE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE, WAIT, SKIP), ``reasons`` (the strings counted in
+    FailedScheduling messages) and ``plugin`` (who said it)."""
+
+    __slots__ = ("code", "reasons", "plugin")
+
+    def __init__(self, code: int = SUCCESS, *reasons: str, plugin: str = "") -> None:
+        self.code = code
+        self.reasons = list(reasons)
+        self.plugin = plugin
+
+    def is_success(self) -> bool:
+        return self.code == SUCCESS
+
+    def is_rejected(self) -> bool:
+        """Unschedulable or UnschedulableAndUnresolvable."""
+        return self.code in (UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def __repr__(self) -> str:
+        return f"Status({CODE_NAMES[self.code]}, {self.reasons!r}, plugin={self.plugin!r})"
+
+
+class CycleState(dict):
+    """Per-cycle scratch space plugins share (key → data); ``record`` holds the
+    per-plugin results kept for "explain" when recording is on."""
+
+    def __init__(self, record: bool = False) -> None:
+        super().__init__()
+        self.record = record
+        self.filter_results: dict[str, dict[str, str]] = {}
+        self.score_results: dict[str, dict[str, int]] = {}
+        self.final_scores: dict[str, dict[str, int]] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+
+@dataclass
+class Diagnosis:
+    """Why no node fits: per-node statuses, the plugins that rejected, and the
+    PreFilter/PostFilter messages (types.go Diagnosis)."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """No node fits the pod. ``str()`` is kube-scheduler's message, e.g.
+    ``0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.
+    preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.``
+    (types.go FitError.Error: reasons counted per node, "<count> <reason>" strings
+    sorted lexically, joined with ", ")."""
+
+    def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod_key = pod_key
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__(pod_key)
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def message(self) -> str:
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            hist = histogram(s.reasons for s in d.node_to_status.values())
+            if hist:
+                msg += f" {hist}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+            if not d.post_filter_msg.endswith("."):
+                msg += "."
+        return msg
+
+
+def histogram(reason_lists: Iterable[list[str]]) -> str:
+    """``"2 Insufficient cpu, 3 node(s) were unschedulable"``: each reason counted,
+    ``"<n> <reason>"`` sorted as strings (types.go sortReasonsHistogram)."""
+    counts: dict[str, int] = {}
+    for reasons in reason_lists:
+        for r in reasons:
+            counts[r] = counts.get(r, 0) + 1
+    return ", ".join(sorted(f"{n} {r}" for r, n in counts.items()))
+
+
+def default_normalize_score(scores: list[int], reverse: bool = False,
+                            max_priority: int = MAX_NODE_SCORE) -> None:
+    """Scale ``scores`` in place to 0..max_priority by the maximum; ``reverse`` flips
+    them (lower raw score is better). All-zero input: unchanged, or all max when
+    reversed. Source: ``pkg/scheduler/framework/plugins/helper/normalize_score.go``."""
+    max_count = max(scores, default=0)
+    if max_count == 0:
+        if reverse:
+            for i in range(len(scores)):
+                scores[i] = max_priority
+        return
+    for i, s in enumerate(scores):
+        s = max_priority * s // max_count
+        scores[i] = max_priority - s if reverse else s
+
+
+class Framework:
+    """One scheduling profile: its plugins per extension point, score weights and
+    ``percentage_of_nodes_to_score`` (0 = adaptive). Source: ``pkg/scheduler/framework/
+    runtime/framework.go``.
+
+    ``plugins``: ordered plugin instances (order = filter order);
+    ``weights``: plugin name → score weight (plugins absent or weight 0 do not score).
+    """
+
+    def __init__(self, scheduler_name: str, plugins: list[Any], weights: dict[str, int],
+                 percentage_of_nodes_to_score: int = 0) -> None:
+        self.scheduler_name = scheduler_name
+        self.plugins = plugins
+        self.weights = weights
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+
+        def having(method: str) -> list[Any]:
+            return [p for p in plugins if callable(getattr(p, method, None))]
+
+        self.queue_sort = next(iter(having("less")), None)
+        self.pre_filter_plugins = having("pre_filter")
+        self.filter_plugins = having("filter")
+        self.post_filter_plugins = having("post_filter")
+        self.pre_score_plugins = [p for p in having("pre_score") if weights.get(p.name, 0) > 0]
+        self.score_plugins = [p for p in having("score") if weights.get(p.name, 0) > 0]
+        self.reserve_plugins = having("reserve")
+        self.permit_plugins = having("permit")
+        self.pre_bind_plugins = having("pre_bind")
+        self.bind_plugins = having("bind")
+        self.post_bind_plugins = having("post_bind")
+
+    def plugin(self, name: str) -> Any | None:
+        return next((p for p in self.plugins if p.name == name), None)
+
+    def plugins_for_event(self) -> dict[tuple[str, str], set[str]]:
+        """(resource, action) → names of plugins that registered for it."""
+        out: dict[tuple[str, str], set[str]] = {}
+        for p in self.plugins:
+            fn = getattr(p, "events_to_register", None)
+            for ev in (fn() if fn else []):
+                out.setdefault(ev, set()).add(p.name)
+        return out
+
+    # -- scheduling cycle --------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: Any, snapshot: Any) -> Status:
+        for p in self.pre_filter_plugins:
+            st = p.pre_filter(state, pod, snapshot)
+            if st is None or st.code == SUCCESS:
+                continue
+            if st.code == SKIP:
+                state.skip_filter.add(p.name)
+                continue
+            st.plugin = p.name
+            return st
+        return Status()
+
+    def run_filter(self, state: CycleState, pod: Any, node: Any) -> Status | None:
+        """Filter plugins in order; the first rejection wins. None = feasible."""
+        skip = state.skip_filter
+        rec = state.filter_results.setdefault(node.name, {}) if state.record else None
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            st = p.filter(state, pod, node)
+            if st is None or st.code == SUCCESS:
+                if rec is not None:
+                    rec[p.name] = "passed"
+                continue
+            st.plugin = p.name
+            if rec is not None:
+                rec[p.name] = st.message()
+            return st
+        return None
+
+    def run_post_filter(self, state: CycleState, pod: Any, snapshot: Any,
+                        diagnosis: Diagnosis) -> Status:
+        st = Status(UNSCHEDULABLE)
+        for p in self.post_filter_plugins:
+            st = p.post_filter(state, pod, snapshot, diagnosis)
+            st.plugin = p.name
+            if st.is_success():
+                return st
+        return st
+
+    def run_score(self, state: CycleState, pod: Any, nodes: list[Any],
+                  snapshot: Any) -> list[int]:
+        """PreScore, Score, NormalizeScore and weights; returns the total per node
+        (aligned with ``nodes``)."""
+        for p in self.pre_score_plugins:
+            st = p.pre_score(state, pod, nodes, snapshot)
+            if st is not None and st.code == SKIP:
+                state.skip_score.add(p.name)
+            elif st is not None and not st.is_success():
+                raise RuntimeError(f"running PreScore plugin {p.name}: {st.message()}")
+        totals = [0] * len(nodes)
+        for p in self.score_plugins:
+            if p.name in state.skip_score:
+                continue
+            score = p.score
+            scores = [score(state, pod, n) for n in nodes]
+            norm = getattr(p, "normalize_score", None)
+            if norm is not None:
+                norm(state, pod, scores)
+            w = self.weights.get(p.name, 1)
+            if state.record:
+                for n, s in zip(nodes, scores):
+                    state.score_results.setdefault(n.name, {})[p.name] = s
+                    state.final_scores.setdefault(n.name, {})[p.name] = s * w
+            for i, s in enumerate(scores):
+                totals[i] += s * w
+        return totals
+
+    def run_reserve(self, state: CycleState, pod: Any, node_name: str) -> Status:
+        for p in self.reserve_plugins:
+            st = p.reserve(state, pod, node_name)
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                return st
+        return Status()
+
+    def run_unreserve(self, state: CycleState, pod: Any, node_name: str) -> None:
+        for p in reversed(self.reserve_plugins):
+            fn = getattr(p, "unreserve", None)
+            if fn:
+                fn(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: Any, node_name: str) -> Status:
+        for p in self.permit_plugins:
+            st = p.permit(state, pod, node_name)
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                return st
+        return Status()
+
+    # -- binding cycle -----------------------------------------------------------
+    async def run_pre_bind(self, state: CycleState, pod: Any, node_name: str) -> Status:
+        for p in self.pre_bind_plugins:
+            st = await p.pre_bind(state, pod, node_name)
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                return st
+        return Status()
+
+    async def run_bind(self, state: CycleState, pod: Any, node_name: str) -> Status:
+        for p in self.bind_plugins:
+            st = await p.bind(state, pod, node_name)
+            if st is not None and st.code == SKIP:
+                continue
+            st = st or Status()
+            st.plugin = p.name
+            return st
+        return Status(ERROR, "no bind plugin handled the pod")
+
+    def run_post_bind(self, state: CycleState, pod: Any, node_name: str) -> None:
+        for p in self.post_bind_plugins:
+            try:
+                p.post_bind(state, pod, node_name)
+            except Exception as e:  # informational only
+                event(log, "postbind.failed", logging.WARNING, plugin=p.name, error=str(e))
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring: all below 100 nodes;
+    else ``percentage`` (0 = adaptive ``50 - n/125``, at least 5) percent, at least 100.
+    Source: schedule_one.go numFeasibleNodesToFind."""
+    min_feasible = 100
+    if num_all_nodes < min_feasible:
+        return num_all_nodes
+    if percentage >= 100:
+        return num_all_nodes
+    adaptive = percentage
+    if adaptive <= 0:
+        adaptive = max(50 - num_all_nodes // 125, 5)
+    n = num_all_nodes * adaptive // 100
+    return max(n, min_feasible)

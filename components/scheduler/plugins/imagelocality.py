@@ -1,0 +1,50 @@
+"""ImageLocality (Score): prefer nodes that already hold the pod's images, weighted
+by image size and by how many nodes have it (spread), clamped between 23 MiB and
+1000 MiB per container. Source: pkg/scheduler/framework/plugins/imagelocality/image_locality.go."""
+
+from __future__ import annotations
+
+from components.scheduler.cache import normalize_image
+from components.scheduler.framework import MAX_NODE_SCORE, Status
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+_KEY = "ImageLocality.pre"
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Map a size sum to 0..100 between the thresholds."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    sum_scores = min(max(sum_scores, MIN_THRESHOLD), max_threshold)
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        pass
+
+    def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
+        spec = pod.pod.get("spec") or {}
+        images = [normalize_image(c.get("image") or "")
+                  for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+        counts = {i: 0 for i in images}
+        for n in snapshot.nodes:
+            if n.images:
+                for i in counts:
+                    if i in n.images:
+                        counts[i] += 1
+        state[_KEY] = (images, counts, len(snapshot.nodes))
+        return None
+
+    def score(self, state, pod, node) -> int:
+        images, counts, total = state[_KEY]
+        s = 0
+        for i in images:
+            size = node.images.get(i)
+            if size is not None and total:
+                s += int(size * (counts[i] / total))
+        return calculate_priority(s, len(images))

@@ -1,0 +1,24 @@
+"""NodeName (Filter): a pod that names a node (``spec.nodeName``) fits only there.
+Source: pkg/scheduler/framework/plugins/nodename/node_name.go."""
+
+from __future__ import annotations
+
+from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name = NAME
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        pass
+
+    def events_to_register(self) -> list[tuple[str, str]]:
+        return [("Node", "Add")]
+
+    def filter(self, state, pod, node) -> Status | None:
+        if pod.node_name and pod.node_name != node.name:
+            return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+        return None

@@ -1,0 +1,118 @@
+"""NodeResourcesFit (Filter, Score) and NodeResourcesBalancedAllocation (Score).
+
+Fit: the pod's effective requests (see :func:`podinfo.pod_requests`) plus what the
+node's pods request must stay within allocatable, for cpu, memory,
+ephemeral-storage, the pod count and each extended resource the pod asks for;
+reasons ``Insufficient <resource>`` / ``Too many pods``. Score (LeastAllocated,
+cpu and memory weight 1): mean of ``(allocatable - requested) * 100 / allocatable``
+using non-zero requests. BalancedAllocation: ``(1 - std(requested/allocatable)) * 100``
+using actual requests; skipped for pods that request nothing.
+Sources: pkg/scheduler/framework/plugins/noderesources/{fit.go,least_allocated.go,
+balanced_allocation.go,resource_allocation.go}.
+"""
+
+from __future__ import annotations
+
+import math
+
+from components.scheduler.framework import MAX_NODE_SCORE, SKIP, UNSCHEDULABLE, Status
+
+FIT = "NodeResourcesFit"
+BALANCED = "NodeResourcesBalancedAllocation"
+
+#: default scoring resources and weights (apis/config/v1 defaults.go)
+DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
+
+
+def insufficient_resources(pod, node) -> list[str]:
+    """The reasons ``pod`` does not fit ``node`` by resources (fit.go fitsRequest);
+    empty when it fits."""
+    reasons: list[str] = []
+    alloc = node.allocatable
+    if len(node.pods) + 1 > alloc.allowed_pods:
+        reasons.append("Too many pods")
+    req = pod.requests
+    if req.is_zero():
+        return reasons
+    used = node.requested
+    if req.milli_cpu and alloc.milli_cpu < req.milli_cpu + used.milli_cpu:
+        reasons.append("Insufficient cpu")
+    if req.memory and alloc.memory < req.memory + used.memory:
+        reasons.append("Insufficient memory")
+    if req.ephemeral_storage and alloc.ephemeral_storage < req.ephemeral_storage + used.ephemeral_storage:
+        reasons.append("Insufficient ephemeral-storage")
+    for name, q in req.scalar.items():
+        if q and alloc.scalar.get(name, 0) < q + used.scalar.get(name, 0):
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """``(capacity - requested) * 100 // capacity``; 0 when over capacity or no capacity."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+class NodeResourcesFit:
+    name = FIT
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        args = args or {}
+        strategy = args.get("scoringStrategy") or {}
+        self.resources = tuple((r["name"], int(r.get("weight", 1)))
+                               for r in strategy.get("resources") or []) or DEFAULT_RESOURCES
+
+    def events_to_register(self) -> list[tuple[str, str]]:
+        return [("Pod", "Delete"), ("Pod", "UpdatePodScaleDown"), ("Node", "Add"),
+                ("Node", "UpdateNodeAllocatable")]
+
+    def filter(self, state, pod, node) -> Status | None:
+        reasons = insufficient_resources(pod, node)
+        if reasons:
+            return Status(UNSCHEDULABLE, *reasons)
+        return None
+
+    def score(self, state, pod, node) -> int:
+        alloc, used, req = node.allocatable, node.non_zero_requested, pod.non_zero_requests
+        total = weights = 0
+        for name, w in self.resources:
+            cap = alloc.get(name)
+            if cap == 0:
+                continue
+            total += least_requested_score(used.get(name) + req.get(name), cap) * w
+            weights += w
+        return total // weights if weights else 0
+
+
+class NodeResourcesBalancedAllocation:
+    name = BALANCED
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        args = args or {}
+        self.resources = tuple(r["name"] for r in args.get("resources") or []) or \
+            tuple(n for n, _ in DEFAULT_RESOURCES)
+
+    def events_to_register(self) -> list[tuple[str, str]]:
+        return [("Pod", "Delete"), ("Node", "Add"), ("Node", "UpdateNodeAllocatable")]
+
+    def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
+        if all(pod.requests.get(n) == 0 for n in self.resources):
+            return Status(SKIP)  # best-effort pod
+        return None
+
+    def score(self, state, pod, node) -> int:
+        fractions = []
+        for name in self.resources:
+            cap = node.allocatable.get(name)
+            if cap == 0:
+                continue
+            fractions.append(min((node.requested.get(name) + pod.requests.get(name)) / cap, 1.0))
+        if len(fractions) == 2:
+            std = abs(fractions[0] - fractions[1]) / 2
+        elif len(fractions) > 2:
+            mean = sum(fractions) / len(fractions)
+            std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+        else:
+            std = 0.0
+        return int((1 - std) * MAX_NODE_SCORE)

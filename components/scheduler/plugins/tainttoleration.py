@@ -1,0 +1,48 @@
+"""TaintToleration (Filter, Score): a node's NoSchedule/NoExecute taints must all be
+tolerated; the score counts untolerated PreferNoSchedule taints (fewer is better,
+reverse-normalised). Source: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go."""
+
+from __future__ import annotations
+
+from components.scheduler.framework import (UNSCHEDULABLE_AND_UNRESOLVABLE, Status,
+                                            default_normalize_score)
+from components.scheduler.podinfo import find_untolerated, tolerates
+
+NAME = "TaintToleration"
+_KEY = "TaintToleration.pre"
+
+
+def untolerated_taint_reason(taint: dict) -> str:
+    """``node(s) had untolerated taint {key: value}``."""
+    return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '') or ''}}}"
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        pass
+
+    def events_to_register(self) -> list[tuple[str, str]]:
+        return [("Node", "Add"), ("Node", "UpdateNodeTaint"), ("Pod", "UpdatePodToleration")]
+
+    def filter(self, state, pod, node) -> Status | None:
+        if not node.taints:
+            return None
+        t = find_untolerated(node.taints, pod.tolerations, ("NoSchedule", "NoExecute"))
+        if t is not None:
+            return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_taint_reason(t))
+        return None
+
+    def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
+        state[_KEY] = [t for t in pod.tolerations
+                       if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
+        return None
+
+    def score(self, state, pod, node) -> int:
+        tols = state[_KEY]
+        return sum(1 for t in node.taints if t.get("effect") == "PreferNoSchedule"
+                   and not any(tolerates(tol, t) for tol in tols))
+
+    def normalize_score(self, state, pod, scores: list[int]) -> None:
+        default_normalize_score(scores, reverse=True)

@@ -1,0 +1,440 @@
+"""The scheduler: informers feed the cache and the queue; one scheduling cycle at a
+time pops a pod, filters and scores nodes, assumes the pod onto the best node, and
+hands it to an asynchronous binding cycle so the next pod can be scheduled while
+the previous one binds.
+
+Source: ``pkg/scheduler/schedule_one.go`` (ScheduleOne, schedulePod,
+findNodesThatFitPod, prioritizeNodes, selectHost, assume, bindingCycle,
+handleSchedulingFailure), ``pkg/scheduler/eventhandlers.go`` (informer wiring).
+
+Outcomes are kube-scheduler's: Event ``Scheduled`` "Successfully assigned NS/NAME to
+NODE"; on failure Event ``FailedScheduling`` with the FitError message and the pod's
+``PodScheduled`` condition False/``Unschedulable``. Trace steps 1, 9 and 10 of seed 000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from components.scheduler.cache import Cache
+from components.scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, build_framework
+from components.scheduler.framework import (ERROR, CycleState, Diagnosis, FitError, Framework,
+                                            Status, num_feasible_nodes_to_find)
+from components.scheduler.podinfo import PodInfo
+from components.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from controlplane.api.resources import PODS
+from controlplane.log import event
+
+log = logging.getLogger("scheduler")
+
+ANNOTATION_PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
+FILTER_RESULT = ANNOTATION_PREFIX + "filter-result"
+SCORE_RESULT = ANNOTATION_PREFIX + "score-result"
+FINAL_SCORE_RESULT = ANNOTATION_PREFIX + "finalscore-result"
+SELECTED_NODE = ANNOTATION_PREFIX + "selected-node"
+
+ERR_NO_NODES = "no nodes available to schedule pods"
+
+
+class NoNodesAvailable(Exception):
+    """The cache has no nodes (schedule_one.go ErrNoNodesAvailable)."""
+
+
+@dataclass
+class ScheduleResult:
+    """``suggested_host``, ``evaluated_nodes`` (filtered), ``feasible_nodes`` and the
+    final ``scores`` (node name → weighted total) of one successful cycle."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    scores: dict[str, int]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_assigned(pod: dict) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def is_deleting(pod: dict) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def scheduler_name_of(pod: dict) -> str:
+    return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+
+
+class Scheduler:
+    """Scheduling with one or more profiles.
+
+    ``client``: a RestClient (used by DefaultBinder and status/annotation patches);
+    ``config``: :class:`SchedulerConfig`; ``recorder``: an EventRecorder (component
+    ``default-scheduler``) or None; ``trace``: a TraceEmitter or None;
+    ``record_results``: write the simulator-style result annotations;
+    ``pod_lister``: key → current pod dict (the pods informer's store) or None;
+    ``rng``: random.Random for tie-breaks. Plugins get this object as their handle.
+    """
+
+    def __init__(self, client: Any, config: SchedulerConfig | None = None, *,
+                 recorder: Any = None, trace: Any = None, record_results: bool = True,
+                 pod_lister: Callable[[str], dict | None] | None = None,
+                 rng: random.Random | None = None,
+                 binder_override: Any = None) -> None:
+        self.client = client
+        self.config = config or SchedulerConfig()
+        self.recorder = recorder
+        self.trace = trace
+        self.record_results = record_results
+        self.pod_lister = pod_lister
+        self.rng = rng or random.Random()
+        self.profiles: dict[str, Framework] = {}
+        for p in self.config.profiles:
+            fwk = build_framework(p, self, self.config.percentage_of_nodes_to_score)
+            if binder_override is not None:
+                fwk.bind_plugins = [binder_override]
+            self.profiles[fwk.scheduler_name] = fwk
+        first = next(iter(self.profiles.values()))
+        events: dict[tuple[str, str], set[str]] = {}
+        for fwk in self.profiles.values():
+            for k, v in fwk.plugins_for_event().items():
+                events.setdefault(k, set()).update(v)
+        less = first.queue_sort.less if first.queue_sort else None
+        self.cache = Cache()
+        self.queue = SchedulingQueue(less, initial_backoff=self.config.pod_initial_backoff_seconds,
+                                     max_backoff=self.config.pod_max_backoff_seconds,
+                                     plugins_for_event=events)
+        self.next_start_node_index = 0
+        self._binding_tasks: set[asyncio.Task] = set()
+        self._bg_tasks: set[asyncio.Task] = set()
+        self.last_results: dict[str, dict] = {}   # pod key -> explain record of the last attempt
+        self._step1_done = False
+
+    # -- informer wiring (eventhandlers.go) ------------------------------------------
+    def responsible_for(self, pod: dict) -> bool:
+        return scheduler_name_of(pod) in self.profiles
+
+    def on_pod_add(self, pod: dict) -> None:
+        if is_assigned(pod):
+            self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff("Pod", "Add")
+        elif self.responsible_for(pod) and not is_deleting(pod):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: dict, new: dict) -> None:
+        if is_assigned(new):
+            if not is_assigned(old):
+                self.queue.delete(new)
+            self.cache.update_pod(old, new)
+            if ((old.get("metadata") or {}).get("labels") or {}) != \
+                    ((new.get("metadata") or {}).get("labels") or {}):
+                self.queue.move_all_to_active_or_backoff("Pod", "UpdatePodLabel")
+        elif is_deleting(new):
+            self.queue.delete(new)
+        elif self.responsible_for(new):
+            self.queue.update(new, old)
+
+    def on_pod_delete(self, pod: dict) -> None:
+        if is_assigned(pod) or self.cache.has_pod(PodInfo(pod).key):
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff("Pod", "Delete")
+        self.queue.delete(pod)
+
+    def on_node_add(self, node: dict) -> None:
+        try:
+            self.cache.add_node(node)
+        except ValueError as e:
+            event(log, "node.invalid", logging.WARNING, node=(node.get("metadata") or {}).get("name"),
+                  error=str(e))
+            return
+        self.queue.move_all_to_active_or_backoff("Node", "Add")
+
+    def on_node_update(self, old: dict, new: dict) -> None:
+        try:
+            self.cache.update_node(new)
+        except ValueError as e:
+            event(log, "node.invalid", logging.WARNING, node=(new.get("metadata") or {}).get("name"),
+                  error=str(e))
+            return
+        for action in node_update_actions(old, new):
+            self.queue.move_all_to_active_or_backoff("Node", action)
+
+    def on_node_delete(self, node: dict) -> None:
+        self.cache.remove_node((node.get("metadata") or {}).get("name") or "")
+        self.queue.move_all_to_active_or_backoff("Node", "Delete")
+
+    def on_pods_watch_started(self, rv: str) -> None:
+        if self.trace is not None and not self._step1_done:
+            self._step1_done = True
+            self.trace.emit(1, "scheduler informers watching pods and nodes",
+                            {"kind": "Pod", "metadata": {"resourceVersion": rv}}, kind="Pod",
+                            detail=f"list+watch pods (all namespaces) and nodes from resourceVersion {rv}")
+
+    # -- the scheduling cycle ----------------------------------------------------------
+    async def run(self) -> None:
+        """Schedule forever (until cancelled)."""
+        flusher = asyncio.create_task(self.queue.run_flushers())
+        try:
+            while True:
+                qp = await self.queue.pop()
+                self.schedule_one(qp)
+                await asyncio.sleep(0)  # let informers and binding cycles run
+        finally:
+            flusher.cancel()
+            self.queue.close()
+
+    def schedule_one(self, qp: QueuedPodInfo) -> ScheduleResult | None:
+        """One scheduling cycle for ``qp`` (synchronous; the binding cycle is spawned
+        as a task). Returns the result, or None when the pod failed or was skipped."""
+        pi = qp.pod_info
+        pod = pi.pod
+        fwk = self.profiles.get(scheduler_name_of(pod))
+        if fwk is None or is_deleting(pod) or self.cache.has_pod(pi.key):
+            self.queue.done(pi.key)
+            return None
+        cycle = self.queue.scheduling_cycle
+        state = CycleState(record=self.record_results)
+        try:
+            result = self.schedule_pod(fwk, state, pi)
+        except FitError as fe:
+            st = fwk.run_post_filter(state, pi, self.cache.snapshot(), fe.diagnosis)
+            if st.is_rejected() and st.message():
+                fe.diagnosis.post_filter_msg = st.message()
+            self.handle_failure(fwk, state, qp, fe, cycle)
+            return None
+        except NoNodesAvailable:
+            self.handle_failure(fwk, state, qp, NoNodesAvailable(ERR_NO_NODES), cycle)
+            return None
+        except Exception as e:  # a plugin error: retry with backoff
+            event(log, "schedule.error", logging.ERROR, pod=pi.key, error=f"{type(e).__name__}: {e}")
+            self.handle_failure(fwk, state, qp, e, cycle)
+            return None
+        node = result.suggested_host
+        self.cache.assume_pod(pi, node)
+        st = fwk.run_reserve(state, pi, node)
+        if st.is_success():
+            st = fwk.run_permit(state, pi, node)
+        if not st.is_success():
+            fwk.run_unreserve(state, pi, node)
+            self.cache.forget_pod(pi.key)
+            self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
+            return None
+        ranked = sorted(result.scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        detail = " ".join(f"{n}={s}" for n, s in ranked[:10]) + (" ..." if len(ranked) > 10 else "")
+        event(log, "pod.assumed", pod=pi.key, node=node, evaluated=result.evaluated_nodes,
+              feasible=result.feasible_nodes, attempts=qp.attempts)
+        if self.trace is not None:
+            self.trace.emit(9, f"filtered {result.evaluated_nodes} nodes → {result.feasible_nodes} "
+                               f"feasible; scored; picked {node}; assumed", pod,
+                            detail=("scores: " + detail) if ranked else "single feasible node, not scored")
+        self.remember(pi, state, node)
+        t = asyncio.get_running_loop().create_task(self.binding_cycle(fwk, state, qp, node, cycle))
+        self._binding_tasks.add(t)
+        t.add_done_callback(self._binding_tasks.discard)
+        return result
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pi: PodInfo) -> ScheduleResult:
+        """Filter then score; raises FitError or NoNodesAvailable (schedulePod)."""
+        snapshot = self.cache.snapshot()
+        if len(snapshot) == 0:
+            raise NoNodesAvailable(ERR_NO_NODES)
+        feasible, diagnosis, evaluated = self.find_nodes_that_fit(fwk, state, pi, snapshot)
+        if not feasible:
+            raise FitError(pi.key, len(snapshot), diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1, {})
+        totals = fwk.run_score(state, pi, feasible, snapshot)
+        host = self.select_host(feasible, totals)
+        return ScheduleResult(host, evaluated, len(feasible),
+                              {n.name: s for n, s in zip(feasible, totals)})
+
+    def find_nodes_that_fit(self, fwk: Framework, state: CycleState, pi: PodInfo, snapshot):
+        """PreFilter then Filter, from a rotating start, stopping once enough feasible
+        nodes are found (findNodesThatFitPod / findNodesThatPassFilters).
+        Returns (feasible NodeInfos, Diagnosis, number of nodes evaluated)."""
+        diagnosis = Diagnosis()
+        nodes = snapshot.nodes
+        st = fwk.run_pre_filter(state, pi, snapshot)
+        if not st.is_success():
+            if st.code == ERROR:
+                raise RuntimeError(f"running PreFilter plugin {st.plugin}: {st.message()}")
+            for n in nodes:
+                diagnosis.node_to_status[n.name] = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.unschedulable_plugins.add(st.plugin)
+            return [], diagnosis, 0
+        n_all = len(nodes)
+        want = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n_all)
+        start = self.next_start_node_index % n_all
+        feasible = []
+        run_filter = fwk.run_filter
+        statuses = diagnosis.node_to_status
+        evaluated = 0
+        for i in range(n_all):
+            node = nodes[(start + i) % n_all]
+            evaluated += 1
+            s = run_filter(state, pi, node)
+            if s is None:
+                feasible.append(node)
+                if len(feasible) >= want:
+                    break
+            elif s.code == ERROR:
+                raise RuntimeError(f"running Filter plugin {s.plugin}: {s.message()}")
+            else:
+                statuses[node.name] = s
+                diagnosis.unschedulable_plugins.add(s.plugin)
+        self.next_start_node_index = (start + evaluated) % n_all
+        return feasible, diagnosis, evaluated
+
+    def select_host(self, nodes: list, totals: list[int]) -> str:
+        """The highest total; ties broken uniformly at random (reservoir sampling, selectHost)."""
+        best_i, best, count = 0, None, 0
+        rng = self.rng
+        for i, s in enumerate(totals):
+            if best is None or s > best:
+                best_i, best, count = i, s, 1
+            elif s == best:
+                count += 1
+                if rng.randrange(count) == 0:
+                    best_i = i
+        return nodes[best_i].name
+
+    # -- the binding cycle -------------------------------------------------------------
+    async def binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,
+                            node: str, cycle: int) -> None:
+        pi = qp.pod_info
+        if self.trace is not None:
+            self.trace.emit(10, f"POST pods/{pi.name}/binding → {node}", pi.pod)
+        st = await fwk.run_pre_bind(state, pi, node)
+        if st.is_success():
+            st = await fwk.run_bind(state, pi, node)
+        if not st.is_success():
+            event(log, "pod.bind_failed", logging.WARNING, pod=pi.key, node=node, error=st.message())
+            fwk.run_unreserve(state, pi, node)
+            self.cache.forget_pod(pi.key)
+            self.queue.move_all_to_active_or_backoff("Pod", "Delete")  # AssignedPodDelete
+            self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
+            return
+        self.cache.finish_binding(pi.key)
+        event(log, "pod.bound", pod=pi.key, node=node)
+        if self.recorder is not None:
+            self.recorder.event(pi.pod, "Normal", "Scheduled",
+                                f"Successfully assigned {pi.namespace}/{pi.name} to {node}")
+        fwk.run_post_bind(state, pi, node)
+        self.queue.done(pi.key)
+        if self.record_results:
+            await self._patch_annotations(pi, self.last_results.get(pi.key) or {})
+
+    # -- failures ----------------------------------------------------------------------
+    def handle_failure(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,
+                       err: Exception, cycle: int) -> None:
+        """Event FailedScheduling, PodScheduled=False condition, requeue
+        (handleSchedulingFailure)."""
+        pi = qp.pod_info
+        fit = isinstance(err, FitError)
+        msg = str(err)
+        reason = "Unschedulable" if isinstance(err, (FitError, NoNodesAvailable)) else "SchedulerError"
+        qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins) if fit else set()
+        current = self.pod_lister(pi.key) if self.pod_lister else pi.pod
+        if current is None or is_assigned(current) or is_deleting(current):
+            self.queue.delete(pi.pod)
+            return
+        self.queue.add_unschedulable_if_not_present(qp, cycle, error=not fit)
+        event(log, "pod.unschedulable" if fit else "pod.schedule_failed", pod=pi.key, reason=reason,
+              message=msg)
+        if self.recorder is not None:
+            self.recorder.event(pi.pod, "Warning", "FailedScheduling", msg)
+        if self.record_results:
+            self.remember(pi, state, "")
+        self._spawn(self._patch_failure(pi, current, reason, msg))
+
+    def _spawn(self, coro) -> None:
+        try:
+            t = asyncio.get_running_loop().create_task(coro)
+        except RuntimeError:
+            coro.close()
+            return
+        self._bg_tasks.add(t)
+        t.add_done_callback(self._bg_tasks.discard)
+
+    async def _patch_failure(self, pi: PodInfo, current: dict, reason: str, msg: str) -> None:
+        conds = (current.get("status") or {}).get("conditions") or []
+        old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
+        if self.client is not None and not (old and old.get("status") == "False"
+                                            and old.get("reason") == reason and old.get("message") == msg):
+            cond = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                    "lastTransitionTime": (old or {}).get("lastTransitionTime")
+                    if old and old.get("status") == "False" else _now(),
+                    "reason": reason, "message": msg}
+            try:
+                await self.client.patch(PODS, pi.name, {"status": {"conditions": [cond]}}, pi.namespace,
+                                        patch_type="strategic", subresource="status")
+            except Exception as e:  # the pod may be gone; the next attempt retries
+                event(log, "pod.status_patch_failed", logging.WARNING, pod=pi.key, error=str(e)[:200])
+        if self.record_results:
+            await self._patch_annotations(pi, self.last_results.get(pi.key) or {}, current)
+
+    # -- explain -----------------------------------------------------------------------
+    def remember(self, pi: PodInfo, state: CycleState, node: str) -> None:
+        """Keep the last attempt's per-node filter verdicts and scores (explain)."""
+        if not state.record:
+            return
+        self.last_results[pi.key] = {
+            FILTER_RESULT: json.dumps(state.filter_results, sort_keys=True),
+            SCORE_RESULT: json.dumps({n: {p: str(s) for p, s in d.items()}
+                                      for n, d in state.score_results.items()}, sort_keys=True),
+            FINAL_SCORE_RESULT: json.dumps({n: {p: str(s) for p, s in d.items()}
+                                            for n, d in state.final_scores.items()}, sort_keys=True),
+            SELECTED_NODE: node,
+        }
+        if len(self.last_results) > 10000:
+            self.last_results.pop(next(iter(self.last_results)))
+
+    async def _patch_annotations(self, pi: PodInfo, ann: dict, current: dict | None = None) -> None:
+        if not ann or self.client is None:
+            return
+        have = ((current or pi.pod).get("metadata") or {}).get("annotations") or {}
+        if all(have.get(k) == v for k, v in ann.items()):
+            return
+        try:
+            await self.client.patch(PODS, pi.name, {"metadata": {"annotations": ann}}, pi.namespace,
+                                    patch_type="merge")
+        except Exception as e:
+            event(log, "pod.annotate_failed", logging.WARNING, pod=pi.key, error=str(e)[:200])
+
+    async def wait_idle(self) -> None:
+        """Wait for in-flight binding cycles and background writes (tests, shutdown)."""
+        while self._binding_tasks or self._bg_tasks:
+            await asyncio.gather(*list(self._binding_tasks | self._bg_tasks), return_exceptions=True)
+
+
+def node_update_actions(old: dict, new: dict) -> list[str]:
+    """Which scheduling-relevant parts of a Node changed: ``UpdateNodeLabel``,
+    ``UpdateNodeTaint`` (taints or spec.unschedulable), ``UpdateNodeAllocatable``,
+    ``UpdateNodeCondition`` (condition statuses only, not heartbeats). Source:
+    pkg/scheduler/eventhandlers.go nodeSchedulingPropertiesChange."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    ost, nst = old.get("status") or {}, new.get("status") or {}
+    out = []
+    if (om.get("labels") or {}) != (nm.get("labels") or {}):
+        out.append("UpdateNodeLabel")
+    if (os_.get("taints") or []) != (ns_.get("taints") or []) or \
+            bool(os_.get("unschedulable")) != bool(ns_.get("unschedulable")):
+        out.append("UpdateNodeTaint")
+    if (ost.get("allocatable") or {}) != (nst.get("allocatable") or {}):
+        out.append("UpdateNodeAllocatable")
+
+    def conds(st: dict) -> dict:
+        return {c.get("type"): c.get("status") for c in st.get("conditions") or []}
+    if conds(ost) != conds(nst):
+        out.append("UpdateNodeCondition")
+    return out
