@@ -101,8 +101,10 @@ def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[fl
             return float(after or 0), int(code or 0)
         except ValueError:
             return None
-    words = " ".join(str(w) for w in (container.get("command") or []) + (container.get("args") or []))
-    script = words.strip()
+    argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
+    if len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "ash", "dash") and argv[1] == "-c":
+        argv = argv[2:]  # the shell script itself
+    script = " ".join(argv).strip()
     if not script:
         return None
     m = re.search(r"(?:^|[;&|\s])exit\s+(\d+)\s*$", script)

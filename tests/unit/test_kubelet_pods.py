@@ -1,0 +1,277 @@
+"""Kubelet pod lifecycle on the simulated runtime, against an in-memory fake apiserver."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+
+import pytest
+
+from controlplane.api.patch import json_merge_patch
+from controlplane.client.rest import ApiError
+
+from components.kubelet import events as ev
+from components.kubelet.pod_workers import PodWorkers
+from components.kubelet.runtime import SimulatedRuntime
+
+
+class FakeClient:
+    """Keeps pods by name; applies merge patches to status; records deletes."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, dict] = {}
+        self.status_patches: list[dict] = []
+        self.deletes: list[tuple[str, dict]] = []
+
+    async def patch(self, res, name, patch, namespace=None, *, patch_type="merge", subresource=None):
+        assert subresource == "status" and patch_type == "merge"
+        pod = self.pods.get(name)
+        if pod is None:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        self.status_patches.append(copy.deepcopy(patch["status"]))
+        pod["status"] = json_merge_patch(pod.get("status") or {}, patch["status"])
+        return copy.deepcopy(pod)
+
+    async def delete(self, res, name, namespace=None, *, grace_period_seconds=None, preconditions=None,
+                     propagation_policy=None):
+        self.deletes.append((name, {"grace": grace_period_seconds, "pre": preconditions}))
+        return self.pods.pop(name, None)
+
+
+class FakeRecorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str, str | None]] = []
+
+    def event(self, obj, type_, reason, message, field_path=None):
+        self.events.append((type_, reason, message, field_path))
+
+
+class FakeTracer:
+    def __init__(self) -> None:
+        self.records: list[tuple[int, str]] = []
+
+    def emit(self, step, action, obj=None, detail="", **kw):
+        self.records.append((step, action))
+
+
+def make_pod(name="web", *, containers=None, init=None, restart="Always", uid=None, status=None,
+             annotations=None) -> dict:
+    spec = {"nodeName": "node01", "restartPolicy": restart,
+            "containers": containers or [{"name": "nginx", "image": "nginx:1.25",
+                                          "imagePullPolicy": "IfNotPresent"}]}
+    if init:
+        spec["initContainers"] = init
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}",
+                         "resourceVersion": "5", "annotations": annotations or {}},
+            "spec": spec,
+            "status": status or {"phase": "Pending", "qosClass": "BestEffort", "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"}]}}
+
+
+@pytest.fixture
+def env():
+    client, rec, tr = FakeClient(), FakeRecorder(), FakeTracer()
+    rt = SimulatedRuntime("node01", "10.244.1.0/24", image_pull_seconds=0.01, container_start_seconds=0.0)
+    w = PodWorkers(client, "node01", "192.168.0.101", rt, rec, tr, backoff_base=0.05, backoff_max=0.2)
+    return client, rec, tr, rt, w
+
+
+async def start(env, pod):
+    client, rec, tr, rt, w = env
+    client.pods[pod["metadata"]["name"]] = copy.deepcopy(pod)
+    w.update_pod(copy.deepcopy(pod))
+    await w.wait_idle()
+    return client.pods[pod["metadata"]["name"]]
+
+
+async def test_running_pod_status_events_and_trace(env):
+    client, rec, tr, rt, w = env
+    pod = await start(env, make_pod(containers=[
+        {"name": "a", "image": "soscscs/myapp:v1", "imagePullPolicy": "IfNotPresent"},
+        {"name": "b", "image": "nginx", "imagePullPolicy": "Always"}]))
+    st = pod["status"]
+    assert st["phase"] == "Running"
+    assert st["hostIP"] == "192.168.0.101" and st["hostIPs"] == [{"ip": "192.168.0.101"}]
+    assert st["podIP"] == "10.244.1.2" and st["podIPs"] == [{"ip": "10.244.1.2"}]
+    assert st["startTime"] and st["qosClass"] == "BestEffort"
+    conds = {c["type"]: c for c in st["conditions"]}
+    assert [c["type"] for c in st["conditions"]] == [
+        "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+    assert all(c["status"] == "True" for c in st["conditions"])
+    assert conds["PodScheduled"]["lastTransitionTime"] == "2025-01-01T00:00:00Z"
+    cs = {c["name"]: c for c in st["containerStatuses"]}
+    assert cs["a"]["image"] == "docker.io/soscscs/myapp:v1"
+    assert re.fullmatch(r"docker\.io/soscscs/myapp@sha256:[0-9a-f]{64}", cs["a"]["imageID"])
+    assert re.fullmatch(r"containerd://[0-9a-f]{64}", cs["a"]["containerID"])
+    assert cs["b"]["image"] == "docker.io/library/nginx:latest"
+    for c in cs.values():
+        assert c["ready"] and c["started"] and c["restartCount"] == 0
+        assert c["state"]["running"]["startedAt"]
+    # first status said ContainerCreating, then Running
+    assert client.status_patches[0]["phase"] == "Pending"
+    assert client.status_patches[0]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert client.status_patches[-1]["phase"] == "Running"
+    msgs = [(r, m, fp) for _, r, m, fp in rec.events]
+    assert ("Pulling", 'Pulling image "soscscs/myapp:v1"', "spec.containers{a}") in msgs
+    assert ("Created", "Created container: a", "spec.containers{a}") in msgs
+    assert ("Started", "Started container b", "spec.containers{b}") in msgs
+    pulled = [m for r, m, fp in msgs if r == "Pulled" and fp == "spec.containers{b}"]
+    assert re.fullmatch(r'Successfully pulled image "nginx" in \d+ms \(\d+ms including waiting\)\. '
+                        r"Image size: \d+ bytes\.", pulled[0])
+    actions = [a for _, a in tr.records]
+    assert actions[0] == "pod bound to node01 received on watch"
+    assert actions[1] == "sandbox created (pause container), IP 10.244.1.2"
+    assert "image soscscs/myapp:v1 pulled" in actions
+    assert "containers started: a, b" in actions
+    assert actions[-1] == "status update sent: Running"
+    assert all(step == 12 for step, _ in tr.records)
+
+
+async def test_image_already_present_and_never(env):
+    client, rec, tr, rt, w = env
+    await start(env, make_pod("p1"))
+    rec.events.clear()
+    await start(env, make_pod("p2", containers=[
+        {"name": "nginx", "image": "nginx:1.25", "imagePullPolicy": "IfNotPresent"},
+        {"name": "x", "image": "absent:1", "imagePullPolicy": "Never"}]))
+    msgs = [(r, m) for _, r, m, _ in rec.events]
+    assert ("Pulled", 'Container image "nginx:1.25" already present on machine') in msgs
+    assert ("ErrImageNeverPull", 'Container image "absent:1" is not present with pull policy of Never') in msgs
+    assert not any(r == "Pulling" for r, _ in msgs)
+    st = client.pods["p2"]["status"]
+    x = next(c for c in st["containerStatuses"] if c["name"] == "x")
+    assert x["state"]["waiting"]["reason"] == "ErrImageNeverPull"
+    assert st["phase"] == "Pending"
+    assert rt.sandbox("uid-p2").ip == "10.244.1.3"
+
+
+async def test_init_containers_run_in_order_before_app_containers(env):
+    client, rec, tr, rt, w = env
+    init = [{"name": "init-a", "image": "busybox:1.36", "command": ["sh", "-c", "echo a"]},
+            {"name": "init-b", "image": "busybox:1.36", "command": ["sh", "-c", "echo b"]}]
+    pod = await start(env, make_pod(init=init))
+    order = [(r, fp) for _, r, _, fp in rec.events if r in ("Created", "Started")]
+    assert order == [("Created", "spec.initContainers{init-a}"), ("Started", "spec.initContainers{init-a}"),
+                     ("Created", "spec.initContainers{init-b}"), ("Started", "spec.initContainers{init-b}"),
+                     ("Created", "spec.containers{nginx}"), ("Started", "spec.containers{nginx}")]
+    st = pod["status"]
+    assert st["phase"] == "Running"
+    for ics in st["initContainerStatuses"]:
+        t = ics["state"]["terminated"]
+        assert t["exitCode"] == 0 and t["reason"] == "Completed" and ics["ready"] is False
+    # an intermediate status showed initialisation in progress
+    inits = [p for p in client.status_patches
+             if any(c["type"] == "Initialized" and c["status"] == "False" for c in p["conditions"])]
+    assert inits and inits[0]["phase"] == "Pending"
+    cond = next(c for c in inits[0]["conditions"] if c["type"] == "Initialized")
+    assert cond["reason"] == "ContainersNotInitialized"
+    assert cond["message"] == "containers with incomplete status: [init-a init-b]"
+    assert inits[0]["containerStatuses"][0]["state"]["waiting"]["reason"] == "PodInitializing"
+    actions = [a for _, a in tr.records]
+    assert actions.index("init container init-a completed") < actions.index("init container init-b completed") \
+        < actions.index("containers started: nginx")
+
+
+async def test_deletion_kills_reports_terminal_status_deletes_and_releases_ip(env):
+    client, rec, tr, rt, w = env
+    pod = await start(env, make_pod())
+    assert rt.ipam.in_use() == 1
+    doomed = copy.deepcopy(pod)
+    doomed["metadata"]["deletionTimestamp"] = "2025-01-01T00:01:00Z"
+    doomed["metadata"]["deletionGracePeriodSeconds"] = 30
+    rec.events.clear()
+    w.update_pod(doomed)
+    await w.wait_idle()
+    assert [(r, m, fp) for _, r, m, fp in rec.events] == [
+        ("Killing", "Stopping container nginx", "spec.containers{nginx}")]
+    last = client.status_patches[-1]
+    assert last["phase"] == "Succeeded"
+    assert last["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+    assert client.deletes == [("web", {"grace": 0, "pre": {"uid": "uid-web"}})]
+    assert rt.sandbox("uid-web") is None and rt.ipam.in_use() == 0
+    # a late MODIFIED for the deleted pod does not restart it
+    w.update_pod(copy.deepcopy(doomed))
+    await w.wait_idle()
+    assert rt.sandbox("uid-web") is None
+
+
+async def test_deletion_during_long_init_is_prompt(env):
+    client, rec, tr, rt, w = env
+    pod = make_pod(init=[{"name": "wait", "image": "busybox", "command": ["sh", "-c", "sleep 3600"]}])
+    client.pods["web"] = copy.deepcopy(pod)
+    w.update_pod(copy.deepcopy(pod))
+    for _ in range(200):  # wait until the init container runs
+        if rt.sandbox("uid-web") and rt.sandbox("uid-web").init_containers:
+            break
+        await asyncio.sleep(0.01)  # polling a condition with a bound
+    doomed = copy.deepcopy(client.pods["web"])
+    doomed["metadata"]["deletionTimestamp"] = "2025-01-01T00:01:00Z"
+    w.update_pod(doomed)
+    await w.wait_idle(timeout=3)
+    assert client.deletes and rt.ipam.in_use() == 0
+    assert ("Killing", "Stopping container wait") in [(r, m) for _, r, m, _ in rec.events]
+
+
+@pytest.mark.parametrize("restart,code,phase", [("Never", 1, "Failed"), ("Never", 0, "Succeeded"),
+                                                ("OnFailure", 0, "Succeeded")])
+async def test_exiting_container_terminal_phase(env, restart, code, phase):
+    client, rec, tr, rt, w = env
+    pod = make_pod(restart=restart, containers=[{"name": "job", "image": "busybox",
+                                                 "command": ["sh", "-c", f"exit {code}"]}])
+    client.pods["web"] = copy.deepcopy(pod)
+    w.update_pod(copy.deepcopy(pod))
+    for _ in range(300):
+        await w.wait_idle()
+        if client.pods["web"]["status"].get("phase") == phase:
+            break
+        await asyncio.sleep(0.01)  # the exit fires from a timer; poll the outcome with a bound
+    st = client.pods["web"]["status"]
+    assert st["phase"] == phase
+    t = st["containerStatuses"][0]["state"]["terminated"]
+    assert t["exitCode"] == code and t["reason"] == ("Completed" if code == 0 else "Error")
+    ready = next(c for c in st["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "False"
+
+
+async def test_always_restarts_then_crashloop_backoff(env):
+    client, rec, tr, rt, w = env
+    pod = make_pod(containers=[{"name": "crash", "image": "busybox", "command": ["false"]}])
+    client.pods["web"] = copy.deepcopy(pod)
+    w.update_pod(copy.deepcopy(pod))
+    seen_backoff = False
+    for _ in range(400):
+        await asyncio.sleep(0.01)  # timers drive exits and restarts; poll the outcome with a bound
+        cs = (client.pods["web"]["status"].get("containerStatuses") or [{}])[0]
+        if (cs.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff":
+            seen_backoff = True
+        if seen_backoff and cs.get("restartCount", 0) >= 2:
+            break
+    cs = client.pods["web"]["status"]["containerStatuses"][0]
+    assert seen_backoff and cs["restartCount"] >= 2
+    assert cs["lastState"]["terminated"]["exitCode"] == 1
+    assert client.pods["web"]["status"]["phase"] == "Running"
+    backoffs = [m for _, r, m, _ in rec.events if r == "BackOff"]
+    assert backoffs[0] == "Back-off restarting failed container crash in pod web_default(uid-web)"
+    await w.stop()
+
+
+async def test_adopts_running_pod_after_restart_without_restarting(env):
+    client, rec, tr, rt, w = env
+    pod = await start(env, make_pod())
+    before = copy.deepcopy(pod["status"])
+    # a fresh kubelet (new runtime and workers) sees the same pod
+    rt2 = SimulatedRuntime("node01", "10.244.1.0/24", image_pull_seconds=0.01, container_start_seconds=0.0)
+    rec2, tr2 = FakeRecorder(), FakeTracer()
+    w2 = PodWorkers(client, "node01", "192.168.0.101", rt2, rec2, tr2)
+    n = len(client.status_patches)
+    w2.update_pod(copy.deepcopy(pod))
+    await w2.wait_idle()
+    assert rec2.events == []
+    assert len(client.status_patches) == n
+    assert client.pods["web"]["status"]["containerStatuses"] == before["containerStatuses"]
+    assert rt2.sandbox("uid-web").ip == before["podIP"]
+    assert rt2.ipam.allocate("other") != before["podIP"]
+    assert any("adopted" in a for _, a in tr2.records)
