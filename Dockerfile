@@ -35,8 +35,11 @@ RUN sh docker/pip-install.sh project \
  && install -m 0755 docker/healthcheck.py /opt/controlplane/bin/controlplane-healthcheck \
  && controlplane --help >/dev/null
 
-# etcd data (the compose file mounts a named volume here); services run from /data.
-RUN mkdir -p /data/etcd
+# Services run unprivileged from /data; etcd keeps its data in /data/etcd (the compose
+# file mounts a named volume there, which takes this directory's owner when first created).
+RUN useradd --system --uid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin controlplane \
+ && mkdir -p /data/etcd && chown -R controlplane:controlplane /data
+USER controlplane
 WORKDIR /data
 VOLUME ["/data/etcd"]
 
