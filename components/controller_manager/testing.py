@@ -201,7 +201,8 @@ class FakeClient:
     def _finish_write(self, res: Resource, out: dict) -> dict:
         md = out["metadata"]
         k = self._key(res, md["name"], md.get("namespace"))
-        if md.get("deletionTimestamp") and not md.get("finalizers"):
+        spec_fins = (out.get("spec") or {}).get("finalizers") if res.kind == "Namespace" else None
+        if md.get("deletionTimestamp") and not md.get("finalizers") and not spec_fins:
             del self.objects[k]
             self._notify(res, "DELETED", out)
             return copy.deepcopy(out)

@@ -1,0 +1,134 @@
+"""Garbage collector, namespace controller and the manager wiring, on the fake API."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.controller_manager.controller import ControllerContext
+from components.controller_manager.deployment import DeploymentController
+from components.controller_manager.garbagecollector import GarbageCollector
+from components.controller_manager.manager import ControllerManager, select_controllers
+from components.controller_manager.namespace import NamespaceController
+from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
+from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+from controlplane.api.resources import DEPLOYMENTS, NAMESPACES, PODS, REPLICASETS
+
+
+def deployment(replicas=2):
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def setup():
+    client = FakeClient()
+    events: list = []
+    ctx = ControllerContext(client, client.informers, FakeTracer(),
+                            recorder_factory=lambda c: FakeRecorder(events, c))
+    gc = GarbageCollector(ctx)
+    return client, ctx, DeploymentController(ctx), ReplicaController(ctx, REPLICASET_KIND), gc
+
+
+async def settle(*controllers, rounds=100):
+    for _ in range(rounds):
+        busy = [c for c in controllers if len(c.queue)]
+        if not busy:
+            return
+        for c in busy:
+            await c.process_next()
+    raise AssertionError("did not settle")
+
+
+async def test_background_cascade_deployment_rs_pods():
+    client, ctx, dc, rc, gc = setup()
+    client.seed(DEPLOYMENTS, deployment())
+    await settle(dc, rc, gc)
+    assert len(client.all(REPLICASETS)) == 1 and len(client.all(PODS)) == 2
+    await client.delete(DEPLOYMENTS, "web", "default", propagation_policy="Background")
+    await settle(dc, rc, gc)
+    assert client.all(REPLICASETS) == [] and client.all(PODS) == []
+    assert ("delete", "replicasets", client.calls[-3][2], "Background") in client.calls or \
+        any(c[0] == "delete" and c[1] == "replicasets" and c[3] == "Background" for c in client.calls)
+
+
+async def test_dependent_with_live_owner_only_loses_dangling_ref():
+    client, ctx, dc, rc, gc = setup()
+    a = client.seed(REPLICASETS, {"metadata": {"name": "a", "namespace": "default"},
+                                  "spec": {"replicas": 0, "selector": {"matchLabels": {"x": "a"}},
+                                           "template": {"metadata": {"labels": {"x": "a"}}}}})
+    pod = {"metadata": {"name": "p", "namespace": "default", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "uid": a["metadata"]["uid"]},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "gone", "uid": "no-such-uid"}]},
+        "spec": {}}
+    client.seed(PODS, pod)
+    await settle(gc)
+    pods = client.all(PODS)
+    assert len(pods) == 1
+    assert [r["name"] for r in pods[0]["metadata"]["ownerReferences"]] == ["a"]
+
+
+async def test_foreground_and_orphan():
+    client, ctx, dc, rc, gc = setup()
+    client.seed(DEPLOYMENTS, deployment())
+    await settle(dc, rc, gc)
+    # orphan: the ReplicaSet survives without its ownerReference
+    await client.delete(DEPLOYMENTS, "web", "default", propagation_policy="Orphan")
+    await settle(gc)
+    assert client.all(DEPLOYMENTS) == []
+    rss = client.all(REPLICASETS)
+    assert len(rss) == 1 and not rss[0]["metadata"].get("ownerReferences")
+    # foreground on the ReplicaSet: pods go first, then the RS itself
+    name = rss[0]["metadata"]["name"]
+    await client.delete(REPLICASETS, name, "default", propagation_policy="Foreground")
+    await settle(rc, gc)
+    assert client.all(PODS) == [] and client.all(REPLICASETS) == []
+
+
+async def test_namespace_controller_empties_then_finalizes():
+    client, ctx, dc, rc, gc = setup()
+    nsc = NamespaceController(ctx)
+    client.seed(NAMESPACES, {"metadata": {"name": "team", "finalizers": []},
+                             "spec": {"finalizers": ["kubernetes"]}})
+    d = deployment()
+    d["metadata"]["namespace"] = "team"
+    client.seed(DEPLOYMENTS, d)
+    await settle(dc, rc, gc)
+    assert len(client.all(PODS)) == 2
+    ns = client.all(NAMESPACES)[0]
+    ns["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    await client.update(NAMESPACES, ns)
+    await settle(nsc)
+    await settle(dc, rc, gc)
+    assert client.all(DEPLOYMENTS) == [] and client.all(PODS) == []
+    assert client.all(NAMESPACES)   # content was found: finalize waits for the recheck
+    nsc.enqueue("team")             # the recheck (add_after in production)
+    await settle(nsc)
+    assert client.all(NAMESPACES) == []   # finalizer gone: the (fake) apiserver removed it
+    assert any(c[0] == "update/finalize" for c in client.calls)
+
+
+def test_select_controllers():
+    assert select_controllers("*") == ["deployment", "replicaset", "replicationcontroller",
+                                       "garbagecollector", "namespace"]
+    assert select_controllers("*,-garbagecollector,-namespace") == ["deployment", "replicaset",
+                                                                    "replicationcontroller"]
+    assert select_controllers("replicaset") == ["replicaset"]
+    with pytest.raises(ValueError, match="unknown controller 'nope'"):
+        select_controllers("*,nope")
+
+
+async def test_manager_records_step1_once_all_informers_watch():
+    client = FakeClient()
+    tracer = FakeTracer()
+    mgr = ControllerManager(client, ["deployment", "replicaset", "replicationcontroller"],
+                            informers=client.informers, tracer=tracer,
+                            recorder_factory=lambda c: FakeRecorder([], c))
+    client.informers.start()
+    ones = [r for r in tracer.records if r[0] == 1]
+    assert len(ones) == 1
+    assert ones[0][1] == ("controller-manager informers watching deployments, replicasets, pods, "
+                          "replicationcontrollers")
+    assert len(mgr.controllers) == 3
