@@ -1,0 +1,151 @@
+"""Kubelet node registration, take-over, status patch and lease, against a fake apiserver."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from controlplane import KUBE_VERSION
+from controlplane.api.patch import json_merge_patch
+from controlplane.client.rest import ApiError
+
+from components.kubelet.node import (NodeAgent, NodeConfig, build_node, node_index_from_name,
+                                     parse_labels, pod_cidr_for, resources)
+
+
+class FakeApi:
+    """nodes and leases in memory; records every verb."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, dict] = {}
+        self.leases: dict[str, dict] = {}
+        self.namespaces = {"default"}
+        self.calls: list[tuple] = []
+        self.rv = 0
+
+    def _bump(self, obj):
+        self.rv += 1
+        obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+        return copy.deepcopy(obj)
+
+    async def create(self, res, obj, namespace=None):
+        self.calls.append(("create", res.plural, obj["metadata"]["name"]))
+        if res.plural == "nodes":
+            if obj["metadata"]["name"] in self.nodes:
+                raise ApiError(409, "AlreadyExists", "exists")
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["uid"] = "node-uid"
+            self.nodes[obj["metadata"]["name"]] = obj
+            return self._bump(obj)
+        if res.plural == "namespaces":
+            self.namespaces.add(obj["metadata"]["name"])
+            return obj
+        if namespace not in self.namespaces:
+            raise ApiError(404, "NotFound", f'namespaces "{namespace}" not found')
+        self.leases[obj["metadata"]["name"]] = copy.deepcopy(obj)
+        return self._bump(self.leases[obj["metadata"]["name"]])
+
+    async def get(self, res, name, namespace=None):
+        self.calls.append(("get", res.plural, name))
+        store = self.nodes if res.plural == "nodes" else self.leases
+        if name not in store:
+            raise ApiError(404, "NotFound", "not found")
+        return copy.deepcopy(store[name])
+
+    async def update(self, res, obj, subresource=None):
+        self.calls.append(("update", res.plural, obj["metadata"]["name"]))
+        cur = self.leases.get(obj["metadata"]["name"])
+        if cur is None:
+            raise ApiError(404, "NotFound", "not found")
+        if cur["metadata"]["resourceVersion"] != obj["metadata"].get("resourceVersion"):
+            raise ApiError(409, "Conflict", "the object has been modified")
+        self.leases[obj["metadata"]["name"]] = copy.deepcopy(obj)
+        return self._bump(self.leases[obj["metadata"]["name"]])
+
+    async def patch(self, res, name, patch, namespace=None, *, patch_type="merge", subresource=None):
+        self.calls.append(("patch", res.plural, name, subresource, tuple(patch)))
+        node = self.nodes[name]
+        merged = json_merge_patch(node, patch)
+        node.clear()
+        node.update(merged)
+        return self._bump(node)
+
+
+def test_build_node_shape():
+    cfg = NodeConfig(name="node01", index=1, labels={"kgc": "a"})
+    n = build_node(cfg, [])
+    labels = n["metadata"]["labels"]
+    assert labels == {"kubernetes.io/hostname": "node01", "kubernetes.io/os": "linux",
+                      "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                      "beta.kubernetes.io/arch": "amd64", "kgc": "a"}
+    assert n["spec"] == {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"]}
+    st = n["status"]
+    assert st["addresses"] == [{"type": "InternalIP", "address": "192.168.0.101"},
+                               {"type": "Hostname", "address": "node01"}]
+    assert st["capacity"]["cpu"] == "4" and st["capacity"]["memory"] == "8388608Ki"
+    assert st["capacity"]["pods"] == "110"
+    assert st["allocatable"]["memory"] == f"{8388608 - 102400}Ki"
+    assert st["nodeInfo"]["kubeletVersion"] == KUBE_VERSION
+    assert st["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    conds = {c["type"]: c for c in st["conditions"]}
+    assert conds["Ready"]["status"] == "True" and conds["Ready"]["reason"] == "KubeletReady"
+    assert conds["Ready"]["message"] == "kubelet is posting ready status"
+    for t in ("MemoryPressure", "DiskPressure", "PIDPressure"):
+        assert conds[t]["status"] == "False" and conds[t]["lastHeartbeatTime"]
+
+
+def test_helpers_and_bad_input():
+    assert node_index_from_name("node01") == 1 and node_index_from_name("node02") == 2
+    assert 1 <= node_index_from_name("master") <= 250
+    assert pod_cidr_for(300) == "10.245.44.0/24"
+    assert parse_labels("kgc=a, foo=bar") == {"kgc": "a", "foo": "bar"}
+    with pytest.raises(ValueError):
+        parse_labels("novalue")
+    with pytest.raises(ValueError):
+        resources(NodeConfig(name="n", memory="8Xi"))
+    assert resources(NodeConfig(name="n", cpu="1500m"))[0]["cpu"] == "1500m"
+
+
+async def test_register_creates_node_then_lease_created_and_renewed():
+    api = FakeApi()
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1))
+    node = await agent.register()
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "node01"
+    assert ("create", "nodes", "node01") in api.calls
+    await agent.renew_lease()  # namespace missing → created, then the lease
+    assert "kube-node-lease" in api.namespaces
+    lease = api.leases["node01"]
+    assert lease["spec"]["holderIdentity"] == "node01" and lease["spec"]["leaseDurationSeconds"] == 40
+    assert lease["metadata"]["ownerReferences"][0] == {"apiVersion": "v1", "kind": "Node",
+                                                       "name": "node01", "uid": "node-uid"}
+    first = lease["spec"]["renewTime"]
+    await agent.renew_lease()
+    assert api.calls[-1][0] == "update" and api.leases["node01"]["spec"]["renewTime"] >= first
+    # someone else bumped the lease: conflict → re-read and renew
+    api.leases["node01"]["metadata"]["resourceVersion"] = "999"
+    await agent.renew_lease()
+    assert api.leases["node01"]["spec"]["holderIdentity"] == "node01"
+
+
+async def test_take_over_keeps_user_labels_and_pod_cidr_and_patches_status_only():
+    api = FakeApi()
+    api.nodes["node01"] = {"apiVersion": "v1", "kind": "Node",
+                           "metadata": {"name": "node01", "uid": "u", "resourceVersion": "1",
+                                        "labels": {"kubernetes.io/hostname": "node01", "disktype": "ssd"}},
+                           "spec": {"podCIDR": "10.244.7.0/24"},
+                           "status": {"conditions": [{"type": "Ready", "status": "True",
+                                                      "lastTransitionTime": "2025-01-01T00:00:00Z"}]}}
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1))
+    await agent.register()
+    node = api.nodes["node01"]
+    assert node["metadata"]["labels"]["disktype"] == "ssd"
+    assert node["metadata"]["labels"]["kubernetes.io/os"] == "linux"
+    assert agent.cfg.pod_cidr == "10.244.7.0/24" and node["spec"]["podCIDR"] == "10.244.7.0/24"
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["lastTransitionTime"] == "2025-01-01T00:00:00Z"
+    # a later status update (after `kubectl label`) touches only status
+    node["metadata"]["labels"]["kgc"] = "b"
+    await agent.update_status()
+    assert api.calls[-1][3] == "status" and api.calls[-1][4] == ("status",)
+    assert api.nodes["node01"]["metadata"]["labels"]["kgc"] == "b"
