@@ -405,6 +405,9 @@ class PodWorkers:
         if not status_differs(base, st):
             return work
         md = pod["metadata"]
+        if announce or terminal:
+            # recorded as the request leaves, so it precedes the apiserver's step 13
+            self._trace(pod, f"status update sent: {st['phase']}", "status")
         try:
             out = await self.client.patch(PODS, md["name"], {"metadata": {"uid": uid}, "status": st},
                                           md["namespace"], patch_type="merge", subresource="status")
@@ -414,8 +417,6 @@ class PodWorkers:
             raise
         self._sent[uid] = st
         event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
-        if announce or terminal:
-            self._trace(pod, f"status update sent: {st['phase']}", "status")
         new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
         new.setdefault("kind", "Pod")
         new.setdefault("apiVersion", "v1")

@@ -27,7 +27,7 @@ from controlplane.cli.common import run_until_signalled
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
 from controlplane.trace.record import STEPS, StepRecord
-from controlplane.trace.timeline import Flow, format_record, step_summary
+from controlplane.trace.timeline import Flow, Reorder, format_record, step_summary
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 DEFAULT_LABELS = {"node01": {"kgc": "a"}, "node02": {"kgc": "b"}}
@@ -170,30 +170,52 @@ class Demo:
         return ((self.manifest.get("spec") or {}).get("template") or {}).get("spec") or {}
 
     async def _follow(self, records: asyncio.Queue[StepRecord]) -> list[dict]:
-        """Print flow records until every replica is Running with its status stored."""
+        """Print flow records (in time order, live) until every replica is
+        Running with its status stored."""
         want = self.replicas()
         running: dict[str, dict] = {}        # pod uid -> pod
         stored_rv: dict[str, int] = {}       # pod uid -> highest step-13 rv seen
+        reorder = Reorder()
         pods_task = asyncio.create_task(self._watch_running(running))
         try:
             while True:
+                for rec in reorder.pop_ready(time.time()):
+                    self.out(format_record(rec, self.t0, self.color))
                 if len(running) >= want and all(
                         stored_rv.get(uid, 0) >= int(p["metadata"]["resourceVersion"])
                         for uid, p in running.items()):
+                    await self._drain_stragglers(records, reorder)
+                    for rec in reorder.drain():
+                        self.out(format_record(rec, self.t0, self.color))
                     return list(running.values())
                 get = asyncio.create_task(records.get())
-                done, _ = await asyncio.wait({get, pods_task}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({get, pods_task}, timeout=reorder.window / 2,
+                                             return_when=asyncio.FIRST_COMPLETED)
                 if get not in done:
                     get.cancel()
-                    pods_task.result()  # raises if the pods watch failed
+                    if pods_task in done:
+                        pods_task.result()  # raises if the pods watch failed
                     continue
                 rec = get.result()
                 if self.flow.offer(rec):
-                    self.out(format_record(rec, self.t0, self.color))
+                    reorder.push(rec)
                     if rec.step == 13 and rec.resourceVersion.isdigit():
                         stored_rv[rec.uid] = max(stored_rv.get(rec.uid, 0), int(rec.resourceVersion))
         finally:
             pods_task.cancel()
+
+    async def _drain_stragglers(self, records: asyncio.Queue[StepRecord], reorder: Reorder,
+                                quiet: float = 0.3, limit: float = 2.0) -> None:
+        """Take the flow's last records, which other processes send in small
+        batches: stop once none arrived for ``quiet`` seconds (at most ``limit``)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                rec = await asyncio.wait_for(records.get(), quiet)
+            except asyncio.TimeoutError:
+                return
+            if self.flow.offer(rec):
+                reorder.push(rec)
 
     async def _watch_running(self, running: dict[str, dict]) -> None:
         sel = self._pod_selector()

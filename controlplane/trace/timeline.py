@@ -57,10 +57,38 @@ class Flow:
 
 
 def short_object(rec: StepRecord) -> str:
+    """``Kind/name``, or ``""`` when the record names no object (e.g. step 1)."""
     o = rec.object
-    kind = o.get("kind") or "?"
-    name = o.get("name") or "?"
-    return f"{kind}/{name}"
+    if not o.get("name"):
+        return ""
+    return f"{o.get('kind') or '?'}/{o['name']}"
+
+
+class Reorder:
+    """Hands records back in time order, live: a record is released once it is
+    ``window`` seconds old, so records batched by different processes (which
+    arrive slightly out of order) still print in the order they happened."""
+
+    def __init__(self, window: float = 0.25) -> None:
+        self.window = window
+        self._held: list[StepRecord] = []
+
+    def push(self, rec: StepRecord) -> None:
+        self._held.append(rec)
+
+    def pop_ready(self, now: float) -> list[StepRecord]:
+        """Records older than ``now - window``, oldest first."""
+        self._held.sort(key=lambda r: r.time)
+        n = 0
+        while n < len(self._held) and self._held[n].time <= now - self.window:
+            n += 1
+        out, self._held = self._held[:n], self._held[n:]
+        return out
+
+    def drain(self) -> list[StepRecord]:
+        out = sorted(self._held, key=lambda r: r.time)
+        self._held = []
+        return out
 
 
 def format_record(rec: StepRecord, t0: float, color: bool = False) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 
 import pytest
@@ -63,8 +64,9 @@ def test_seed_000_node_selector_deployment_runs_on_node01(cluster: Cluster):
     assert "unchanged" in cluster.kubectl("apply", "-f", MYAPP1).stdout
 
     desc = cluster.kubectl("describe", "pod", pods[0]["metadata"]["name"]).stdout
-    assert "Node:         node01/" in desc or "Node:" in desc and "node01" in desc
-    assert "Status:       Running" in desc
+    assert re.search(r"^Node:\s+node01/", desc, re.M), desc
+    assert re.search(r"^Status:\s+Running", desc, re.M), desc
+    assert re.search(r"^IP:\s+10\.", desc, re.M), desc
     for word in ("IP:", "Containers:", "Conditions:", "PodScheduled", "Events:"):
         assert word in desc, word
     for reason in ("Scheduled", "Pulled", "Created", "Started"):
