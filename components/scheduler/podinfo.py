@@ -80,12 +80,18 @@ class Resources:
         return r
 
 
-def _container_requests(c: dict) -> Resources:
+def _container_requests(c: dict, non_zero: bool = False) -> Resources:
     res = c.get("resources") or {}
     req = dict(res.get("limits") or {})  # requests default to limits (defaults.go)
     req.update(res.get("requests") or {})
     req.pop(PODS, None)
-    return Resources.from_list(req)
+    r = Resources.from_list(req)
+    if non_zero:  # only a missing request is replaced; an explicit 0 stays 0
+        if CPU not in req:
+            r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
+        if MEMORY not in req:
+            r.memory = DEFAULT_MEMORY_REQUEST
+    return r
 
 
 def _max_into(acc: Resources, r: Resources) -> None:
@@ -100,23 +106,17 @@ def pod_requests(spec: dict, non_zero: bool = False) -> Resources:
     """Effective requests of a pod spec: max(sum(containers) + sidecars, each init
     container with the sidecars started before it) + ``overhead``.
 
-    ``non_zero`` substitutes 100m CPU / 200Mi memory for containers that request none
+    ``non_zero`` substitutes 100m CPU / 200Mi memory for containers that do not set them
     (scoring only). Source: component-helpers resource/helpers.go PodRequests.
     """
     total = Resources()
     for c in spec.get("containers") or []:
-        r = _container_requests(c)
-        if non_zero:
-            r.milli_cpu = r.milli_cpu or DEFAULT_MILLI_CPU_REQUEST
-            r.memory = r.memory or DEFAULT_MEMORY_REQUEST
+        r = _container_requests(c, non_zero)
         total.add(r)
     sidecars = Resources()
     init_max = Resources()
     for c in spec.get("initContainers") or []:
-        r = _container_requests(c)
-        if non_zero:
-            r.milli_cpu = r.milli_cpu or DEFAULT_MILLI_CPU_REQUEST
-            r.memory = r.memory or DEFAULT_MEMORY_REQUEST
+        r = _container_requests(c, non_zero)
         if c.get("restartPolicy") == "Always":  # a sidecar keeps running
             sidecars.add(r)
             _max_into(init_max, sidecars)
