@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from controlplane.api.quantity import parse_quantity
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.log import event, setup
 
@@ -67,7 +68,13 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             idx = node_index_from_name(node_name) if node_index is None else node_index
             nodes = [NodeConfig(name=node_name, index=idx, labels=labels,
                                 pod_cidr=pod_cidr or pod_cidr_for(idx), **res)]
-        resources(nodes[0])  # validates the quantities
+        for opt, val in (("--cpu", cpu), ("--memory", memory), ("--pods", pods),
+                         ("--ephemeral-storage", ephemeral_storage)):
+            try:
+                parse_quantity(val)
+            except ValueError as e:
+                raise ValueError(f"invalid {opt} {val!r}: {e}") from None
+        resources(nodes[0])
         if pod_cidr:
             from components.kubelet.ipam import IPAM
             IPAM(pod_cidr)

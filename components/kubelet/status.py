@@ -185,6 +185,10 @@ def pod_conditions(spec: dict, sb: Sandbox | None, phase: str, init_statuses: li
             and p.get("lastTransitionTime") else now
     mine = set(KUBELET_CONDITIONS)
     others = [copy.deepcopy(c) for c in old or [] if c.get("type") not in mine]
+    if not any(c.get("type") == "PodScheduled" for c in others):
+        # a pod placed by spec.nodeName never met a scheduler: the kubelet adds it
+        others.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                       "lastTransitionTime": now})
     return conds + others
 
 
