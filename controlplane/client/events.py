@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from typing import Any
 
@@ -75,7 +74,7 @@ class EventRecorder:
                 return
             ev = {
                 "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{md.get('name')}.{secrets.token_hex(8)}", "namespace": ns},
+                "metadata": {"name": f"{md.get('name')}.{time.time_ns():x}", "namespace": ns},
                 "involvedObject": involved, "reason": reason, "message": message, "type": type_,
                 "source": {"component": self.component, **({"host": self.host} if self.host else {})},
                 "firstTimestamp": now, "lastTimestamp": now, "count": 1,
