@@ -332,6 +332,22 @@ class DeploymentController(Controller):
             return
         body = copy.deepcopy(d)
         body["status"] = status
-        out = await self.client.update_status(DEPLOYMENTS, body)
+        try:
+            out = await self.client.update_status(DEPLOYMENTS, body)
+        except ApiError as e:
+            if e.code != 409:
+                raise
+            # our cached copy is stale: retry once on the current object (a newer
+            # generation keeps its older observedGeneration, so it is synced again)
+            md = meta(d)
+            body = await self.client.get(DEPLOYMENTS, md["name"], md.get("namespace"))
+            if meta(body).get("uid") != md.get("uid"):
+                return
+            status = {**status, "observedGeneration": min(status.get("observedGeneration", 0),
+                                                          meta(body).get("generation", 0))}
+            if meta(body).get("generation", 0) != md.get("generation", 0):
+                status["observedGeneration"] = (body.get("status") or {}).get("observedGeneration", 0)
+            body["status"] = status
+            out = await self.client.update_status(DEPLOYMENTS, body)
         d["metadata"] = out.get("metadata", d["metadata"])
         d["status"] = out.get("status", status)

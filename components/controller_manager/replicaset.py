@@ -85,6 +85,14 @@ def calculate_status(obj: dict, pods: list[dict], now: float | None = None) -> d
     return status
 
 
+def namespace_terminating(e: ApiError) -> bool:
+    """A create refused because the namespace is being deleted (Status cause
+    ``NamespaceTerminating``; the NamespaceLifecycle admission message)."""
+    causes = ((e.status or {}).get("details") or {}).get("causes") or []
+    return any(c.get("reason") == "NamespaceTerminating" for c in causes) or \
+        (e.code == 403 and "because it is being terminated" in e.message)
+
+
 class ReplicaController(Controller):
     """The ReplicaSet or ReplicationController controller (see module docstring)."""
 
@@ -241,6 +249,9 @@ class ReplicaController(Controller):
                 try:
                     created = await self.client.create(PODS, pod, md.get("namespace"))
                 except ApiError as e:
+                    if namespace_terminating(e):
+                        self.expectations.creation_observed(key)
+                        return   # nothing to do: the namespace controller is emptying it
                     self.recorder.event(self._ev_obj(obj), "Warning", "FailedCreate",
                                         f"Error creating: {e.message}")
                     raise
