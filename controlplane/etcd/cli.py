@@ -64,7 +64,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
         raise click.BadParameter(f"invalid duration {progress_interval!r}",
                                  param_hint="--experimental-watch-progress-notify-interval") from None
     try:
-        code = asyncio.run(_main(
+        code = _run(_main(
             listen=_urls(listen_client_urls), data_dir=data_dir, name=name,
             advertise=_urls(advertise_client_urls) or None,
             peer_urls=_urls(initial_advertise_peer_urls) or None,
@@ -79,6 +79,16 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
     except KeyboardInterrupt:
         code = 0
     sys.exit(code)
+
+
+def _run(coro):
+    """asyncio.run, on uvloop when it is installed (less per-RPC overhead for grpc.aio)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
 
 
 async def _main(**kwargs) -> int:
