@@ -272,4 +272,6 @@ def test_compose_up_demo_runs_the_13_steps(project: Project):
     assert r.returncode == 0, out[-4000:]
     steps = {int(m) for m in re.findall(r"\[\s*(\d{1,2})\]\s+[+-]?\d", out)}
     assert set(range(2, 14)) <= steps, f"steps seen: {sorted(steps)}\n{out[-4000:]}"
-    assert "node01" in out
+    # seed 000: 3 replicas with nodeSelector kgc=a, and only node01 carries kgc=a
+    assert re.search(r"Summary: 3 pod\(s\) Running", out), out[-4000:]
+    assert "every pod landed on node01" in out, out[-4000:]
