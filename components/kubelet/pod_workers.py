@@ -96,7 +96,8 @@ class PodWorkers:
         if (pod.get("metadata") or {}).get("deletionTimestamp") and uid in self._wake:
             self._wake[uid].set()
         if first and self.tracer is not None and self.runtime.sandbox(uid) is None \
-                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") \
+                and not (pod.get("status") or {}).get("podIP"):  # else: adopted, traced then
             self.tracer.emit(12, f"pod bound to {self.node_name} received on watch", pod)
         self._kick(uid)
 
