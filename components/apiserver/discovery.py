@@ -135,3 +135,29 @@ def openapi_gv_from_path(path: str) -> str | None:
     if len(parts) == 3 and parts[0] == "apis":
         return f"{parts[1]}/{parts[2]}"
     return None
+
+
+#: Content type kubectl asks /openapi/v2 for (client-go discovery ``OpenAPISchema``).
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+
+def _pb_field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (wire type 2); payloads < 16 KiB."""
+    n = len(payload)
+    length = bytes([n]) if n < 0x80 else bytes([(n & 0x7F) | 0x80, n >> 7])
+    return bytes([(number << 3) | 2]) + length + payload
+
+
+def openapi_v2_protobuf() -> bytes:
+    """A minimal OpenAPI v2 document, protobuf-encoded (gnostic ``openapi_v2.Document``:
+    field 1 ``swagger``, field 2 ``info`` {1 ``title``, 2 ``version``}), with no
+    definitions.
+
+    kubectl downloads /openapi/v2 only for kinds that /openapi/v3 does not list
+    (its client-side validation fallback, staging/src/k8s.io/kubectl/pkg/cmd/util/
+    factory_client_access.go ``Validator``); a document with no definitions lets
+    that validation pass, so an unknown kind gets kubectl's real "no matches for
+    kind" error instead of "failed to download openapi".
+    """
+    info = _pb_field(1, b"Kubernetes") + _pb_field(2, controlplane.KUBE_VERSION.encode())
+    return _pb_field(1, b"2.0") + _pb_field(2, info)

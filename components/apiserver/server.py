@@ -154,6 +154,7 @@ class APIServer:
         app.router.add_get("/api", static(discovery.api_versions))
         app.router.add_get("/apis", static(discovery.api_group_list))
         app.router.add_get("/openapi/v3", static(discovery.openapi_root))
+        app.router.add_get("/openapi/v2", self._openapi_v2)
         app.router.add_get("/openapi/v3/{tail:.*}", self._openapi)
         app.router.add_post("/debug/controlplane/trace", self.tracer.handle_post)
         app.router.add_get("/debug/controlplane/trace", self.tracer.handle_get)
@@ -165,6 +166,10 @@ class APIServer:
         if not self.caches:
             return web.Response(status=500, text="[-]etcd not ready")
         return web.Response(text="ok")
+
+    async def _openapi_v2(self, request: web.Request) -> web.Response:
+        return web.Response(body=discovery.openapi_v2_protobuf(),
+                            content_type="application/octet-stream")
 
     async def _openapi(self, request: web.Request) -> web.Response:
         gv = discovery.openapi_gv_from_path(request.match_info["tail"])
