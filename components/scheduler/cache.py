@@ -120,15 +120,31 @@ class Snapshot:
     ``by_name`` and the nodes holding pods with (anti-)affinity. Source:
     ``pkg/scheduler/backend/cache/snapshot.go``."""
 
-    def __init__(self, nodes: list[NodeInfo], by_name: dict[str, NodeInfo]) -> None:
+    def __init__(self, nodes: list[NodeInfo], by_name: dict[str, NodeInfo],
+                 affinity_nodes: dict[str, NodeInfo] | None = None,
+                 anti_affinity_nodes: dict[str, NodeInfo] | None = None,
+                 image_node_counts: dict[str, int] | None = None) -> None:
         self.nodes = nodes
         self.by_name = by_name
+        self._affinity = affinity_nodes
+        self._anti = anti_affinity_nodes
+        if image_node_counts is None:
+            image_node_counts = {}
+            for n in nodes:
+                for i in n.images:
+                    image_node_counts[i] = image_node_counts.get(i, 0) + 1
+        #: normalised image name → number of nodes holding it
+        self.image_node_counts = image_node_counts
 
     def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [n for n in self.nodes if n.pods_with_affinity]
+        if self._affinity is None:
+            return [n for n in self.nodes if n.pods_with_affinity]
+        return [n for n in self._affinity.values() if n.node is not None]
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return [n for n in self.nodes if n.pods_with_required_anti_affinity]
+        if self._anti is None:
+            return [n for n in self.nodes if n.pods_with_required_anti_affinity]
+        return [n for n in self._anti.values() if n.node is not None]
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -150,6 +166,9 @@ class Cache:
         self._assumed: set[str] = set()
         self._binding_finished: set[str] = set()
         self._snapshot: Snapshot | None = None
+        self._affinity_nodes: dict[str, NodeInfo] = {}
+        self._anti_affinity_nodes: dict[str, NodeInfo] = {}
+        self._image_counts: dict[str, int] = {}
 
     # -- nodes -----------------------------------------------------------------
     def add_node(self, node: dict) -> NodeInfo:
@@ -158,10 +177,30 @@ class Cache:
         if ni is None:
             ni = self._nodes[name] = NodeInfo(name=name)
         had_node = ni.node is not None
+        old_images = ni.images if had_node else {}
         ni.set_node(node)
+        if old_images != ni.images:
+            self._count_images(old_images, -1)
+            self._count_images(ni.images, 1)
         if not had_node:
             self._snapshot = None
         return ni
+
+    def _count_images(self, images: dict[str, int], sign: int) -> None:
+        for i in images:
+            n = self._image_counts.get(i, 0) + sign
+            if n > 0:
+                self._image_counts[i] = n
+            else:
+                self._image_counts.pop(i, None)
+
+    def _index(self, ni: NodeInfo) -> None:
+        for idx, has in ((self._affinity_nodes, ni.pods_with_affinity),
+                         (self._anti_affinity_nodes, ni.pods_with_required_anti_affinity)):
+            if has:
+                idx[ni.name] = ni
+            else:
+                idx.pop(ni.name, None)
 
     update_node = add_node
 
@@ -169,6 +208,8 @@ class Cache:
         ni = self._nodes.get(name)
         if ni is None:
             return
+        if ni.node is not None:
+            self._count_images(ni.images, -1)
         if ni.pods:  # keep a placeholder while pods still point at it
             ni.node = None
         else:
@@ -185,6 +226,8 @@ class Cache:
             ni = self._nodes[node_name] = NodeInfo(name=node_name)
         ni.add_pod(pi)
         self._pod_node[pi.key] = node_name
+        if pi.has_affinity:
+            self._index(ni)
 
     def _unplace(self, key: str) -> None:
         name = self._pod_node.pop(key, None)
@@ -193,8 +236,11 @@ class Cache:
         ni = self._nodes.get(name)
         if ni is not None:
             ni.remove_pod(key)
+            self._index(ni)
             if ni.node is None and not ni.pods:
                 del self._nodes[name]
+                self._affinity_nodes.pop(name, None)
+                self._anti_affinity_nodes.pop(name, None)
 
     def assume_pod(self, pi: PodInfo, node_name: str) -> None:
         """Count ``pi`` on ``node_name`` before the binding is stored.
@@ -251,7 +297,8 @@ class Cache:
         """The nodes a scheduling cycle considers (only those with a Node object)."""
         if self._snapshot is None:
             nodes = [n for n in self._nodes.values() if n.node is not None]
-            self._snapshot = Snapshot(nodes, {n.name: n for n in nodes})
+            self._snapshot = Snapshot(nodes, {n.name: n for n in nodes}, self._affinity_nodes,
+                                      self._anti_affinity_nodes, self._image_counts)
             event(log, "cache.snapshot", logging.DEBUG, nodes=len(nodes))
         return self._snapshot
 

@@ -9,7 +9,8 @@ a plugin implements the ones it needs:
 * ``filter(state, pod, node_info) -> Status|None``   Filter (None means Success)
 * ``post_filter(state, pod, snapshot, diagnosis) -> Status`` PostFilter
 * ``pre_score(state, pod, nodes, snapshot) -> Status|None`` PreScore (``SKIP`` skips its Score)
-* ``score(state, pod, node_info) -> int``            Score
+* ``score(state, pod, node_info) -> int``            Score (optionally also
+  ``score_nodes(state, pod, nodes) -> list[int]``, the same for many nodes at once)
 * ``normalize_score(state, pod, scores) -> None``    NormalizeScore (in place, 0..100)
 * ``reserve`` / ``unreserve(state, pod, node_name)``  Reserve
 * ``permit(state, pod, node_name) -> Status|None``    Permit
@@ -249,8 +250,12 @@ class Framework:
         for p in self.score_plugins:
             if p.name in state.skip_score:
                 continue
-            score = p.score
-            scores = [score(state, pod, n) for n in nodes]
+            batch = getattr(p, "score_nodes", None)
+            if batch is not None:
+                scores = batch(state, pod, nodes)
+            else:
+                score = p.score
+                scores = [score(state, pod, n) for n in nodes]
             norm = getattr(p, "normalize_score", None)
             if norm is not None:
                 norm(state, pod, scores)

@@ -295,17 +295,10 @@ class Scheduler:
         return feasible, diagnosis, evaluated
 
     def select_host(self, nodes: list, totals: list[int]) -> str:
-        """The highest total; ties broken uniformly at random (reservoir sampling, selectHost)."""
-        best_i, best, count = 0, None, 0
-        rng = self.rng
-        for i, s in enumerate(totals):
-            if best is None or s > best:
-                best_i, best, count = i, s, 1
-            elif s == best:
-                count += 1
-                if rng.randrange(count) == 0:
-                    best_i = i
-        return nodes[best_i].name
+        """The highest total; ties broken uniformly at random (selectHost)."""
+        best = max(totals)
+        tied = [i for i, s in enumerate(totals) if s == best]
+        return nodes[tied[0] if len(tied) == 1 else self.rng.choice(tied)].name
 
     # -- the binding cycle -------------------------------------------------------------
     async def binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,

@@ -5,7 +5,7 @@ by image size and by how many nodes have it (spread), clamped between 23 MiB and
 from __future__ import annotations
 
 from components.scheduler.cache import normalize_image
-from components.scheduler.framework import MAX_NODE_SCORE, Status
+from components.scheduler.framework import MAX_NODE_SCORE, SKIP, Status
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -31,12 +31,10 @@ class ImageLocality:
         spec = pod.pod.get("spec") or {}
         images = [normalize_image(c.get("image") or "")
                   for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
-        counts = {i: 0 for i in images}
-        for n in snapshot.nodes:
-            if n.images:
-                for i in counts:
-                    if i in n.images:
-                        counts[i] += 1
+        have = snapshot.image_node_counts
+        counts = {i: have.get(i, 0) for i in images}
+        if not any(counts.values()):
+            return Status(SKIP)  # every node would score 0
         state[_KEY] = (images, counts, len(snapshot.nodes))
         return None
 

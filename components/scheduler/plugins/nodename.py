@@ -3,7 +3,7 @@ Source: pkg/scheduler/framework/plugins/nodename/node_name.go."""
 
 from __future__ import annotations
 
-from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status
+from components.scheduler.framework import SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, Status
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -17,6 +17,9 @@ class NodeName:
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Node", "Add")]
+
+    def pre_filter(self, state, pod, snapshot) -> Status | None:
+        return None if pod.node_name else Status(SKIP)
 
     def filter(self, state, pod, node) -> Status | None:
         if pod.node_name and pod.node_name != node.name:

@@ -4,7 +4,7 @@ Source: pkg/scheduler/framework/plugins/nodeports/node_ports.go, framework/types
 
 from __future__ import annotations
 
-from components.scheduler.framework import UNSCHEDULABLE, Status
+from components.scheduler.framework import SKIP, UNSCHEDULABLE, Status
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -28,6 +28,9 @@ class NodePorts:
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Pod", "Delete"), ("Node", "Add")]
+
+    def pre_filter(self, state, pod, snapshot) -> Status | None:
+        return None if pod.host_ports else Status(SKIP)  # no host ports: nothing to check
 
     def filter(self, state, pod, node) -> Status | None:
         if not pod.host_ports or not node.used_ports:

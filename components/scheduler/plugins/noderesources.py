@@ -27,8 +27,13 @@ DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
 def insufficient_resources(pod, node) -> list[str]:
     """The reasons ``pod`` does not fit ``node`` by resources (fit.go fitsRequest);
     empty when it fits."""
+    alloc, used, req = node.allocatable, node.requested, pod.requests
+    if (len(node.pods) < alloc.allowed_pods and used.milli_cpu + req.milli_cpu <= alloc.milli_cpu
+            and used.memory + req.memory <= alloc.memory
+            and used.ephemeral_storage + req.ephemeral_storage <= alloc.ephemeral_storage
+            and not req.scalar):
+        return []  # fast path: fits
     reasons: list[str] = []
-    alloc = node.allocatable
     if len(node.pods) + 1 > alloc.allowed_pods:
         reasons.append("Too many pods")
     req = pod.requests
@@ -85,6 +90,29 @@ class NodeResourcesFit:
         return total // weights if weights else 0
 
 
+    def score_nodes(self, state, pod, nodes) -> list[int]:
+        """:meth:`score` for many nodes; inlined for the default cpu+memory case."""
+        if self.resources != DEFAULT_RESOURCES:
+            return [self.score(state, pod, n) for n in nodes]
+        pc, pm = pod.non_zero_requests.milli_cpu, pod.non_zero_requests.memory
+        out = []
+        for n in nodes:
+            a, u = n.allocatable, n.non_zero_requested
+            total = weights = 0
+            cap = a.milli_cpu
+            if cap:
+                r = u.milli_cpu + pc
+                total += (cap - r) * MAX_NODE_SCORE // cap if r <= cap else 0
+                weights += 1
+            cap = a.memory
+            if cap:
+                r = u.memory + pm
+                total += (cap - r) * MAX_NODE_SCORE // cap if r <= cap else 0
+                weights += 1
+            out.append(total // weights if weights else 0)
+        return out
+
+
 class NodeResourcesBalancedAllocation:
     name = BALANCED
 
@@ -100,6 +128,23 @@ class NodeResourcesBalancedAllocation:
         if all(pod.requests.get(n) == 0 for n in self.resources):
             return Status(SKIP)  # best-effort pod
         return None
+
+    def score_nodes(self, state, pod, nodes) -> list[int]:
+        """:meth:`score` for many nodes; inlined for the default cpu+memory case."""
+        if self.resources != ("cpu", "memory"):
+            return [self.score(state, pod, n) for n in nodes]
+        pc, pm = pod.requests.milli_cpu, pod.requests.memory
+        out = []
+        for n in nodes:
+            a, u = n.allocatable, n.requested
+            fr = []
+            if a.milli_cpu:
+                fr.append(min((u.milli_cpu + pc) / a.milli_cpu, 1.0))
+            if a.memory:
+                fr.append(min((u.memory + pm) / a.memory, 1.0))
+            std = abs(fr[0] - fr[1]) / 2 if len(fr) == 2 else 0.0
+            out.append(int((1 - std) * MAX_NODE_SCORE))
+        return out
 
     def score(self, state, pod, node) -> int:
         fractions = []

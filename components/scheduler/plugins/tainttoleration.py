@@ -39,6 +39,10 @@ class TaintToleration:
                        if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
         return None
 
+    def score_nodes(self, state, pod, nodes) -> list[int]:
+        score = self.score
+        return [score(state, pod, n) if n.taints else 0 for n in nodes]
+
     def score(self, state, pod, node) -> int:
         tols = state[_KEY]
         return sum(1 for t in node.taints if t.get("effect") == "PreferNoSchedule"
