@@ -13,7 +13,8 @@ Model (etcd ``mvcc/kvstore.go``, ``mvcc/key_index.go``):
 * ``log`` lists, per revision since the compaction point, the changes ``(kv, prev_kv)``; watch
   replay reads it;
 * :meth:`Store.compact` drops history older than the compaction revision but keeps, per key,
-  the newest version at or below it (so reads at the compaction revision still work).
+  the newest version at or below it (so reads at the compaction revision still work), as
+  etcd's ``keyIndex.compact`` does.
 
 Everything here is synchronous and never awaits: a write and the work that must be atomic with
 it (lease bookkeeping, WAL append, watch fan-out) run in one event-loop step.
@@ -244,8 +245,9 @@ class Store:
         """Compact history below ``rev`` (etcd ``mvcc.store.Compact``).
 
         Raises COMPACTED if ``rev <= compact_rev``, FUTURE_REV if ``rev > self.rev``.
-        Per key: versions with ``mod_revision >= rev`` stay; of the older ones only the newest
-        stays, and only if it is live. A key with nothing left leaves the index.
+        Per key: versions with ``mod_revision > rev`` stay; of the others only the newest stays,
+        and only if it is live (or a tombstone at exactly ``rev``). A key with nothing left
+        leaves the index.
         """
         if rev <= self.compact_rev:
             raise errors.COMPACTED
@@ -256,9 +258,10 @@ class Store:
         size = 0
         for key, hist in self.hist.items():
             if hist[0].mod_revision < rev:
-                i = bisect.bisect_left(hist, rev, key=_mod_rev)  # first index with mod >= rev
-                keep_old = hist[i - 1] if hist[i - 1].version else None
-                del hist[: i - 1 if keep_old is not None else i]
+                i = bisect.bisect_right(hist, rev, key=_mod_rev)  # first index with mod > rev
+                newest = hist[i - 1]  # the newest version at or below rev
+                keep = newest.version or newest.mod_revision == rev  # a tombstone AT rev stays for watch replay
+                del hist[: i - 1 if keep else i]
                 if not hist:
                     dead.append(key)
                     continue
@@ -271,6 +274,11 @@ class Store:
         self.size = size
         cut = bisect.bisect_left(self.log, rev, key=_log_rev)
         del self.log[:cut]
+        if self.log and self.log[0][0] == rev:
+            # the versions before `rev` are gone, so events AT rev lose their prev_kv (as in etcd)
+            r0, changes = self.log[0]
+            self.log[0] = (r0, [(kv, prev if prev is None or prev.mod_revision >= rev else None)
+                                for kv, prev in changes])
 
     # ------------------------------------------------------------------ snapshot
     def all_versions(self) -> Iterable[KeyValue]:
