@@ -275,3 +275,26 @@ def test_compose_up_demo_runs_the_13_steps(project: Project):
     # seed 000: 3 replicas with nodeSelector kgc=a, and only node01 carries kgc=a
     assert re.search(r"Summary: 3 pod\(s\) Running", out), out[-4000:]
     assert "every pod landed on node01" in out, out[-4000:]
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)
+def test_a_killed_component_is_restarted_on_failure(project: Project):
+    r = project.run("up", "-d", "--no-build", "scheduler")  # waits for a healthy apiserver first
+    assert r.returncode == 0, r.stderr[-3000:]
+    container = project.run("ps", "-q", "scheduler", timeout=60).stdout.strip()
+    assert container
+
+    def state() -> tuple[int, str, int]:
+        out = subprocess.run(["docker", "inspect", "-f", "{{.RestartCount}} {{.State.Status}} {{.State.Pid}}",
+                              container], capture_output=True, text=True, timeout=60).stdout.split()
+        return int(out[0]), out[1], int(out[2])
+
+    restarts, status, pid = state()
+    assert status == "running" and pid > 0
+    os.kill(pid, 9)  # the container's own process, as an OOM kill or crash would end it
+    deadline = time.monotonic() + 60
+    tick = threading.Event()
+    while state()[:2] != (restarts + 1, "running"):
+        assert time.monotonic() < deadline, f"scheduler not restarted: {state()}"
+        tick.wait(0.2)
