@@ -232,8 +232,9 @@ class Scheduler:
         event(log, "pod.assumed", pod=pi.key, node=node, evaluated=result.evaluated_nodes,
               feasible=result.feasible_nodes, attempts=qp.attempts)
         if self.trace is not None:
+            scored = "scored; " if ranked else "only one, not scored; "
             self.trace.emit(9, f"filtered {result.evaluated_nodes} nodes → {result.feasible_nodes} "
-                               f"feasible; scored; picked {node}; assumed", pod,
+                               f"feasible; {scored}picked {node}; assumed", pod,
                             detail=("scores: " + detail) if ranked else "single feasible node, not scored")
         self.remember(pi, state, node)
         t = asyncio.get_running_loop().create_task(self.binding_cycle(fwk, state, qp, node, cycle))
