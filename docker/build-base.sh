@@ -7,7 +7,7 @@
 #
 # Usage: docker/build-base.sh [--force]
 # Env:   BASE_TAG (controlplane-base:local), SUITE (bookworm),
-#        MIRROR (http://deb.debian.org/debian), WORKDIR (a fresh mktemp -d)
+#        MIRROR (http://deb.debian.org/debian); works in a fresh mktemp -d under $TMPDIR
 # Needs: root, debootstrap, a running docker daemon.
 # Exit:  0 when the image exists afterwards; non-zero with a one-line error.
 set -euo pipefail
@@ -34,7 +34,7 @@ if [ "$FORCE" = 0 ] && docker image inspect "$BASE_TAG" >/dev/null 2>&1; then
   exit 0
 fi
 
-WORKDIR="${WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/controlplane-base.XXXXXX")}"
+WORKDIR="$(mktemp -d "${TMPDIR:-/tmp}/controlplane-base.XXXXXX")"
 ROOTFS="$WORKDIR/rootfs"
 trap 'rm -rf "$WORKDIR"' EXIT
 

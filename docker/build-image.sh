@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     --offline) OFFLINE=1 ;;
     --pypi) PYPI=1 ;;
     --tag) [ $# -ge 2 ] || { echo "build-image.sh: --tag needs a value" >&2; exit 2; }; TAG="$2"; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "build-image.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
