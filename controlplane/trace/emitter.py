@@ -50,8 +50,11 @@ class TraceEmitter:
         return rec
 
     async def _flush_soon(self) -> None:
-        await asyncio.sleep(self.flush_interval)  # batching window, not synchronisation
-        await self.flush()
+        # Records emitted while a batch is in flight are sent by the next turn of
+        # this loop, so none is left behind when emitting stops.
+        while self._pending:
+            await asyncio.sleep(self.flush_interval)  # batching window, not synchronisation
+            await self.flush()
 
     async def flush(self) -> None:
         """Send what is pending now."""

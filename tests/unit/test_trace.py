@@ -71,3 +71,28 @@ async def test_buffer_snapshot_and_subscribe():
     b.append(StepRecord(step=11, component="c", action="a"))
     await asyncio.wait_for(t, 1)
     assert got == [10, 11]
+
+
+async def test_emitter_sends_records_emitted_while_a_batch_is_in_flight():
+    from controlplane.trace.emitter import TraceEmitter
+
+    sent: list[list[int]] = []
+    gate = asyncio.Event()
+
+    class Client:
+        async def request(self, method, path, body=None, timeout=None):
+            sent.append([r["step"] for r in body["records"]])
+            if len(sent) == 1:
+                await gate.wait()
+
+    em = TraceEmitter(Client(), "test", flush_interval=0)
+    em.emit(9, "first")
+    while not sent:
+        await asyncio.sleep(0)
+    em.emit(10, "during the first POST")
+    gate.set()
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        await asyncio.sleep(0)
+    assert sent == [[9], [10]]
