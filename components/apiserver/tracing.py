@@ -84,7 +84,13 @@ class Tracer:
             return
         if ev.type == "ADDED":
             if resource.kind == "Pod":
-                self.record(8, "etcd watch event: pod ADDED", ev.object, "Pod")
+                node = (ev.object.get("spec") or {}).get("nodeName")
+                # A pod that names its node is never the scheduler's (seed 000, nodeName:
+                # "跳过 Scheduler 的调度策略"); pkg/scheduler/eventhandlers.go only queues
+                # pods with an empty spec.nodeName.
+                detail = (f"spec.nodeName={node} already set: steps 9-11 skipped, the scheduler "
+                          f"ignores the pod and {node}'s kubelet takes it" if node else "")
+                self.record(8, "etcd watch event: pod ADDED", ev.object, "Pod", detail=detail)
             else:
                 self.record(4, f"etcd watch event: {resource.kind} ADDED", ev.object, resource.kind)
         elif ev.type == "MODIFIED" and resource.kind == "Pod":
