@@ -206,19 +206,29 @@ class RestClient:
                                     timeout=timeout) as resp:
             if resp.status >= 300:
                 _decode(resp.status, await resp.text())
-            buf = b""
-            async for chunk in resp.content.iter_any():
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if not line.strip():
-                        continue
-                    ev = json.loads(line)
-                    typ, obj = ev.get("type"), ev.get("object") or {}
-                    if typ == "ERROR":
-                        raise ApiError(int(obj.get("code") or 500), obj.get("reason", "InternalError"),
-                                       obj.get("message", ""), obj)
-                    yield typ, obj
+            async for ev in iter_json_lines(resp):
+                typ, obj = ev.get("type"), ev.get("object") or {}
+                if typ == "ERROR":
+                    raise ApiError(int(obj.get("code") or 500), obj.get("reason", "InternalError"),
+                                   obj.get("message", ""), obj)
+                yield typ, obj
+
+
+async def iter_json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[Any]:
+    """Decode a streamed body of one JSON document per line (a watch stream,
+    the trace stream); blank lines are skipped. Raises ValueError on bad JSON."""
+    buf = b""
+    async for chunk in resp.content.iter_any():
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if line.strip():
+                yield json.loads(line)
+
+
+def raise_for_status(status: int, text: str) -> None:
+    """Raise :class:`ApiError` for a non-2xx answer (its Status, if it is one)."""
+    _decode(status, text)
 
 
 def _decode(status: int, text: str) -> Any:

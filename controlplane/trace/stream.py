@@ -7,12 +7,11 @@ then each new record as it is stored. ``T`` is seconds since the epoch.
 
 from __future__ import annotations
 
-import json
 from typing import AsyncIterator
 
 import aiohttp
 
-from controlplane.client.rest import RestClient
+from controlplane.client.rest import RestClient, iter_json_lines, raise_for_status
 from controlplane.trace.emitter import PATH
 from controlplane.trace.record import StepRecord
 
@@ -33,12 +32,6 @@ async def follow(client: RestClient, since: float = 0.0) -> AsyncIterator[StepRe
                                   params={"since": f"{since:.6f}", "follow": "true"},
                                   timeout=timeout) as resp:
         if resp.status >= 300:
-            from controlplane.client.rest import _decode
-            _decode(resp.status, await resp.text())
-        buf = b""
-        async for chunk in resp.content.iter_any():
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                if line.strip():
-                    yield StepRecord.from_dict(json.loads(line))
+            raise_for_status(resp.status, await resp.text())
+        async for d in iter_json_lines(resp):
+            yield StepRecord.from_dict(d)
