@@ -298,12 +298,19 @@ class RestHandlers:
         if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
                                  "the request")
-        return await self._write(request, info, lambda cur: copy.deepcopy(obj), md.get("resourceVersion") or None)
+        return await self._write(request, info, lambda cur: copy.deepcopy(obj), md.get("resourceVersion") or None,
+                                 precondition_uid=md.get("uid") or None)
 
     async def _write(self, request: web.Request, info: RequestInfo, make_new, precondition_rv: str | None,
-                     code: int = 200) -> web.Response:
-        """Guaranteed update of the item: ``make_new(current) -> new`` then strategy, defaults, validation."""
+                     code: int = 200, precondition_uid: str | None = None) -> web.Response:
+        """Guaranteed update of the item: ``make_new(current) -> new`` then strategy, defaults, validation.
+
+        ``precondition_uid`` (a PUT body's uid, ``rest.DefaultUpdatedObjectInfo.Preconditions``)
+        mismatching → 409. An object being deleted whose update leaves no finalizers is
+        deleted instead (``ShouldDeleteDuringUpdate``, ``pkg/registry/generic/registry/store.go``).
+        """
         resource, sub = info.resource, info.subresource or ""
+        deleting: dict = {}
 
         def mutate(cur: dict) -> dict:
             new = make_new(copy.deepcopy(cur))
@@ -315,18 +322,32 @@ class RestHandlers:
             new["metadata"].pop("resourceVersion", None)
             sem.apply_defaults(resource.kind, new)
             self._validate(resource, new, cur)
+            if strategy.should_delete_during_update(resource.kind, new, cur):
+                deleting["rv"] = cur["metadata"].get("resourceVersion")
+                deleting["obj"] = new
+                raise _DeleteInstead()
             return new
         try:
             updated = await self.s.store.guaranteed_update(
-                self._key(info), mutate, precondition_rv=precondition_rv, resource_plural=resource.plural,
-                group=resource.group, name=info.name)
+                self._key(info), mutate, precondition_rv=precondition_rv, precondition_uid=precondition_uid,
+                resource_plural=resource.plural, group=resource.group, name=info.name)
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None
         except Conflict as e:
             raise st.conflict(resource, info.name, str(e)) from None
+        except _DeleteInstead:
+            try:
+                await self.s.store.delete(self._key(info), precondition_rv=deleting["rv"])
+            except KeyNotFound:
+                pass  # another finalizer removal raced us to the deletion
+            except Conflict:
+                raise st.conflict_modified(resource, info.name) from None
+            event(log, "object.deleted", resource=resource.plural,
+                  object=f"{info.namespace or ''}/{info.name}", reason="finalizers-emptied")
+            updated = deleting["obj"]
+            updated["metadata"]["resourceVersion"] = deleting["rv"]
         if resource.kind == "Pod" and sub == "status":
             self.s.tracer.on_pod_status(updated)
-        await self._maybe_finish_deletion(info, updated)
         return self._object_response(request, resource, updated, code)
 
     async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -402,6 +423,14 @@ class RestHandlers:
                 opts["gracePeriodSeconds"] = int(opts["gracePeriodSeconds"])
             except (TypeError, ValueError):
                 raise st.bad_request(f"invalid gracePeriodSeconds: {opts['gracePeriodSeconds']!r}") from None
+        if "orphanDependents" in q:
+            opts["orphanDependents"] = _bool(q["orphanDependents"])
+        if opts.get("orphanDependents") is not None and opts.get("propagationPolicy"):
+            raise st.invalid("DeleteOptions", "", "", [{"reason": "FieldValueInvalid", "field": "propagationPolicy",
+                             "message": "orphanDependents and deletionPropagation cannot be both set"}],
+                             "DeleteOptions is invalid: propagationPolicy: Invalid value: "
+                             f"\"{opts['propagationPolicy']}\": orphanDependents and deletionPropagation "
+                             "cannot be both set")
         pol = opts.get("propagationPolicy")
         if pol not in (None, "Orphan", "Background", "Foreground"):
             raise st.bad_request(f"propagationPolicy: Unsupported value: \"{pol}\"")
@@ -415,11 +444,22 @@ class RestHandlers:
         return self._object_response(request, info.resource, obj)
 
     async def _delete_one(self, info: RequestInfo, name: str, opts: dict) -> dict:
-        """Delete (or start the graceful / finalizer deletion of) one object; returns it."""
+        """Delete one object, or start its graceful / finalizer deletion; returns the object.
+
+        As ``Store.Delete`` in ``pkg/registry/generic/registry/store.go`` with
+        ``rest.BeforeDelete`` (``pkg/registry/rest/delete.go``): preconditions (uid,
+        resourceVersion → 409); pods get a grace period (``pkg/registry/core/pod/strategy.go``
+        CheckGracefulDelete: the request's, else spec.terminationGracePeriodSeconds; 0 when
+        unscheduled or finished) → deletionTimestamp = now + grace, and the kubelet finishes
+        with gracePeriodSeconds=0; a pending graceful deletion may only be shortened.
+        propagationPolicy / orphanDependents set the ``orphan`` / ``foregroundDeletion``
+        finalizers (deletionFinalizersForGarbageCollection) that the controller-manager's
+        garbage collector acts on; an object with finalizers is only marked (deletionTimestamp,
+        deletionGracePeriodSeconds 0) and goes when the last finalizer is removed.
+        """
         resource = info.resource
         key = object_key(resource, info.namespace, name)
         pre = opts.get("preconditions") or {}
-        grace = opts.get("gracePeriodSeconds")
         try:
             cur = await self.s.store.get(key)
         except KeyNotFound:
@@ -432,32 +472,35 @@ class RestHandlers:
             raise st.conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
                                               f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                                               f"{md.get('resourceVersion')}")
-        graceful = 0
-        if resource.kind == "Pod":
-            spec = cur.get("spec") or {}
-            graceful = grace if grace is not None else int(spec.get("terminationGracePeriodSeconds", 30) or 0)
-            phase = (cur.get("status") or {}).get("phase")
-            if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-                graceful = 0
-        finalizers = list(md.get("finalizers") or [])
-        if opts.get("propagationPolicy") == "Foreground" and "foregroundDeletion" not in finalizers \
-                and resource.kind not in ("Pod", "Node", "Namespace") and False:
-            finalizers.append("foregroundDeletion")
         if resource.kind == "Namespace":
-            return await self._delete_namespace(info, cur)
-        if graceful > 0 or finalizers:
+            return await self._delete_namespace(info, cur, opts)
+        graceful, grace = False, 0
+        if md.get("deletionTimestamp"):
+            prev = md.get("deletionGracePeriodSeconds")
+            if prev:
+                req = opts.get("gracePeriodSeconds")
+                if req is None or req >= prev:
+                    return cur  # graceful deletion pending: nothing changes (finalizers neither)
+                graceful, grace = True, max(req, 0)
+        elif resource.kind == "Pod":
+            grace = strategy.pod_grace_period(cur, opts.get("gracePeriodSeconds"))
+            graceful = grace > 0
+        fins_old = list(md.get("finalizers") or [])
+        fins = strategy.gc_finalizers(fins_old, opts)
+        if (graceful and grace > 0) or fins:
             def mark(o: dict) -> dict:
                 m = o["metadata"]
-                now = datetime.datetime.now(datetime.timezone.utc)
-                if graceful > 0:
-                    prev = m.get("deletionGracePeriodSeconds")
-                    if m.get("deletionTimestamp") is None or prev is None or graceful < prev:
-                        m["deletionTimestamp"] = (now + datetime.timedelta(seconds=graceful)).strftime(
-                            "%Y-%m-%dT%H:%M:%SZ")
-                        m["deletionGracePeriodSeconds"] = graceful
+                if fins:
+                    m["finalizers"] = fins
                 else:
-                    m.setdefault("deletionTimestamp", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
-                    m.setdefault("deletionGracePeriodSeconds", 0)
+                    m.pop("finalizers", None)
+                now = datetime.datetime.now(datetime.timezone.utc)
+                if graceful:
+                    m["deletionTimestamp"] = (now + datetime.timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    m["deletionGracePeriodSeconds"] = grace
+                elif not m.get("deletionTimestamp"):
+                    m["deletionTimestamp"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+                    m["deletionGracePeriodSeconds"] = 0
                 return o
             try:
                 out = await self.s.store.guaranteed_update(key, mark, precondition_uid=md.get("uid"))
@@ -465,10 +508,9 @@ class RestHandlers:
                 raise st.not_found(resource, name) from None
             except Conflict as e:
                 raise st.conflict(resource, name, str(e)) from None
-            if not finalizers:
-                return out
-            if graceful == 0 or True:
-                return out
+            event(log, "object.deleting", resource=resource.plural, object=f"{info.namespace or ''}/{name}",
+                  grace=grace if graceful else 0, finalizers=",".join(fins))
+            return out
         try:
             deleted = await self.s.store.delete(key, precondition_uid=md.get("uid"))
         except KeyNotFound:
@@ -478,25 +520,39 @@ class RestHandlers:
         event(log, "object.deleted", resource=resource.plural, object=f"{info.namespace or ''}/{name}")
         return deleted
 
-    async def _maybe_finish_deletion(self, info: RequestInfo, obj: dict) -> None:
-        """An object being deleted whose last finalizer was removed is deleted now (store.go)."""
-        md = obj.get("metadata") or {}
-        if md.get("deletionTimestamp") and not md.get("finalizers") and info.resource.kind != "Pod" \
-                and info.resource.kind != "Namespace":
+    async def _delete_namespace(self, info: RequestInfo, ns: dict, opts: dict) -> dict:
+        """First DELETE marks the namespace Terminating (deletionTimestamp, status.phase); the
+        controller-manager's namespace controller empties it and removes the ``kubernetes``
+        finalizer through ``/finalize``, which deletes it. A later DELETE deletes it once
+        spec.finalizers is empty (``pkg/registry/core/namespace/storage/storage.go`` Delete).
+        """
+        md = ns.get("metadata") or {}
+        if not md.get("deletionTimestamp"):
+            def mark(o: dict) -> dict:
+                m = o["metadata"]
+                m.setdefault("deletionTimestamp", strategy.now_rfc3339())
+                o.setdefault("status", {})["phase"] = "Terminating"
+                fins = strategy.gc_finalizers(list(m.get("finalizers") or []), opts)
+                if fins:
+                    m["finalizers"] = fins
+                else:
+                    m.pop("finalizers", None)
+                return o
             try:
-                await self.s.store.delete(self._key(info), precondition_uid=md.get("uid"))
-            except (KeyNotFound, Conflict):
-                pass
-
-    async def _delete_namespace(self, info: RequestInfo, ns: dict) -> dict:
-        """Mark the namespace Terminating; the server's namespace finalizer empties then removes it."""
-        def mark(o: dict) -> dict:
-            o["metadata"].setdefault("deletionTimestamp", strategy.now_rfc3339())
-            o.setdefault("status", {})["phase"] = "Terminating"
-            return o
-        out = await self.s.store.guaranteed_update(self._key(info), mark)
-        self.s.finalize_namespace_soon(info.name)
-        return out
+                out = await self.s.store.guaranteed_update(self._key(info, md.get("name")), mark,
+                                                           precondition_uid=md.get("uid"))
+            except KeyNotFound:
+                raise st.not_found(info.resource, md.get("name", "")) from None
+            event(log, "namespace.terminating", namespace=md.get("name"))
+            return out
+        if (ns.get("spec") or {}).get("finalizers") or md.get("finalizers"):
+            return ns
+        try:
+            deleted = await self.s.store.delete(self._key(info, md.get("name")), precondition_uid=md.get("uid"))
+        except KeyNotFound:
+            raise st.not_found(info.resource, md.get("name", "")) from None
+        event(log, "object.deleted", resource="namespaces", object=md.get("name"))
+        return deleted
 
     async def delete_collection(self, request: web.Request, info: RequestInfo) -> web.Response:
         raw = await read_body(request)
@@ -614,6 +670,10 @@ class RestHandlers:
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None
         return json_response(self._scale_of(resource, out))
+
+
+class _DeleteInstead(Exception):
+    """Raised inside an update's mutation: the object is to be deleted, not written."""
 
 
 class APIErrorFromPatch(Exception):

@@ -19,8 +19,8 @@ from aiohttp import web
 
 from controlplane.api import resources as R
 from controlplane.log import event
-from controlplane.storage import Conflict, KeyExists, KeyNotFound, Store, StorageError, Unavailable
-from controlplane.storage import collection_prefix, object_key
+from controlplane.storage import KeyExists, Store, StorageError, Unavailable
+from controlplane.storage import object_key
 
 from components.apiserver import discovery
 from components.apiserver import status as st
@@ -58,7 +58,6 @@ class APIServer:
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
-        self._ns_finalizing: set[str] = set()
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -113,33 +112,6 @@ class APIServer:
                 last = rev
             except StorageError as e:
                 event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:160])
-
-    def finalize_namespace_soon(self, name: str) -> None:
-        """Delete everything in a Terminating namespace, then the namespace (namespace controller's job)."""
-        if name in self._ns_finalizing:
-            return
-        self._ns_finalizing.add(name)
-
-        async def run():
-            try:
-                for r in R.RESOURCES:
-                    if not r.namespaced or r.kind == "Binding":
-                        continue
-                    res = await self.store.list(collection_prefix(r, name))
-                    for o in res.items:
-                        try:
-                            await self.store.delete(object_key(r, name, o["metadata"]["name"]))
-                        except (KeyNotFound, Conflict):
-                            pass
-                await self.store.delete(object_key(R.NAMESPACES, None, name))
-                event(log, "namespace.deleted", namespace=name)
-            except KeyNotFound:
-                pass
-            except Exception:
-                log.exception("namespace finalization failed")
-            finally:
-                self._ns_finalizing.discard(name)
-        self._tasks.append(asyncio.create_task(run()))
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
@@ -240,6 +212,10 @@ class APIServer:
             if m != "POST":
                 raise st.method_not_allowed()
             return await rest.create(request, info)
+        if sub == "finalize":
+            if m != "PUT":
+                raise st.method_not_allowed()
+            return await rest.update(request, info)
         if sub not in (None, "status", "scale"):
             raise st.method_not_allowed()
         if m == "GET":

@@ -22,8 +22,11 @@ from typing import Any
 STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Node", "Namespace",
                       "StatefulSet", "DaemonSet", "Service"}
 
-#: metadata fields a client may not change on update (copied from the stored object)
-_IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+#: metadata fields a client may not change on update (copied from the stored object).
+#: ``uid`` is only filled in when the request leaves it empty; a different uid is
+#: then rejected by validation as immutable (``rest.BeforeUpdate`` in
+#: ``staging/src/k8s.io/apiserver/pkg/registry/rest/update.go``).
+_IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                    "generation", "selfLink")
 
 META_FIELDS = {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
@@ -167,6 +170,8 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
     """
     md = new.setdefault("metadata", {})
     omd = old.get("metadata") or {}
+    if not md.get("uid") and omd.get("uid"):
+        md["uid"] = omd["uid"]
     for f in _IMMUTABLE_META:
         if f in omd:
             md[f] = copy.deepcopy(omd[f])
@@ -175,6 +180,18 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
     md["name"] = omd.get("name")
     if "namespace" in omd:
         md["namespace"] = omd["namespace"]
+    if subresource == "finalize":
+        # namespaces/NAME/finalize: only spec.finalizers changes
+        # (``pkg/registry/core/namespace/strategy.go`` namespaceFinalizeStrategy)
+        fins = (new.get("spec") or {}).get("finalizers") if isinstance(new.get("spec"), dict) else None
+        new.clear()
+        new.update(copy.deepcopy(old))
+        spec = new.setdefault("spec", {})
+        if fins:
+            spec["finalizers"] = list(fins)
+        else:
+            spec.pop("finalizers", None)
+        return
     if subresource == "status":
         if "spec" in old:
             new["spec"] = copy.deepcopy(old["spec"])
@@ -191,3 +208,70 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
             new.pop("status", None)
     if new.get("spec") != old.get("spec") and "generation" in omd:
         md["generation"] = int(omd.get("generation") or 0) + 1
+
+
+#: finalizers the garbage collector acts on (``staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go``)
+FINALIZER_ORPHAN = "orphan"
+FINALIZER_FOREGROUND = "foregroundDeletion"
+
+
+def gc_finalizers(finalizers: list[str], opts: dict) -> list[str]:
+    """Finalizers after a DELETE with ``opts`` (DeleteOptions as a dict).
+
+    ``orphanDependents`` (deprecated bool) wins over ``propagationPolicy``; with neither,
+    an ``orphan`` / ``foregroundDeletion`` finalizer already present is kept (the default
+    policy of every served kind is Background). Orphan adds ``orphan`` and drops
+    ``foregroundDeletion``, Foreground the reverse, Background drops both
+    (``deletionFinalizersForGarbageCollection`` in ``pkg/registry/generic/registry/store.go``).
+    """
+    fins = list(finalizers)
+    orphan, policy = opts.get("orphanDependents"), opts.get("propagationPolicy")
+    if orphan is not None:
+        want_orphan, want_fg = bool(orphan), False
+    elif policy:
+        want_orphan, want_fg = policy == "Orphan", policy == "Foreground"
+    else:
+        want_orphan, want_fg = FINALIZER_ORPHAN in fins, FINALIZER_FOREGROUND in fins
+    fins = [f for f in fins if f not in (FINALIZER_ORPHAN, FINALIZER_FOREGROUND)]
+    if want_orphan:
+        fins.append(FINALIZER_ORPHAN)
+    elif want_fg:
+        fins.append(FINALIZER_FOREGROUND)
+    return fins
+
+
+def pod_grace_period(pod: dict, requested: int | None) -> int:
+    """Grace period (s) of a pod DELETE (``pkg/registry/core/pod/strategy.go`` CheckGracefulDelete).
+
+    The request's ``gracePeriodSeconds`` (negative → 1), else
+    ``spec.terminationGracePeriodSeconds`` (default 30); 0 for a pod not yet scheduled
+    or already Succeeded/Failed, which is deleted at once.
+    """
+    spec = pod.get("spec") or {}
+    if requested is not None:
+        grace = 1 if requested < 0 else requested
+    else:
+        tg = spec.get("terminationGracePeriodSeconds")
+        grace = 30 if tg is None else int(tg)
+    phase = (pod.get("status") or {}).get("phase")
+    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0
+    return grace
+
+
+def should_delete_during_update(kind: str, new: dict, old: dict) -> bool:
+    """An update that leaves an object being deleted with no finalizers deletes it.
+
+    Generic rule (``ShouldDeleteDuringUpdate`` in ``pkg/registry/generic/registry/store.go``):
+    the new object has no finalizers and the stored one has a deletionTimestamp with a
+    grace period of 0 or none. Namespaces also need an empty ``spec.finalizers``
+    (``ShouldDeleteNamespaceDuringUpdate``, ``pkg/registry/core/namespace/storage/storage.go``).
+    """
+    nmd, omd = new.get("metadata") or {}, old.get("metadata") or {}
+    if nmd.get("finalizers") or not omd.get("deletionTimestamp"):
+        return False
+    if omd.get("deletionGracePeriodSeconds"):
+        return False
+    if kind == "Namespace" and ((new.get("spec") or {}).get("finalizers")):
+        return False
+    return True

@@ -57,6 +57,10 @@ class WatchServer:
         table = wants_table(request)
         if rv:
             await cache.wait_for_revision(rv)
+        elif request.query.get("resourceVersion", "") == "":
+            # unset = "most recent": a consistent read, so the initial events include every
+            # write acknowledged before this request (cacher ConsistentListFromCache)
+            await cache.wait_for_revision(await self.s.store.current_revision())
         resp = web.StreamResponse(status=200, headers={"Content-Type": TABLE_CT if table else "application/json"})
         resp.enable_chunked_encoding()
         try:

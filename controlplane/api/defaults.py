@@ -256,8 +256,8 @@ def _default_daemonset(obj: dict) -> None:
 
 
 def _default_namespace(obj: dict) -> None:
-    spec = _sub(obj, "spec")
-    spec.setdefault("finalizers", ["kubernetes"])
+    # spec.finalizers ["kubernetes"] is set by the create strategy, not by defaulting
+    # (``pkg/registry/core/namespace/strategy.go`` PrepareForCreate), so /finalize can empty it
     status = _sub(obj, "status")
     status.setdefault("phase", "Active")
     meta = _sub(obj, "metadata")
