@@ -40,6 +40,12 @@ users:
 """
 
 
+def short_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it, else absolute."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as s:
@@ -77,7 +83,8 @@ class LocalCluster:
     def __init__(self, data_dir: str, *, etcd_servers: str | None = None,
                  apiserver_port: int = 6443, etcd_port: int = 2379,
                  nodes: tuple[str, ...] = ("node01", "node02"),
-                 node_labels: dict[str, str] | None = None,
+                 node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
+                 kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
@@ -85,6 +92,8 @@ class LocalCluster:
         self.etcd_port = etcd_port or free_port()
         self.nodes = nodes
         self.node_labels = node_labels or {}
+        self.hollow_nodes = hollow_nodes
+        self.kubelet_args = list(kubelet_args)
         self.say = say
         self.restart = restart
         self.services: list[Service] = []
@@ -118,10 +127,14 @@ class LocalCluster:
         await self._spawn(Service("controller-manager", ["controller-manager", *master]))
         await self._spawn(Service("scheduler", ["scheduler", *master]))
         for node in self.nodes:
-            args = ["kubelet", *master, "--node-name", node]
+            args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
             if node in self.node_labels:
                 args += ["--node-labels", self.node_labels[node]]
             await self._spawn(Service(f"kubelet-{node}", args))
+        if self.hollow_nodes:
+            await self._spawn(Service("kubelet-hollow", [
+                "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
+                "--node-name-prefix", "hollow-", *self.kubelet_args]))
         await self._wait_nodes_ready()
 
     async def stop(self) -> None:
@@ -170,7 +183,7 @@ class LocalCluster:
             stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf, env=env,
             start_new_session=True)
         logf.close()
-        self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {os.path.relpath(svc.log_path)}")
+        self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {short_path(svc.log_path)}")
         svc.watcher = asyncio.create_task(self._watch_exit(svc))
 
     async def _watch_exit(self, svc: Service) -> None:
@@ -179,7 +192,7 @@ class LocalCluster:
         if svc.stopping:
             return
         how = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-        self.say(f"{svc.name} {how} (see {os.path.relpath(svc.log_path)})")
+        self.say(f"{svc.name} {how} (see {short_path(svc.log_path)})")
         self._failed.put_nowait(svc.name)
 
     def _last_log_line(self, name: str) -> str:
@@ -203,7 +216,7 @@ class LocalCluster:
                                    f"starting: {self._last_log_line(name)}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{what} not ready after {timeout:.0f}s "
-                                   f"(see {os.path.relpath(svc.log_path) if svc else 'logs'})")
+                                   f"(see {short_path(svc.log_path) if svc else 'logs'})")
             await asyncio.sleep(delay)  # readiness polling backoff
             delay = min(delay * 1.5, 0.5)
 
@@ -222,13 +235,19 @@ class LocalCluster:
                 return False
         await self._wait_until(check, name, name)
 
+    @property
+    def node_names(self) -> list[str]:
+        """Every node this cluster runs: the named ones, then ``hollow-0..N-1``."""
+        return [*self.nodes, *(f"hollow-{i}" for i in range(self.hollow_nodes))]
+
     async def _wait_nodes_ready(self) -> None:
-        want = set(self.nodes)
+        want = set(self.node_names)
 
         async def check() -> bool:
             try:
                 async with aiohttp.ClientSession() as s, s.get(
                         self.server + "/api/v1/nodes",
+                        params={"resourceVersion": "0"},
                         timeout=aiohttp.ClientTimeout(total=2)) as r:
                     if r.status != 200:
                         return False
@@ -239,7 +258,9 @@ class LocalCluster:
                      if any(c.get("type") == "Ready" and c.get("status") == "True"
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
-        await self._wait_until(check, f"nodes {', '.join(self.nodes)}", "kubelet-" + self.nodes[0])
+        first = f"kubelet-{self.nodes[0]}" if self.nodes else "kubelet-hollow"
+        await self._wait_until(check, f"{len(want)} nodes", first,
+                               timeout=60 + len(want) / 20)
 
     def _write_kubeconfig(self) -> None:
         tmp = self.kubeconfig + ".tmp"

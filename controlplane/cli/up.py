@@ -14,7 +14,7 @@ import os
 
 import click
 
-from controlplane.cli.cluster import LocalCluster
+from controlplane.cli.cluster import LocalCluster, short_path
 from controlplane.cli.common import run_until_signalled
 
 
@@ -43,23 +43,27 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="comma-separated node names, one kubelet each")
 @click.option("--node-labels", multiple=True, metavar="NODE:k=v,...",
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
+@click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
+              help="also run N hollow nodes (hollow-0...) in one kubelet process")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...]) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
-    if not node_names:
+    if not node_names and not hollow_nodes:
         raise click.BadParameter("at least one node is needed", param_hint="--nodes")
     labels = parse_node_labels(node_labels)
 
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
+                               hollow_nodes=hollow_nodes,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()
-            kc = os.path.relpath(cluster.kubeconfig)
+            kc = short_path(cluster.kubeconfig)
             click.echo(
-                f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}\n"
+                f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}"
+                f"{f' and {hollow_nodes} hollow nodes' if hollow_nodes else ''}\n"
                 f"\n  export KUBECONFIG={os.path.abspath(cluster.kubeconfig)}\n"
                 f"  kubectl get nodes\n"
                 f"\n  (or: kubectl --kubeconfig {kc} get nodes)\n"

@@ -1,0 +1,129 @@
+"""End-to-end benchmark of the pod creation flow through every process.
+
+Starts a real control plane (``LocalCluster``: etcd, apiserver,
+controller-manager, scheduler, one kubelet process running N hollow nodes),
+creates a Deployment of R replicas over HTTP, and watches its pods: for each
+pod the time from the Deployment's submission to the pod being created, bound
+(spec.nodeName set) and Running, as seen on the pods watch. Prints throughput
+and latency percentiles beside Kubernetes' pod startup SLO (p99 <= 5 s for
+stateless pods, excluding image pulls; kubernetes/community
+``sig-scalability/slos/pod_startup_latency.md``).
+
+    python bench/flow.py --nodes 100 --pods 1000 [--etcd-servers URL] [--image-pull-seconds 0]
+
+Figures only; never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
+from controlplane.cli.cluster import LocalCluster  # noqa: E402
+from controlplane.client.rest import RestClient  # noqa: E402
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+async def main(args: argparse.Namespace) -> None:
+    data_dir = tempfile.mkdtemp(prefix="bench-flow-")
+    t_start = time.monotonic()
+    cluster = LocalCluster(data_dir, etcd_servers=args.etcd_servers, apiserver_port=0, etcd_port=0,
+                           nodes=(), hollow_nodes=args.nodes, restart=False,
+                           kubelet_args=("--image-pull-seconds", str(args.image_pull_seconds),
+                                         "--container-start-seconds", str(args.container_start_seconds),
+                                         "--no-trace") if not args.trace else
+                                        ("--image-pull-seconds", str(args.image_pull_seconds),
+                                         "--container-start-seconds", str(args.container_start_seconds)),
+                           say=lambda s: None)
+    client = RestClient(cluster.server, "bench")
+    try:
+        await cluster.start()
+        print(f"cluster up with {args.nodes} hollow nodes in {time.monotonic() - t_start:.1f}s "
+              f"(etcd: {'external ' + args.etcd_servers if args.etcd_servers else 'embedded'})")
+        created: dict[str, float] = {}
+        bound: dict[str, float] = {}
+        running: dict[str, float] = {}
+        lst = await client.list(PODS, "default")
+        rv = lst["metadata"]["resourceVersion"]
+        done = asyncio.Event()
+
+        async def watch() -> None:
+            async for typ, pod in client.watch(PODS, "default", resource_version=rv,
+                                               label_selector="app=bench", timeout_seconds=3600):
+                now = time.monotonic()
+                name = pod["metadata"]["name"]
+                created.setdefault(name, now)
+                if pod["spec"].get("nodeName"):
+                    bound.setdefault(name, now)
+                if (pod.get("status") or {}).get("phase") == "Running":
+                    running.setdefault(name, now)
+                    if len(running) >= args.pods:
+                        done.set()
+                        return
+
+        wt = asyncio.create_task(watch())
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "bench", "namespace": "default"},
+               "spec": {"replicas": args.pods, "selector": {"matchLabels": {"app": "bench"}},
+                        "template": {"metadata": {"labels": {"app": "bench"}},
+                                     "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                                              "resources": {"requests": {"cpu": "10m",
+                                                                                         "memory": "16Mi"}}}]}}}}
+        t0 = time.monotonic()
+        await client.create(DEPLOYMENTS, dep, "default")
+        last = 0
+        while not done.is_set():
+            try:
+                await asyncio.wait_for(done.wait(), 5)
+            except asyncio.TimeoutError:
+                pass
+            if len(running) != last:
+                last = len(running)
+                print(f"  {time.monotonic() - t0:6.1f}s  created {len(created)}  bound {len(bound)}  "
+                      f"running {len(running)}/{args.pods}", flush=True)
+            if time.monotonic() - t0 > args.timeout:
+                print(f"timed out after {args.timeout}s")
+                break
+        wt.cancel()
+        total = max(running.values(), default=t0) - t0
+        lat_run = [running[n] - t0 for n in running]
+        lat_bind = [bound[n] - created[n] for n in bound if n in created]
+        lat_start = [running[n] - bound[n] for n in running if n in bound]
+        print()
+        print(f"{'pods Running':<34} {len(running)}/{args.pods} in {total:.2f}s "
+              f"= {len(running) / total if total else 0:.0f} pods/s end to end")
+        print(f"{'created -> bound (scheduling)':<34} p50 {pct(lat_bind, 50) * 1000:7.1f} ms   "
+              f"p99 {pct(lat_bind, 99) * 1000:7.1f} ms")
+        print(f"{'bound -> Running (kubelet)':<34} p50 {pct(lat_start, 50) * 1000:7.1f} ms   "
+              f"p99 {pct(lat_start, 99) * 1000:7.1f} ms   (simulated pull "
+              f"{args.image_pull_seconds}s + start {args.container_start_seconds}s)")
+        print(f"{'submission -> Running':<34} p50 {pct(lat_run, 50):7.2f} s    "
+              f"p99 {pct(lat_run, 99):7.2f} s    (Kubernetes SLO: pod startup p99 <= 5 s)")
+    finally:
+        await client.close()
+        await cluster.stop()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=100)
+    ap.add_argument("--pods", type=int, default=1000)
+    ap.add_argument("--etcd-servers", default=None)
+    ap.add_argument("--image-pull-seconds", type=float, default=0.0)
+    ap.add_argument("--container-start-seconds", type=float, default=0.0)
+    ap.add_argument("--trace", action="store_true", help="keep the kubelet's step records on")
+    ap.add_argument("--timeout", type=float, default=600)
+    asyncio.run(main(ap.parse_args()))
