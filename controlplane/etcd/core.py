@@ -85,6 +85,8 @@ class Core:
         self._since_snapshot = 0
         self._broken: str | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-wal")
+        self._snap_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-snap")
+        self._snap_task: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ headers
     def header(self, rev: int | None = None) -> rpc_pb2.ResponseHeader:
@@ -156,8 +158,9 @@ class Core:
             self.applied_index += 1
             self.hub.notify([(rev, changes)])
             return
-        msg = rpc_pb2.RangeResponse(header=rpc_pb2.ResponseHeader(revision=rev), kvs=[kv for kv, _ in changes])
-        self._record(wal.REC_REVISION, msg, (rev, changes))
+        self.applied_index += 1
+        self._buf.append(wal.encode_revision(rev, [kv for kv, _ in changes]))
+        self._pending.append((rev, changes))
 
     def durable(self):
         """An awaitable that completes once everything applied so far is on disk (None if nothing pending)."""
@@ -172,6 +175,8 @@ class Core:
         return fut
 
     async def _flush_loop(self) -> None:
+        """Group commit: write + fdatasync everything buffered in the WAL thread while the loop
+        keeps applying (and buffering) the next writes; then release that group's waiters."""
         loop = asyncio.get_running_loop()
         try:
             while self._buf:
@@ -193,10 +198,18 @@ class Core:
                     if not f.done():
                         f.set_result(None)
                 self._since_snapshot += len(pending)
-                if self._since_snapshot >= self.snapshot_count:
-                    await self.snapshot()
+                if self._since_snapshot >= self.snapshot_count and self._snap_task is None:
+                    self._snap_task = loop.create_task(self._background_snapshot())
         finally:
             self._flusher = None
+
+    async def _background_snapshot(self) -> None:
+        try:
+            await self.snapshot()
+        except (OSError, wal.DataDirError) as e:  # the WAL still has everything: log and go on
+            cplog.event(log, "etcd.snapshot.failed", logging.ERROR, error=str(e))
+        finally:
+            self._snap_task = None
 
     async def flush(self) -> None:
         """Wait until every applied write is durable."""
@@ -207,21 +220,26 @@ class Core:
             await asyncio.shield(self._flusher)
 
     async def snapshot(self) -> None:
-        """Write a snapshot of the whole state and drop older WAL files."""
+        """Write a snapshot of the whole state and drop the WAL files it covers.
+
+        In one loop step: capture the store (:class:`~.wal.SnapshotCapture`) and queue the WAL
+        rotation behind any write in flight (so every record applied after the capture lands in
+        the new WAL generation). Serialising and writing the capture then runs in the snapshot
+        thread while the server keeps serving and committing. Raises OSError / DataDirError.
+        """
         dd = self.datadir
         if dd is None:
             return
         self._since_snapshot = 0
-        gen = dd.rotate()
-        # everything applied so far is in the snapshot; buffered records also go to the new
-        # WAL generation, and recovery skips what the snapshot already holds
-        store = self.store
-        header = {"rev": store.rev, "compact_rev": store.compact_rev, "wal_gen": gen,
-                  "leases": [[l.id, l.ttl] for l in self.lessor.leases.values()]}
-        blob = rpc_pb2.RangeResponse(kvs=store.all_versions()).SerializeToString()
+        loop = asyncio.get_running_loop()
+        capture = wal.SnapshotCapture(self.store)
+        leases = [[l.id, l.ttl] for l in self.lessor.leases.values()]
+        rotated = loop.run_in_executor(self._executor, dd.rotate)  # queued now, same step as the capture
+        gen = await rotated
+        header = {"rev": capture.rev, "compact_rev": capture.compact_rev, "wal_gen": gen, "leases": leases}
         t0 = time.monotonic()
-        await asyncio.get_running_loop().run_in_executor(self._executor, dd.write_snapshot, header, blob)
-        cplog.event(log, "etcd.snapshot", revision=header["rev"], bytes=len(blob), wal_gen=gen,
+        size = await loop.run_in_executor(self._snap_executor, dd.write_snapshot_stream, header, capture.chunks())
+        cplog.event(log, "etcd.snapshot", revision=capture.rev, bytes=size, wal_gen=gen,
                     ms=round((time.monotonic() - t0) * 1000, 1))
 
     async def close(self) -> None:
@@ -229,9 +247,12 @@ class Core:
         self.hub.close_all()
         if self.datadir is not None and self._broken is None:
             await self.flush()
+            if self._snap_task is not None:
+                await asyncio.shield(self._snap_task)
             await self.snapshot()
             self.datadir.close()
         self._executor.shutdown(wait=True)
+        self._snap_executor.shutdown(wait=True)
 
     # ------------------------------------------------------------------ validation
     def _check_size(self, r) -> None:

@@ -99,19 +99,59 @@ def test_bad_data_dir_is_a_one_line_error(tmp_path, setup, message):
     assert "Traceback" not in r.stderr
 
 
-def test_torn_wal_tail_is_cut_not_fatal(tmp_path):
+@pytest.mark.parametrize("tail", ["short", "zero_padded_torn", "stray_after_zeros"])
+def test_torn_wal_tail_is_cut_not_fatal(tmp_path, tail):
     from controlplane.etcd import wal
     from aetcd.rpc import rpc_pb2
     d = tmp_path / "d"
     d.mkdir()
     (d / "meta.json").write_text(json.dumps({"format": "controlplane-etcd", "version": 1}))
     rec = wal.encode(wal.REC_GRANT, rpc_pb2.LeaseGrantRequest(ID=1, TTL=5))
-    (d / "wal-0000000000000001.log").write_bytes(wal.WAL_MAGIC + rec + rec[:5])
+    rec2 = wal.encode(wal.REC_GRANT, rpc_pb2.LeaseGrantRequest(ID=2, TTL=5))
+    torn = {"short": rec2[:5],
+            "zero_padded_torn": rec2[:-3] + b"\0" * 100,  # part of the write landed, zeros after
+            "stray_after_zeros": b"\0" * 512 + rec2}[tail]  # a later sector landed, an earlier not
+    good = wal.WAL_MAGIC + rec
+    (d / "wal-0000000000000001.log").write_bytes(good + torn)
     dd = wal.DataDir(str(d))
     dd.open("default", 1, 1)
-    assert [t for t, _ in dd.records()] == [wal.REC_GRANT]
+    assert [(t, m.ID) for t, m in dd.records()] == [(wal.REC_GRANT, 1)]
+    dd.write_sync(rec2)  # appends right after the last good record
     dd.close()
-    assert (d / "wal-0000000000000001.log").stat().st_size == len(wal.WAL_MAGIC) + len(rec)
+    data = (d / "wal-0000000000000001.log").read_bytes()
+    assert data.startswith(good + rec2) and not data[len(good + rec2):].strip(b"\0")
+    dd = wal.DataDir(str(d))
+    dd.open("default", 1, 1)
+    assert [m.ID for _, m in dd.records()] == [1, 2]
+    dd.close()
+
+
+def test_wal_is_preallocated_and_continues_in_the_next_segment(tmp_path, monkeypatch):
+    from controlplane.etcd import wal
+    from aetcd.rpc import rpc_pb2
+    monkeypatch.setattr(wal, "SEGMENT_BYTES", 4096)
+    dd = wal.DataDir(str(tmp_path / "d"))
+    dd.open("default", 1, 1)
+    assert os.path.getsize(dd._wal_path(1)) == 4096
+    recs = [wal.encode(wal.REC_GRANT, rpc_pb2.LeaseGrantRequest(ID=i, TTL=5 + i)) for i in range(1, 400)]
+    for i in range(0, len(recs), 50):
+        dd.write_sync(b"".join(recs[i:i + 50]))
+    dd.close()
+    assert dd.gen > 1  # segments were cut
+    dd = wal.DataDir(str(tmp_path / "d"))
+    dd.open("default", 1, 1)
+    assert [m.ID for _, m in dd.records()] == list(range(1, 400))
+    dd.close()
+
+
+def test_encode_revision_matches_protobuf_encoding():
+    from controlplane.etcd import wal
+    from aetcd.rpc import kv_pb2, rpc_pb2
+    kvs = [kv_pb2.KeyValue(key=b"/k%d" % i, value=b"v" * (i * 70), create_revision=2, mod_revision=300 + i,
+                           version=i + 1, lease=7) for i in range(4)] + [kv_pb2.KeyValue(key=b"/gone", mod_revision=301)]
+    for rev in (2, 127, 128, 300, 2 ** 40):
+        want = wal.encode(wal.REC_REVISION, rpc_pb2.RangeResponse(header=rpc_pb2.ResponseHeader(revision=rev), kvs=kvs))
+        assert wal.encode_revision(rev, kvs) == want
 
 
 def test_bad_flag_values_are_clear_errors():
