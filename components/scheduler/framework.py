@@ -71,11 +71,15 @@ class Status:
 
 class CycleState(dict):
     """Per-cycle scratch space plugins share (key → data); ``record`` holds the
-    per-plugin results kept for "explain" when recording is on."""
+    per-plugin results kept for "explain" when recording is on; ``framework`` is the
+    profile running the cycle (PostFilter dry runs); ``nominated`` the preemption
+    Candidate chosen by PostFilter, if any."""
 
-    def __init__(self, record: bool = False) -> None:
+    def __init__(self, record: bool = False, framework: Any = None) -> None:
         super().__init__()
         self.record = record
+        self.framework = framework
+        self.nominated: Any = None
         self.filter_results: dict[str, dict[str, str]] = {}
         self.score_results: dict[str, dict[str, int]] = {}
         self.final_scores: dict[str, dict[str, int]] = {}

@@ -217,6 +217,12 @@ class PodInfo:
         self.required_anti_affinity = _terms(ns, paa.get("requiredDuringSchedulingIgnoredDuringExecution"), False)
         self.preferred_anti_affinity = _terms(ns, paa.get("preferredDuringSchedulingIgnoredDuringExecution"), True)
 
+    @staticmethod
+    def key_of(pod: dict[str, Any]) -> str:
+        """``namespace/name`` of a pod dict without parsing the rest."""
+        md = pod.get("metadata") or {}
+        return f"{md.get('namespace') or 'default'}/{md.get('name') or ''}"
+
     @property
     def has_affinity(self) -> bool:
         """Any pod (anti-)affinity at all (NodeInfo.PodsWithAffinity)."""

@@ -76,16 +76,21 @@ def scheduler_name_of(pod: dict) -> str:
 class Scheduler:
     """Scheduling with one or more profiles.
 
-    ``client``: a RestClient (used by DefaultBinder and status/annotation patches);
-    ``config``: :class:`SchedulerConfig`; ``recorder``: an EventRecorder (component
-    ``default-scheduler``) or None; ``trace``: a TraceEmitter or None;
-    ``record_results``: write the simulator-style result annotations;
+    ``client``: a RestClient (used by DefaultBinder, status patches and preemption
+    deletes); ``config``: :class:`SchedulerConfig`; ``recorder``: an EventRecorder
+    (component ``default-scheduler``) or None; ``trace``: a TraceEmitter or None (each
+    attempt's per-node filter verdicts and scores go into the step-9 record's ``data``
+    when the cluster has at most ``explain_max_nodes`` nodes);
+    ``record_results``: also write the kube-scheduler-simulator result annotations on
+    the pod (off by default: kube-scheduler writes nothing on pods but the binding,
+    conditions and nominatedNodeName);
     ``pod_lister``: key → current pod dict (the pods informer's store) or None;
     ``rng``: random.Random for tie-breaks. Plugins get this object as their handle.
     """
 
     def __init__(self, client: Any, config: SchedulerConfig | None = None, *,
-                 recorder: Any = None, trace: Any = None, record_results: bool = True,
+                 recorder: Any = None, trace: Any = None, record_results: bool = False,
+                 explain_max_nodes: int = 500,
                  pod_lister: Callable[[str], dict | None] | None = None,
                  rng: random.Random | None = None,
                  binder_override: Any = None) -> None:
@@ -94,6 +99,7 @@ class Scheduler:
         self.recorder = recorder
         self.trace = trace
         self.record_results = record_results
+        self.explain_max_nodes = explain_max_nodes
         self.pod_lister = pod_lister
         self.rng = rng or random.Random()
         self.profiles: dict[str, Framework] = {}
@@ -117,12 +123,43 @@ class Scheduler:
         self._bg_tasks: set[asyncio.Task] = set()
         self.last_results: dict[str, dict] = {}   # pod key -> explain record of the last attempt
         self._step1_done = False
+        #: the nominator: node name -> pod key -> PodInfo of pods nominated there
+        self.nominated: dict[str, dict[str, PodInfo]] = {}
+        self._nominated_node: dict[str, str] = {}
 
     # -- informer wiring (eventhandlers.go) ------------------------------------------
     def responsible_for(self, pod: dict) -> bool:
         return scheduler_name_of(pod) in self.profiles
 
+    # -- the nominator (backend/queue/nominator.go) -------------------------------------
+    def add_nominated(self, pi: PodInfo, node: str) -> None:
+        """Reserve ``node`` for ``pi`` in later cycles of pods of lower priority."""
+        self.delete_nominated(pi.key)
+        if node:
+            self.nominated.setdefault(node, {})[pi.key] = pi
+            self._nominated_node[pi.key] = node
+
+    def delete_nominated(self, key: str) -> None:
+        node = self._nominated_node.pop(key, None)
+        if node is not None:
+            d = self.nominated.get(node) or {}
+            d.pop(key, None)
+            if not d:
+                self.nominated.pop(node, None)
+
+    def _update_nominated(self, pod: dict) -> None:
+        nom = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        pi_key = PodInfo.key_of(pod)
+        if is_assigned(pod) or is_deleting(pod) or not nom or not self.responsible_for(pod):
+            self.delete_nominated(pi_key)
+        elif self._nominated_node.get(pi_key) != nom:
+            try:
+                self.add_nominated(PodInfo(pod), nom)
+            except ValueError:
+                pass
+
     def on_pod_add(self, pod: dict) -> None:
+        self._update_nominated(pod)
         if is_assigned(pod):
             self.cache.add_pod(pod)
             self.queue.move_all_to_active_or_backoff("Pod", "Add")
@@ -130,6 +167,7 @@ class Scheduler:
             self.queue.add(pod)
 
     def on_pod_update(self, old: dict, new: dict) -> None:
+        self._update_nominated(new)
         if is_assigned(new):
             if not is_assigned(old):
                 self.queue.delete(new)
@@ -143,6 +181,7 @@ class Scheduler:
             self.queue.update(new, old)
 
     def on_pod_delete(self, pod: dict) -> None:
+        self.delete_nominated(PodInfo.key_of(pod))
         if is_assigned(pod) or self.cache.has_pod(PodInfo(pod).key):
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff("Pod", "Delete")
@@ -201,14 +240,17 @@ class Scheduler:
             self.queue.done(pi.key)
             return None
         cycle = self.queue.scheduling_cycle
-        state = CycleState(record=self.record_results)
+        record = (self.record_results or self.trace is not None) and \
+            self.cache.node_count() <= self.explain_max_nodes
+        state = CycleState(record=record, framework=fwk)
         try:
             result = self.schedule_pod(fwk, state, pi)
         except FitError as fe:
             st = fwk.run_post_filter(state, pi, self.cache.snapshot(), fe.diagnosis)
             if st.is_rejected() and st.message():
                 fe.diagnosis.post_filter_msg = st.message()
-            self.handle_failure(fwk, state, qp, fe, cycle)
+            nominated = state.nominated.name if st.is_success() and state.nominated else None
+            self.handle_failure(fwk, state, qp, fe, cycle, nominated_node=nominated)
             return None
         except NoNodesAvailable:
             self.handle_failure(fwk, state, qp, NoNodesAvailable(ERR_NO_NODES), cycle)
@@ -235,7 +277,8 @@ class Scheduler:
             scored = "scored; " if ranked else "only one, not scored; "
             self.trace.emit(9, f"filtered {result.evaluated_nodes} nodes → {result.feasible_nodes} "
                                f"feasible; {scored}picked {node}; assumed", pod,
-                            detail=("scores: " + detail) if ranked else "single feasible node, not scored")
+                            detail=("scores: " + detail) if ranked else "single feasible node, not scored",
+                            data=self.explain_data(state, node, result=result))
         self.remember(pi, state, node)
         t = asyncio.get_running_loop().create_task(self.binding_cycle(fwk, state, qp, node, cycle))
         self._binding_tasks.add(t)
@@ -277,6 +320,9 @@ class Scheduler:
         start = self.next_start_node_index % n_all
         feasible = []
         run_filter = fwk.run_filter
+        if self.nominated:
+            def run_filter(state, pod, node, _plain=fwk.run_filter):
+                return self.run_filter_with_nominated(_plain, state, pod, node)
         statuses = diagnosis.node_to_status
         evaluated = 0
         for i in range(n_all):
@@ -294,6 +340,26 @@ class Scheduler:
                 diagnosis.unschedulable_plugins.add(s.plugin)
         self.next_start_node_index = (start + evaluated) % n_all
         return feasible, diagnosis, evaluated
+
+    def run_filter_with_nominated(self, run_filter, state: CycleState, pi: PodInfo, node) -> Status | None:
+        """Filter ``node`` as if the pods nominated there with priority >= the pod's
+        were already on it, then (if that passes) as it is; the pod must pass both
+        (framework.go RunFilterPluginsWithNominatedPods)."""
+        noms = self.nominated.get(node.name)
+        added = [p for k, p in noms.items() if k != pi.key and p.priority >= pi.priority
+                 and k not in node.pods] if noms else []
+        if not added:
+            return run_filter(state, pi, node)
+        for p in added:
+            node.add_pod(p)
+        try:
+            st = run_filter(state, pi, node)
+        finally:
+            for p in added:
+                node.remove_pod(p.key)
+        if st is not None:
+            return st
+        return run_filter(state, pi, node)
 
     def select_host(self, nodes: list, totals: list[int]) -> str:
         """The highest total; ties broken uniformly at random (selectHost)."""
@@ -329,9 +395,10 @@ class Scheduler:
 
     # -- failures ----------------------------------------------------------------------
     def handle_failure(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,
-                       err: Exception, cycle: int) -> None:
-        """Event FailedScheduling, PodScheduled=False condition, requeue
-        (handleSchedulingFailure)."""
+                       err: Exception, cycle: int, nominated_node: str | None = None) -> None:
+        """Event FailedScheduling, PodScheduled=False condition (and
+        ``status.nominatedNodeName`` when preemption nominated a node), requeue, and a
+        step-9 trace record with the per-node verdicts (handleSchedulingFailure)."""
         pi = qp.pod_info
         fit = isinstance(err, FitError)
         msg = str(err)
@@ -346,9 +413,16 @@ class Scheduler:
               message=msg)
         if self.recorder is not None:
             self.recorder.event(pi.pod, "Warning", "FailedScheduling", msg)
-        if self.record_results:
-            self.remember(pi, state, "")
-        self._spawn(self._patch_failure(pi, current, reason, msg))
+        if nominated_node:
+            self.add_nominated(pi, nominated_node)
+        if self.trace is not None:
+            action = f"no node fits; nominated {nominated_node} (preempting)" if nominated_node \
+                else "no node fits; pod stays Pending"
+            self.trace.emit(9, action, current, detail=msg,
+                            data=self.explain_data(state, "", error=msg, nominated=nominated_node,
+                                                   diagnosis=err.diagnosis if fit else None))
+        self.remember(pi, state, "")
+        self._spawn(self._patch_failure(pi, current, reason, msg, nominated_node))
 
     def _spawn(self, coro) -> None:
         try:
@@ -359,27 +433,116 @@ class Scheduler:
         self._bg_tasks.add(t)
         t.add_done_callback(self._bg_tasks.discard)
 
-    async def _patch_failure(self, pi: PodInfo, current: dict, reason: str, msg: str) -> None:
+    async def _patch_failure(self, pi: PodInfo, current: dict, reason: str, msg: str,
+                             nominated_node: str | None = None) -> None:
         conds = (current.get("status") or {}).get("conditions") or []
         old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
-        if self.client is not None and not (old and old.get("status") == "False"
-                                            and old.get("reason") == reason and old.get("message") == msg):
+        have_nom = (current.get("status") or {}).get("nominatedNodeName") or ""
+        same_cond = old and old.get("status") == "False" and old.get("reason") == reason \
+            and old.get("message") == msg
+        if self.client is not None and not (same_cond and (not nominated_node or nominated_node == have_nom)):
             cond = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
                     "lastTransitionTime": (old or {}).get("lastTransitionTime")
                     if old and old.get("status") == "False" else _now(),
                     "reason": reason, "message": msg}
+            status: dict[str, Any] = {"conditions": [cond]}
+            if nominated_node:
+                status["nominatedNodeName"] = nominated_node
             try:
-                await self.client.patch(PODS, pi.name, {"status": {"conditions": [cond]}}, pi.namespace,
+                await self.client.patch(PODS, pi.name, {"status": status}, pi.namespace,
                                         patch_type="strategic", subresource="status")
             except Exception as e:  # the pod may be gone; the next attempt retries
                 event(log, "pod.status_patch_failed", logging.WARNING, pod=pi.key, error=str(e)[:200])
         if self.record_results:
             await self._patch_annotations(pi, self.last_results.get(pi.key) or {}, current)
 
+    # -- preemption (preemption.go prepareCandidate) -------------------------------------
+    def prepare_candidate(self, cand: Any, pod: PodInfo) -> None:
+        """Act on the node preemption chose: each victim gets a DisruptionTarget
+        condition, a DELETE and a ``Preempted`` event "Preempted by pod <uid> on node
+        <node>"; pods of lower priority nominated to that node lose their nomination.
+        The API calls run in the background; the cycle does not wait for them."""
+        for v in cand.victims:
+            event(log, "pod.preempting", victim=v.key, preemptor=pod.key, node=cand.name,
+                  victim_priority=v.priority, preemptor_priority=pod.priority)
+            self._spawn(self._preempt_victim(v, pod, cand.name))
+        for key, p in list((self.nominated.get(cand.name) or {}).items()):
+            if key != pod.key and p.priority < pod.priority:
+                self.delete_nominated(key)
+                self._spawn(self._clear_nomination(p))
+
+    async def _preempt_victim(self, victim: PodInfo, pod: PodInfo, node: str) -> None:
+        if self.client is None:
+            return
+        fwk = self.profiles.get(scheduler_name_of(pod.pod))
+        cond = {"type": "DisruptionTarget", "status": "True", "lastTransitionTime": _now(),
+                "reason": "PreemptionByScheduler",
+                "message": f"{fwk.scheduler_name if fwk else DEFAULT_SCHEDULER_NAME}: "
+                           "preempting to accommodate a higher priority pod"}
+        try:
+            await self.client.patch(PODS, victim.name, {"status": {"conditions": [cond]}},
+                                    victim.namespace, patch_type="strategic", subresource="status")
+            await self.client.delete(PODS, victim.name, victim.namespace)
+        except Exception as e:  # already gone, or the next attempt retries
+            event(log, "pod.preempt_failed", logging.WARNING, victim=victim.key, error=str(e)[:200])
+            return
+        event(log, "pod.preempted", victim=victim.key, preemptor=pod.key, node=node)
+        if self.recorder is not None:
+            self.recorder.event(victim.pod, "Normal", "Preempted",
+                                f"Preempted by pod {pod.uid} on node {node}")
+
+    async def _clear_nomination(self, pi: PodInfo) -> None:
+        if self.client is None:
+            return
+        try:
+            await self.client.patch(PODS, pi.name, {"status": {"nominatedNodeName": None}},
+                                    pi.namespace, patch_type="merge", subresource="status")
+        except Exception as e:
+            event(log, "pod.nomination_clear_failed", logging.WARNING, pod=pi.key, error=str(e)[:200])
+
     # -- explain -----------------------------------------------------------------------
-    def remember(self, pi: PodInfo, state: CycleState, node: str) -> None:
-        """Keep the last attempt's per-node filter verdicts and scores (explain)."""
+    def explain_data(self, state: CycleState, node: str, *, result: ScheduleResult | None = None,
+                     error: str = "", nominated: str | None = None,
+                     diagnosis: Diagnosis | None = None) -> dict:
+        """The step-9 record's ``data``: ``filterPlugins`` / ``scorePlugins`` (names, in
+        order), ``filter`` (node → plugin → "passed" or the rejection reason), ``score``
+        (node → plugin → normalised score 0..100), ``finalScore`` (× weight), ``total``
+        (node → sum), ``weights``, ``selectedNode`` ("" on failure), ``error``,
+        ``nominatedNodeName`` and ``victims`` after preemption. When the cluster is too
+        big to record (``explain_max_nodes``) only ``recorded: false`` and the outcome."""
+        fwk = state.framework
+        data: dict[str, Any] = {"selectedNode": node}
+        if error:
+            data["error"] = error
+        if nominated:
+            data["nominatedNodeName"] = nominated
+            if state.nominated is not None:
+                data["victims"] = [v.key for v in state.nominated.victims]
         if not state.record:
+            data["recorded"] = False
+            return data
+        filt = {n: dict(d) for n, d in state.filter_results.items()}
+        if diagnosis is not None:
+            for n, st in diagnosis.node_to_status.items():
+                d = filt.setdefault(n, {})
+                if st.plugin and st.plugin not in d:
+                    d[st.plugin] = st.message()
+        data.update({
+            "recorded": True,
+            "filterPlugins": [p.name for p in fwk.filter_plugins] if fwk else [],
+            "scorePlugins": [p.name for p in fwk.score_plugins] if fwk else [],
+            "weights": dict(fwk.weights) if fwk else {},
+            "filter": filt,
+            "score": {n: dict(d) for n, d in state.score_results.items()},
+            "finalScore": {n: dict(d) for n, d in state.final_scores.items()},
+            "total": dict(result.scores) if result is not None else {},
+        })
+        return data
+
+    def remember(self, pi: PodInfo, state: CycleState, node: str) -> None:
+        """Keep the last attempt's per-node filter verdicts and scores (the
+        ``--record-results`` annotations)."""
+        if not state.record or not self.record_results:
             return
         self.last_results[pi.key] = {
             FILTER_RESULT: json.dumps(state.filter_results, sort_keys=True),

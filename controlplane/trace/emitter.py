@@ -38,8 +38,10 @@ class TraceEmitter:
         self._task: asyncio.Task | None = None
 
     def emit(self, step: int, action: str, obj: dict | None = None, detail: str = "",
-             kind: str | None = None, resource_version: str | None = None) -> StepRecord:
-        rec = make_record(step, self.component, action, obj, detail, kind, resource_version)
+             kind: str | None = None, resource_version: str | None = None,
+             data: dict | None = None) -> StepRecord:
+        """Record a step now (``data``: optional structured detail) and ship it soon."""
+        rec = make_record(step, self.component, action, obj, detail, kind, resource_version, data)
         event(log, "trace.step", step=step, action=action,
               object=f"{rec.object.get('kind')}/{rec.object.get('namespace')}/{rec.object.get('name')}",
               rv=rec.resourceVersion, **({"detail": detail} if detail else {}))

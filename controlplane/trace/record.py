@@ -5,7 +5,10 @@ JSON shape (as sent on ``/debug/controlplane/trace``)::
     {"step": 3, "component": "apiserver", "action": "stored in etcd (txn create-if-absent)",
      "object": {"kind": "Pod", "namespace": "default", "name": "web-1", "uid": "..."},
      "owners": ["<uid of the controller owner>"], "resourceVersion": "42",
-     "time": 1764464523.123456, "detail": "201 Created"}
+     "time": 1764464523.123456, "detail": "201 Created", "data": {}}
+
+``data`` is optional structured detail (default ``{}``); the scheduler's step 9 puts
+its per-node filter verdicts and scores there (see ``controlplane explain``).
 
 ``time`` is wall-clock seconds since the epoch (float). Step numbers and their
 meaning follow seed 000's list (client -> apiserver -> etcd -> controller-manager
@@ -48,6 +51,7 @@ class StepRecord:
     resourceVersion: str = ""
     time: float = 0.0
     detail: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +69,7 @@ class StepRecord:
                 resourceVersion=str(d.get("resourceVersion") or ""),
                 time=float(d.get("time") or time.time()),
                 detail=str(d.get("detail") or ""),
+                data=dict(d.get("data") or {}),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"malformed step record: {e}") from None
@@ -94,11 +99,13 @@ def controller_owners(obj: dict[str, Any]) -> list[str]:
 
 def make_record(step: int, component: str, action: str, obj: dict[str, Any] | None = None,
                 detail: str = "", kind: str | None = None,
-                resource_version: str | None = None) -> StepRecord:
-    """A :class:`StepRecord` for ``obj`` (a Kubernetes object dict), stamped now."""
+                resource_version: str | None = None, data: dict[str, Any] | None = None) -> StepRecord:
+    """A :class:`StepRecord` for ``obj`` (a Kubernetes object dict), stamped now;
+    ``data`` is optional structured detail (a JSON-serialisable dict)."""
     obj = obj or {}
     rv = resource_version if resource_version is not None else \
         (obj.get("metadata") or {}).get("resourceVersion", "")
     return StepRecord(step=step, component=component, action=action,
                       object=object_ref(obj, kind), owners=controller_owners(obj),
-                      resourceVersion=str(rv or ""), time=time.time(), detail=detail)
+                      resourceVersion=str(rv or ""), time=time.time(), detail=detail,
+                      data=dict(data or {}))

@@ -44,7 +44,7 @@ def pod(name, **spec):
 
 async def test_binding_body_and_selected_node_annotation():
     c = FakeClient()
-    s = Scheduler(c, rng=random.Random(0))
+    s = Scheduler(c, rng=random.Random(0), record_results=True)
     s.on_node_add(node("node01"))
     s.on_pod_add(pod("nginx"))
     s.schedule_one(s.queue.pop_nowait())

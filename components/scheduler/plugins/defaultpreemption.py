@@ -1,39 +1,46 @@
-"""DefaultPreemption (PostFilter), reduced to its verdict: it explains why preemption
-cannot help, in kube-scheduler's words, without evicting anything.
+"""DefaultPreemption (PostFilter): when no node fits, find a node where evicting
+lower-priority pods makes the pod fit, evict them and nominate the node.
 
-Per node: rejected as UnschedulableAndUnresolvable → "Preemption is not helpful for
-scheduling"; otherwise "No preemption victims found for incoming pod" (this
-scheduler does not evict lower-priority pods). A pod with ``preemptionPolicy:
-Never`` gets "not eligible due to preemptionPolicy=Never.". Source:
-pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and
+The search is :class:`components.scheduler.preemption.Evaluator`; acting on the chosen
+candidate (DisruptionTarget condition + DELETE on each victim, ``Preempted`` events,
+clearing lower-priority nominations) is the handle's ``prepare_candidate(candidate,
+pod)`` (the Scheduler). The nominated node ends up in the result: ``state.nominated``
+holds the chosen Candidate. Messages are kube-scheduler's ("preemption: 0/N nodes are
+available: ...", "preemption: not eligible due to preemptionPolicy=Never.").
+Args: ``minCandidateNodesPercentage`` (10), ``minCandidateNodesAbsolute`` (100).
+Source: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and
 pkg/scheduler/framework/preemption/preemption.go."""
 
 from __future__ import annotations
 
-from components.scheduler.framework import (NO_NODE_AVAILABLE_MSG, UNSCHEDULABLE,
-                                            UNSCHEDULABLE_AND_UNRESOLVABLE, Status, histogram)
+from components.scheduler.framework import UNSCHEDULABLE, Status
+from components.scheduler.preemption import (MIN_CANDIDATE_NODES_ABSOLUTE,
+                                             MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS,  # noqa: F401
+                                             NOT_HELPFUL, Evaluator)
 
 NAME = "DefaultPreemption"
-NOT_HELPFUL = "Preemption is not helpful for scheduling"
-NO_VICTIMS = "No preemption victims found for incoming pod"
 
 
 class DefaultPreemption:
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
-        pass
+        args = args or {}
+        self.handle = handle
+        rng = getattr(handle, "rng", None)
+        self.evaluator = Evaluator(
+            rng, int(args.get("minCandidateNodesPercentage", MIN_CANDIDATE_NODES_PERCENTAGE)),
+            int(args.get("minCandidateNodesAbsolute", MIN_CANDIDATE_NODES_ABSOLUTE)))
 
     def post_filter(self, state, pod, snapshot, diagnosis) -> Status:
-        spec = pod.pod.get("spec") or {}
-        if spec.get("preemptionPolicy") == "Never":
-            return Status(UNSCHEDULABLE, "preemption: not eligible due to preemptionPolicy=Never.")
-        reasons = []
-        for n in snapshot.nodes:
-            st = diagnosis.node_to_status.get(n.name)
-            if st is not None and st.code == UNSCHEDULABLE_AND_UNRESOLVABLE:
-                reasons.append([NOT_HELPFUL])
-            else:
-                reasons.append([NO_VICTIMS])
-        msg = f"{NO_NODE_AVAILABLE_MSG.format(len(snapshot.nodes))}: {histogram(reasons)}."
-        return Status(UNSCHEDULABLE, "preemption: " + msg)
+        fwk = getattr(state, "framework", None)
+        if fwk is None:  # no framework to dry-run filters with
+            return Status(UNSCHEDULABLE, "preemption: " + NOT_HELPFUL)
+        cand, st = self.evaluator.preempt(fwk, state, pod, snapshot, diagnosis)
+        if cand is None:
+            return Status(st.code, "preemption: " + st.message())
+        state.nominated = cand
+        prepare = getattr(self.handle, "prepare_candidate", None)
+        if prepare is not None:
+            prepare(cand, pod)
+        return st
