@@ -25,6 +25,7 @@ from controlplane.log import event
 from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
 from controlplane.storage import collection_prefix, object_key
 
+from components.apiserver import protobuf
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver import strategy
@@ -78,7 +79,7 @@ async def read_body(request: web.Request) -> bytes:
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:
-    """JSON or YAML body → Python value; raises 400 BadRequest / 415."""
+    """JSON, YAML or Kubernetes protobuf body → Python value; raises 400 BadRequest / 415."""
     ct = content_type.split(";")[0].strip().lower()
     if not raw.strip():
         raise st.bad_request("the body of the request was in an unknown format - empty body")
@@ -90,6 +91,13 @@ def decode_body(raw: bytes, content_type: str) -> Any:
             raise st.bad_request(f"the body of the request was in an unknown format - "
                                  f"accepted media types include: application/json, application/yaml "
                                  f"(json parse error: {e})") from None
+    if ct == protobuf.CONTENT_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.UnsupportedKind as e:
+            raise st.APIError(415, "UnsupportedMediaType", str(e)) from None
+        except protobuf.ProtobufError as e:
+            raise st.bad_request(str(e)) from None
     if ct in ("application/yaml", "application/apply-patch+yaml"):
         try:
             return yaml.safe_load(raw)

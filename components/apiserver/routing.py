@@ -58,7 +58,7 @@ def parse(path: str) -> RequestInfo | None:
             rest = rest[3:]
         else:
             r = _lookup(group, version, "namespaces")
-            if r is None or len(rest) > 3:
+            if r is None or len(rest) > 3 or rest[2] not in r.subresources:
                 return None
             info.resource, info.name, info.subresource = r, rest[1], rest[2]
             return info

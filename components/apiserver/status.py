@@ -93,7 +93,8 @@ def gone(message: str) -> APIError:
 def unsupported_media_type(ctype: str) -> APIError:
     return APIError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
                                                  f"accepted media types include: application/json, "
-                                                 f"application/yaml (got {ctype!r})")
+                                                 f"application/yaml, application/vnd.kubernetes.protobuf "
+                                                 f"(got {ctype!r})")
 
 
 def too_large(message: str = "the server has received a request that is too large") -> APIError:
