@@ -532,6 +532,8 @@ class Scheduler:
             "filterPlugins": [p.name for p in fwk.filter_plugins] if fwk else [],
             "scorePlugins": [p.name for p in fwk.score_plugins] if fwk else [],
             "weights": dict(fwk.weights) if fwk else {},
+            "skippedFilters": sorted(state.skip_filter),
+            "skippedScores": sorted(state.skip_score),
             "filter": filt,
             "score": {n: dict(d) for n, d in state.score_results.items()},
             "finalScore": {n: dict(d) for n, d in state.final_scores.items()},
