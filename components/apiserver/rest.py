@@ -107,6 +107,37 @@ def decode_body(raw: bytes, content_type: str) -> Any:
     raise st.unsupported_media_type(ct)
 
 
+def field_validation(request: web.Request) -> str:
+    """The ``fieldValidation`` directive: Ignore, Warn (default) or Strict; else 400."""
+    v = request.query.get("fieldValidation", "")
+    if v in ("", "Warn"):
+        return "Warn"
+    if v in ("Ignore", "Strict"):
+        return v
+    raise st.bad_request(f'fieldValidation: Unsupported value: "{v}": supported values: "Ignore", "Strict", "Warn"')
+
+
+#: request storage key of the queued Warning texts
+WARNINGS: Any = web.RequestKey("warnings", list) if hasattr(web, "RequestKey") else "warnings"
+
+
+def add_warning(request: web.Request, text: str) -> None:
+    """Queue a ``Warning: 299 - "text"`` response header (RFC 7234, as the apiserver's warning recorder)."""
+    if WARNINGS not in request:
+        request[WARNINGS] = []
+    if text not in request[WARNINGS]:
+        request[WARNINGS].append(text)
+
+
+def dry_run(request: web.Request) -> bool:
+    """``dryRun=All`` → True; absent → False; any other value → 400 (``handlers/rest.go`` dryRun check)."""
+    vals = request.query.getall("dryRun", [])
+    for v in vals:
+        if v != "All":
+            raise st.bad_request(f'Invalid dry run value: "{v}" (only "All" is supported)')
+    return bool(vals)
+
+
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("1", "true", "yes")
 
@@ -164,12 +195,20 @@ class RestHandlers:
             raise st.not_found(info.resource, info.name) from None
 
     def _check_strict(self, request: web.Request, kind: str, obj: dict) -> None:
-        if request.query.get("fieldValidation", "") != "Strict":
+        """Unknown fields per ``fieldValidation`` (``Strict`` → 400, ``Warn`` (default) → a
+        ``Warning`` response header each, ``Ignore`` → nothing), as the apiserver's
+        strict decoding (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go``)."""
+        directive = field_validation(request)
+        if directive == "Ignore":
             return
         bad = strategy.unknown_fields(kind, obj)
-        if bad:
+        if not bad:
+            return
+        if directive == "Strict":
             msgs = ", ".join(f'unknown field "{b}"' for b in bad)
             raise st.bad_request(f"strict decoding error: {msgs}")
+        for b in bad:
+            add_warning(request, f'unknown field "{b}"')
 
     def _validate(self, resource: Any, obj: dict, old: dict | None = None) -> None:
         causes = sem.validate(resource.kind, obj, old)
@@ -268,6 +307,8 @@ class RestHandlers:
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, name)
+        if dry_run(request):
+            return await self._dry_create(request, resource, object_key(resource, info.namespace, name), obj)
         try:
             created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
         except KeyExists:
@@ -276,6 +317,15 @@ class RestHandlers:
         event(log, "object.created", resource=resource.plural, object=f"{info.namespace or ''}/{name}",
               rv=created["metadata"]["resourceVersion"])
         return self._object_response(request, resource, created, 201)
+
+    async def _dry_create(self, request: web.Request, resource: Any, key: str, obj: dict) -> web.Response:
+        """``dryRun=All`` create: the existence check and the object as it would be stored, no write."""
+        try:
+            await self.s.store.get(key)
+        except KeyNotFound:
+            obj["metadata"].pop("resourceVersion", None)
+            return self._object_response(request, resource, obj, 201)
+        raise st.already_exists(resource, obj["metadata"].get("name", ""))
 
     def _object_response(self, request: web.Request, resource: Any, obj: dict, code: int = 200) -> web.Response:
         obj = _with_type(resource, obj)
@@ -319,6 +369,7 @@ class RestHandlers:
         """
         resource, sub = info.resource, info.subresource or ""
         deleting: dict = {}
+        dry = dry_run(request)
 
         def mutate(cur: dict) -> dict:
             new = make_new(copy.deepcopy(cur))
@@ -338,12 +389,16 @@ class RestHandlers:
         try:
             updated = await self.s.store.guaranteed_update(
                 self._key(info), mutate, precondition_rv=precondition_rv, precondition_uid=precondition_uid,
-                resource_plural=resource.plural, group=resource.group, name=info.name)
+                resource_plural=resource.plural, group=resource.group, name=info.name, dry_run=dry)
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None
         except Conflict as e:
             raise st.conflict(resource, info.name, str(e)) from None
         except _DeleteInstead:
+            if dry:
+                out = deleting["obj"]
+                out["metadata"]["resourceVersion"] = deleting["rv"]
+                return self._object_response(request, resource, out, code)
             try:
                 await self.s.store.delete(self._key(info), precondition_rv=deleting["rv"])
             except KeyNotFound:
@@ -412,6 +467,8 @@ class RestHandlers:
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, info.name)
+        if dry_run(request):
+            return await self._dry_create(request, resource, self._key(info), obj)
         try:
             created = await self.s.store.create(self._key(info), obj)
         except KeyExists:
@@ -448,6 +505,7 @@ class RestHandlers:
         raw = await read_body(request)
         body = decode_body(raw, "application/json") if raw.strip() else {}
         opts = self._delete_options(body, request)
+        opts["dryRun"] = dry_run(request) or bool(opts.get("dryRun"))
         obj = await self._delete_one(info, info.name, opts)
         return self._object_response(request, info.resource, obj)
 
@@ -480,6 +538,8 @@ class RestHandlers:
             raise st.conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
                                               f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                                               f"{md.get('resourceVersion')}")
+        if opts.get("dryRun"):
+            return cur  # dryRun=All: checks done, nothing written
         if resource.kind == "Namespace":
             return await self._delete_namespace(info, cur, opts)
         graceful, grace = False, 0
@@ -566,6 +626,7 @@ class RestHandlers:
         raw = await read_body(request)
         body = decode_body(raw, "application/json") if raw.strip() else {}
         opts = self._delete_options(body, request)
+        opts["dryRun"] = dry_run(request) or bool(opts.get("dryRun"))
         matches = self._matcher(info.resource, request, info.namespace)
         res = await self.s.store.list(collection_prefix(info.resource, info.namespace), predicate=matches)
         out = []

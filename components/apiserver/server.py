@@ -26,7 +26,8 @@ from components.apiserver import discovery
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
-from components.apiserver.rest import RestHandlers, json_response
+from components.apiserver.metrics import Metrics
+from components.apiserver.rest import WARNINGS, RestHandlers, json_response
 from components.apiserver.routing import parse
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
@@ -48,7 +49,8 @@ class APIServer:
     """
 
     def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
-                 retry_interval: float = 3.0) -> None:
+                 retry_interval: float = 3.0, max_requests_inflight: int = 400,
+                 max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -58,6 +60,11 @@ class APIServer:
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
+        self.metrics = Metrics()
+        #: --max-requests-inflight / --max-mutating-requests-inflight (watches are not counted)
+        self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
+        self.inflight = {"readOnly": 0, "mutating": 0}
+        self.request_timeout = request_timeout
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -121,8 +128,10 @@ class APIServer:
                 return json_response(make())
             return handler
         app.router.add_get("/version", static(discovery.version_info))
-        for p in ("/healthz", "/livez", "/readyz"):
+        for p in ("/healthz", "/livez"):
             app.router.add_get(p, self._health)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api", static(discovery.api_versions))
         app.router.add_get("/apis", static(discovery.api_group_list))
         app.router.add_get("/openapi/v3", static(discovery.openapi_root))
@@ -139,6 +148,31 @@ class APIServer:
             return web.Response(status=500, text="[-]etcd not ready")
         return web.Response(text="ok")
 
+    async def _readyz(self, request: web.Request) -> web.Response:
+        """``/readyz``: ping, etcd (a Status call with a 2 s deadline) and the watch caches;
+        ``?verbose`` lists each check as the real apiserver (``[+]etcd ok``); failing → 500."""
+        checks = {"ping": True, "etcd": False, "informer-sync": bool(self.caches)}
+        try:
+            await self.store.etcd.status(timeout=2.0)
+            checks["etcd"] = True
+        except Exception:
+            pass
+        ok = all(checks.values())
+        if "verbose" in request.query or not ok:
+            lines = [f"[+]{k} ok" if v else f"[-]{k} failed: reason withheld" for k, v in checks.items()]
+            lines.append("readyz check passed" if ok else "readyz check failed")
+            return web.Response(status=200 if ok else 500, text="\n".join(lines) + "\n")
+        return web.Response(text="ok")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        watchers = {}
+        for c in self.caches.values():
+            r = c.resource
+            watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
+        return web.Response(text=self.metrics.render(watchers, dict(self.inflight)),
+                            content_type="text/plain", charset="utf-8",
+                            headers={"X-Content-Type-Options": "nosniff"})
+
     async def _openapi_v2(self, request: web.Request) -> web.Response:
         return web.Response(body=discovery.openapi_v2_protobuf(),
                             content_type="application/octet-stream")
@@ -152,30 +186,65 @@ class APIServer:
 
     @web.middleware
     async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
+        """Every error as a Status; in-flight limits (429 + Retry-After, watches exempt);
+        the request timeout (``?timeout=`` or ``request_timeout``, 504); ``Warning`` headers;
+        request metrics. (``staging/src/k8s.io/apiserver/pkg/server/filters/maxinflight.go``,
+        ``timeout.go``; ``endpoints/handlers/responsewriters``.)"""
         t0 = time.monotonic()
+        api = request.path.startswith(("/api/", "/apis/"))
+        watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
+        kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
+        counted = api and not watch
         try:
-            resp = await handler(request)
-        except st.APIError as e:
-            resp = json_response(e.body(), e.code)
-        except web.HTTPException as e:
-            if e.status == 404:
-                resp = json_response(st.not_found_path().body(), 404)
-            elif e.status == 405:
-                resp = json_response(st.method_not_allowed().body(), 405)
-            elif e.status == 413:
-                resp = json_response(st.too_large().body(), 413)
-            else:
+            if counted:
+                if self.inflight[kind] >= self.limits[kind]:
+                    resp = json_response(st.APIError(429, "TooManyRequests",
+                                                     "Too many requests, please try again later.",
+                                                     {"retryAfterSeconds": 1}).body(), 429)
+                    resp.headers["Retry-After"] = "1"
+                    counted = False
+                    return self._finish(request, resp, t0, api)
+                self.inflight[kind] += 1
+            try:
+                if counted:
+                    resp = await asyncio.wait_for(handler(request), _timeout(request, self.request_timeout))
+                else:
+                    resp = await handler(request)
+            except asyncio.TimeoutError:
+                resp = json_response(st.timeout("Timeout: request did not complete within requested timeout - "
+                                                "context deadline exceeded").body(), 504)
+            except st.APIError as e:
+                resp = json_response(e.body(), e.code)
+            except web.HTTPException as e:
+                if e.status == 404:
+                    resp = json_response(st.not_found_path().body(), 404)
+                elif e.status == 405:
+                    resp = json_response(st.method_not_allowed().body(), 405)
+                elif e.status == 413:
+                    resp = json_response(st.too_large().body(), 413)
+                else:
+                    raise
+            except Unavailable as e:
+                resp = json_response(st.unavailable(str(e)).body(), 503)
+            except asyncio.CancelledError:
                 raise
-        except Unavailable as e:
-            resp = json_response(st.unavailable(str(e)).body(), 503)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            log.exception("internal error")
-            resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
-        if request.path.startswith(("/api/", "/apis/")):
+            except Exception as e:
+                log.exception("internal error")
+                resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
+        finally:
+            if counted:
+                self.inflight[kind] -= 1
+        return self._finish(request, resp, t0, api)
+
+    def _finish(self, request: web.Request, resp: web.StreamResponse, t0: float, api: bool) -> web.StreamResponse:
+        if not resp.prepared:
+            for w in request.get(WARNINGS) or ():
+                resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+        if api:
+            elapsed = time.monotonic() - t0
+            self.metrics.observe(_metric_labels(request), resp.status, elapsed)
             event(log, "http.request", logging.DEBUG, method=request.method, path=request.path,
-                  code=resp.status, ms=round((time.monotonic() - t0) * 1000, 1))
+                  code=resp.status, ms=round(elapsed * 1000, 1))
         return resp
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -233,3 +302,35 @@ def _name_sel(request: web.Request, info) -> str:
     base = request.query.get("fieldSelector", "")
     sel = f"metadata.name={info.name}"
     return f"{base},{sel}" if base else sel
+
+
+def _timeout(request: web.Request, default: float) -> float:
+    """``?timeout=`` as a Go duration (``30s``, ``1m``, ``500ms``), capped by ``default``."""
+    v = request.query.get("timeout", "")
+    units = (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0))
+    for suffix, mult in units:
+        if v.endswith(suffix):
+            try:
+                return min(float(v[: -len(suffix)]) * mult, default) or default
+            except ValueError:
+                break
+    return default
+
+
+def _metric_labels(request: web.Request) -> tuple[str, ...]:
+    """(verb, group, version, resource, subresource, scope, component) of an API request."""
+    info = parse(request.path)
+    m = request.method
+    if info is None or info.resource is None:
+        return (m, "", "", "", "", "", "apiserver")
+    watch = info.watch_path or request.query.get("watch") in ("true", "1")
+    if m == "GET":
+        verb = "WATCH" if watch else ("GET" if info.name else "LIST")
+    elif m == "DELETE" and not info.name:
+        verb = "DELETECOLLECTION"
+    elif m == "PATCH" and request.content_type == "application/apply-patch+yaml":
+        verb = "APPLY"
+    else:
+        verb = m
+    scope = "resource" if info.name else ("namespace" if info.namespace else "cluster")
+    return (verb, info.group, info.version, info.resource.plural, info.subresource or "", scope, "apiserver")

@@ -198,8 +198,12 @@ class Store:
                                 precondition_rv: str | None = None,
                                 precondition_uid: str | None = None,
                                 resource_plural: str = "", name: str = "",
-                                group: str = "", create_if_missing: bool = False) -> dict:
+                                group: str = "", create_if_missing: bool = False,
+                                dry_run: bool = False) -> dict:
         """Read, ``mutate(copy)``, write with Txn(mod_revision unchanged); retry on a race.
+
+        ``dry_run``: everything but the write; the result keeps the current resourceVersion
+        (the dry-run store of ``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/dryrun.go``).
 
         ``mutate`` (sync or async) gets a deep copy of the current object (``{}`` when
         missing and ``create_if_missing``) and returns the new one; it may raise to abort.
@@ -232,6 +236,11 @@ class Store:
                 new = await new
             if mod_rev and encode(new) == encode(current):
                 return current
+            if dry_run:
+                out = json.loads(encode(new))
+                if mod_rev:
+                    out["metadata"]["resourceVersion"] = str(mod_rev)
+                return out
             cmp = rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.MOD, mod_revision=mod_rev)
             txn = await self.etcd.txn([cmp], [rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=encode(new)))])
             if txn.succeeded:
