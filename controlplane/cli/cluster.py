@@ -11,6 +11,7 @@ dies (and says so), and stops everything in reverse order.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import socket
@@ -102,22 +103,52 @@ class LocalCluster:
         self._failed: asyncio.Queue[str] = asyncio.Queue()
 
     # -- lifecycle -------------------------------------------------------------
+    def _lock_data_dir(self) -> None:
+        """Hold an exclusive lock on ``<data-dir>/.lock`` for this cluster's life,
+        so a second cluster cannot share (and corrupt) the same etcd data and
+        kubeconfig. Raises RuntimeError naming the holder's pid."""
+        path = os.path.join(self.data_dir, ".lock")
+        f = open(path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            f.close()
+            raise RuntimeError(f"data dir {short_path(self.data_dir)} is in use by another "
+                               f"controlplane (pid {holder}); stop it or pick another --data-dir")
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._lock = f
+
+    def _preflight(self) -> None:
+        """Refuse ports that are taken before anything starts."""
+        if not self.etcd_servers and port_in_use(self.etcd_port):
+            raise RuntimeError(f"port {self.etcd_port} is in use: is another etcd running? "
+                               f"Pass --etcd-servers to use it, or --etcd-port")
+        if port_in_use(self.apiserver_port):
+            raise RuntimeError(f"port {self.apiserver_port} is in use: is another apiserver "
+                               f"running? Use --port to pick another")
+
     async def start(self) -> None:
+        """Start every service in order and wait until the nodes are Ready.
+
+        Raises RuntimeError (one line) if the data dir is locked, a port is
+        taken, or a service exits or is not ready in time.
+        """
         os.makedirs(os.path.join(self.data_dir, "logs"), exist_ok=True)
+        self._lock_data_dir()
+        self._preflight()
         etcd_url = self.etcd_servers
         if not etcd_url:
-            if port_in_use(self.etcd_port):
-                raise RuntimeError(f"port {self.etcd_port} is in use: is another etcd running? "
-                                   f"Pass --etcd-servers to use it, or --etcd-port")
             etcd_url = f"http://127.0.0.1:{self.etcd_port}"
             await self._spawn(Service("etcd", [
                 "etcd", "--name", "controlplane",
                 "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
                 "--data-dir", os.path.join(self.data_dir, "etcd")]))
             await self._wait_tcp(self.etcd_port, "etcd")
-        if port_in_use(self.apiserver_port):
-            raise RuntimeError(f"port {self.apiserver_port} is in use: is another apiserver "
-                               f"running? Use --port to pick another")
         await self._spawn(Service("apiserver", [
             "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
             "--port", str(self.apiserver_port)]))
@@ -138,23 +169,37 @@ class LocalCluster:
         await self._wait_nodes_ready()
 
     async def stop(self) -> None:
-        """SIGTERM every process in reverse start order; SIGKILL after 10 s."""
-        for svc in reversed(self.services):
+        """Stop in reverse dependency order — kubelets, scheduler and
+        controller-manager first, then the apiserver, then etcd — each stage
+        with SIGTERM, SIGKILL after 10 s. Releases the data-dir lock."""
+        stages = [[s for s in self.services if s.name not in ("apiserver", "etcd")],
+                  [s for s in self.services if s.name == "apiserver"],
+                  [s for s in self.services if s.name == "etcd"]]
+        for svc in self.services:
             svc.stopping = True
-            if svc.proc and svc.proc.returncode is None:
-                try:
-                    svc.proc.send_signal(signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        for svc in reversed(self.services):
-            if svc.proc and svc.proc.returncode is None:
-                try:
-                    await asyncio.wait_for(svc.proc.wait(), 10)
-                except asyncio.TimeoutError:
-                    svc.proc.kill()
-                    await svc.proc.wait()
-            if svc.watcher:
-                svc.watcher.cancel()
+        for stage in stages:
+            for svc in stage:
+                if svc.proc and svc.proc.returncode is None:
+                    try:
+                        svc.proc.send_signal(signal.SIGTERM)
+                    except ProcessLookupError:
+                        pass
+            for svc in stage:
+                if svc.proc and svc.proc.returncode is None:
+                    try:
+                        await asyncio.wait_for(svc.proc.wait(), 10)
+                    except asyncio.TimeoutError:
+                        svc.proc.kill()
+                        await svc.proc.wait()
+                if svc.watcher:
+                    svc.watcher.cancel()
+        if getattr(self, "_lock", None) is not None:
+            self._lock.close()
+            self._lock = None
+
+    @property
+    def started(self) -> bool:
+        return any(s.proc is not None for s in self.services)
 
     async def supervise(self) -> None:
         """Run until cancelled, restarting (and reporting) processes that die."""

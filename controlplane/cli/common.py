@@ -9,6 +9,7 @@ Flags follow the kube-* binaries: ``--kubeconfig PATH`` and ``--master URL``
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from typing import Awaitable, Callable
@@ -23,7 +24,8 @@ def client_options(fn: Callable) -> Callable:
     fn = click.option("--master", default=None, metavar="URL",
                       help="apiserver URL (overrides the kubeconfig), e.g. http://127.0.0.1:6443")(fn)
     fn = click.option("--kubeconfig", default=None, metavar="PATH",
-                      help="kubeconfig naming the apiserver (default: $KUBECONFIG)")(fn)
+                      help="kubeconfig naming the apiserver (default: $KUBECONFIG, else "
+                           "./.controlplane/kubeconfig if present, else http://127.0.0.1:6443)")(fn)
     return fn
 
 
@@ -55,6 +57,12 @@ def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
         pass
     except click.ClickException:
         raise
+    except BrokenPipeError:
+        # the reader went away (``controlplane trace | head``): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
     except Exception as e:  # one line, no traceback
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

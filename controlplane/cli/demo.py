@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 import time
 from typing import Any
@@ -42,10 +43,14 @@ def load_manifest(path: str) -> dict:
     try:
         with open(path) as f:
             docs = [d for d in yaml.safe_load_all(f) if d]
+    except IsADirectoryError:
+        raise DemoError(f"{path} is a directory: give one manifest file") from None
     except OSError as e:
         raise DemoError(f"cannot read {path}: {e.strerror}") from None
     except yaml.YAMLError as e:
-        raise DemoError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+        where = getattr(e, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
+        raise DemoError(f"{path}: invalid YAML{at}: {getattr(e, 'problem', None) or e}") from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise DemoError(f"{path}: expected exactly one object")
     obj = docs[0]
@@ -291,7 +296,15 @@ class Demo:
 def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
             color: bool | None) -> None:
-    """Run seed 000's 13-step pod creation flow and print each step live."""
+    """Run seed 000's 13-step pod creation flow and print each step live.
+
+    Seed 000 is the article this project replays: Kubernetes' pod creation in
+    13 steps (client, apiserver, etcd, controller-manager, scheduler, kubelet).
+    With --kubeconfig/--master the demo uses that cluster and, to start clean,
+    labels node01/node02 (kgc=a, kgc=b) and deletes an existing object of the
+    manifest's name first. Without them it starts its own cluster in a
+    temporary directory, removed afterwards (kept with --data-dir or --keep).
+    """
     obj = load_manifest(manifest or os.path.join(EXAMPLES, "myapp1.yaml"))
     if color is None:
         color = click.get_text_stream("stdout").isatty()
@@ -325,6 +338,8 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
                 pods = await demo.run()
             except ApiError as e:
                 raise DemoError(f"apiserver said {e.code} {e.reason}: {e.message}") from None
+            except BrokenPipeError:
+                raise
             except OSError as e:
                 raise DemoError(f"cannot reach the apiserver at {server}: {e}") from None
             demo.summary(pods)
@@ -336,5 +351,7 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             await client.close()
             if cluster:
                 await asyncio.shield(cluster.stop())
+                if not data_dir and not keep:
+                    shutil.rmtree(cluster.data_dir, ignore_errors=True)
 
     run_until_signalled(main)

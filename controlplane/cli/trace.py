@@ -11,6 +11,7 @@ Records come from ``/debug/controlplane/trace`` (see
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -19,7 +20,37 @@ import click
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.client.rest import ApiError, RestClient
 from controlplane.trace import stream
-from controlplane.trace.timeline import Flow, format_record
+from controlplane.trace.timeline import Flow, Reorder, format_record
+
+
+async def follow_in_order(client: RestClient, since: float, show) -> None:
+    """Stream records to ``show`` in time order: each is held for a short
+    window (:class:`Reorder`) since processes send theirs in small batches."""
+    reorder = Reorder()
+    q: asyncio.Queue = asyncio.Queue()
+
+    async def pump() -> None:
+        async for rec in stream.follow(client, since):
+            q.put_nowait(rec)
+        q.put_nowait(None)
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                rec = await asyncio.wait_for(q.get(), reorder.window / 2)
+            except asyncio.TimeoutError:
+                rec = False
+            if rec is None:
+                break
+            if rec:
+                reorder.push(rec)
+            for r in reorder.pop_ready(time.time()):
+                show(r)
+        for r in reorder.drain():
+            show(r)
+        task.result()
+    finally:
+        task.cancel()
 
 
 @click.command("trace")
@@ -55,11 +86,12 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         start = time.time() - since if since else 0.0
         try:
             if follow:
-                async for rec in stream.follow(client, start):
-                    show(rec)
+                await follow_in_order(client, start, show)
             else:
-                for rec in await stream.fetch(client, start):
+                for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
                     show(rec)
+        except BrokenPipeError:
+            raise
         except ApiError as e:
             raise click.ClickException(f"apiserver said {e.code} {e.reason}: {e.message}") from None
         except OSError as e:

@@ -71,10 +71,15 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                 f"\nCtrl-C stops everything.", err=True)
             await cluster.supervise()
         except RuntimeError as e:
+            if cluster.started:
+                await asyncio.shield(cluster.stop())
             raise click.ClickException(str(e)) from None
         finally:
-            click.echo("controlplane: stopping...", err=True)
-            await asyncio.shield(cluster.stop())
-            click.echo("controlplane: stopped", err=True)
+            if cluster.started and any(s.proc and s.proc.returncode is None for s in cluster.services):
+                click.echo("controlplane: stopping...", err=True)
+                await asyncio.shield(cluster.stop())
+                click.echo("controlplane: stopped", err=True)
+            else:
+                await cluster.stop()
 
     run_until_signalled(main)

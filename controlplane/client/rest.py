@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from typing import Any, AsyncIterator
 from urllib.parse import urlparse
@@ -20,6 +21,12 @@ import yaml
 
 from controlplane import __version__
 from controlplane.api.resources import Resource
+from controlplane.log import event
+
+log = logging.getLogger("client")
+
+#: where ``controlplane up`` (run in the working directory) writes its kubeconfig
+DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
 
 
 class ApiError(Exception):
@@ -58,14 +65,25 @@ def server_from_kubeconfig(path: str) -> str:
 
 def resolve_server(master: str | None, kubeconfig: str | None) -> str:
     """Pick the apiserver URL: ``--master`` wins, then ``--kubeconfig``, then
-    ``$KUBECONFIG``, then ``http://127.0.0.1:6443`` (the kube-* flag precedence)."""
+    ``$KUBECONFIG``, then ``./.controlplane/kubeconfig`` (what ``controlplane up``
+    writes in the working directory), then ``http://127.0.0.1:6443``.
+
+    Raises ValueError (one line) for a URL that is not ``http(s)://host[:port]``.
+    """
     if master:
+        if "://" not in master and "/" in master:
+            raise ValueError(f"invalid apiserver URL {master!r}: expected http(s)://host:port")
         url = master if "://" in master else f"http://{master}"
     else:
-        path = kubeconfig or os.environ.get("KUBECONFIG")
+        path = kubeconfig or os.environ.get("KUBECONFIG") or (
+            DEFAULT_UP_KUBECONFIG if os.path.exists(DEFAULT_UP_KUBECONFIG) else None)
         url = server_from_kubeconfig(path) if path else "http://127.0.0.1:6443"
     u = urlparse(url)
-    if u.scheme not in ("http", "https") or not u.hostname:
+    try:
+        port_ok = u.port is not None or ":" not in u.netloc
+    except ValueError:
+        port_ok = False
+    if u.scheme not in ("http", "https") or not u.hostname or not port_ok:
         raise ValueError(f"invalid apiserver URL {url!r}: expected http(s)://host:port")
     return url.rstrip("/")
 
@@ -244,23 +262,35 @@ def _decode(status: int, text: str) -> Any:
     return body
 
 
-async def wait_ready(client: RestClient, timeout: float = 60.0) -> None:
-    """Poll ``/readyz`` until the apiserver answers; raises TimeoutError.
+async def wait_ready(client: RestClient, timeout: float | None = None) -> None:
+    """Poll ``/readyz`` until the apiserver answers 200.
 
-    Start-up only: components block here until the apiserver is reachable.
+    Start-up only: components block here until the apiserver is reachable,
+    logging ``event=apiserver.waiting`` at once and then every 5 s so a wrong
+    address is visible. ``timeout`` (seconds, None = forever) raises TimeoutError.
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    start = loop.time()
+    next_log = start
     delay = 0.05
     while True:
+        err = ""
         try:
             async with client.session.get(client.server + "/readyz",
                                           timeout=aiohttp.ClientTimeout(total=2)) as r:
                 if r.status == 200:
+                    if next_log > start:
+                        event(log, "apiserver.reachable", url=client.server)
                     return
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-            pass
-        if loop.time() > deadline:
-            raise TimeoutError(f"apiserver {client.server} not ready after {timeout:.0f}s")
+                err = f"/readyz answered {r.status}"
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as e:
+            err = str(e) or type(e).__name__
+        now = loop.time()
+        if now >= next_log:
+            event(log, "apiserver.waiting", logging.WARNING, url=client.server, error=err,
+                  waited=f"{now - start:.0f}s")
+            next_log = now + 5
+        if timeout is not None and now - start > timeout:
+            raise TimeoutError(f"apiserver {client.server} not ready after {timeout:.0f}s: {err}")
         await asyncio.sleep(delay)  # retry backoff, not synchronisation
         delay = min(delay * 2, 1.0)
