@@ -87,6 +87,8 @@ class Core:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-wal")
         self._snap_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-snap")
         self._snap_task: asyncio.Task | None = None
+        #: group commits so far and the writes they carried (logged at stop)
+        self.stats_groups = self.stats_writes = 0
 
     # ------------------------------------------------------------------ headers
     def header(self, rev: int | None = None) -> rpc_pb2.ResponseHeader:
@@ -198,6 +200,8 @@ class Core:
                     if not f.done():
                         f.set_result(None)
                 self._since_snapshot += len(pending)
+                self.stats_groups += 1
+                self.stats_writes += len(waiters)
                 if self._since_snapshot >= self.snapshot_count and self._snap_task is None:
                     self._snap_task = loop.create_task(self._background_snapshot())
         finally:

@@ -73,7 +73,8 @@ class EtcdServer:
         self.core.hub.close_all()
         await self.grpc.stop(grace)
         await self.core.close()
-        cplog.event(log, "etcd.stopped", revision=self.core.store.rev)
+        cplog.event(log, "etcd.stopped", revision=self.core.store.rev, wal_groups=self.core.stats_groups,
+                    wal_writes=self.core.stats_writes)
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()
