@@ -1,12 +1,16 @@
 """Scheduler throughput, in process, with a recording binder (no HTTP).
 
-    python bench/scheduler.py [--nodes 5000] [--pods 10000] [--workload basic|affinity|anti-affinity|all]
+    python bench/scheduler.py [--nodes 5000] [--pods 10000]
+                              [--workload basic|affinity|anti-affinity|topology-spreading|all]
                               [--profile]
 
 Prints pods/s per workload. kube-scheduler's CI (scheduler_perf, SchedulingBasic
 5000 nodes / 10000 pods) floors at about 680 pods/s. Workloads:
 basic (pods with small requests), affinity (required node affinity on a zone label),
-anti-affinity (required pod anti-affinity on hostname within small groups).
+anti-affinity (required pod anti-affinity on hostname within small groups),
+topology-spreading (DoNotSchedule maxSkew 1 on zone per app). Each line shows
+scheduler_perf's floor for the matching test (test/integration/scheduler_perf
+performance-config.yaml thresholds) beside our figure.
 """
 
 from __future__ import annotations
@@ -43,6 +47,11 @@ def make_node(i: int) -> dict:
             "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}
 
 
+#: pods/s floors of scheduler_perf's 5000-node tests (SchedulingBasic,
+#: SchedulingNodeAffinity, SchedulingPodAntiAffinity, TopologySpreading; the last is approximate)
+FLOORS = {"basic": 680, "affinity": 220, "anti-affinity": 60, "topology-spreading": 85}
+
+
 def make_pod(i: int, workload: str) -> dict:
     spec: dict = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                   "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}]}
@@ -55,6 +64,10 @@ def make_pod(i: int, workload: str) -> dict:
         labels = {"group": f"g-{i % 500}"}
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}]}}
+    elif workload == "topology-spreading":
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+                                              "whenUnsatisfiable": "DoNotSchedule",
+                                              "labelSelector": {"matchLabels": labels}}]
     return {"metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"u{i}", "labels": labels},
             "spec": spec}
 
@@ -86,10 +99,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=10000)
-    ap.add_argument("--workload", default="all", choices=["basic", "affinity", "anti-affinity", "all"])
+    ap.add_argument("--workload", default="all", choices=["basic", "affinity", "anti-affinity", "topology-spreading", "all"])
     ap.add_argument("--profile", action="store_true", help="print the top functions by cumulative time")
     a = ap.parse_args()
-    workloads = ["basic", "affinity", "anti-affinity"] if a.workload == "all" else [a.workload]
+    workloads = list(FLOORS) if a.workload == "all" else [a.workload]
     for w in workloads:
         prof = cProfile.Profile() if a.profile else None
         if prof:
@@ -98,7 +111,7 @@ def main() -> None:
         if prof:
             prof.disable()
         print(f"{w:14s} nodes={a.nodes} pods={a.pods} scheduled={n} time={dt:.2f}s "
-              f"throughput={n / dt:.0f} pods/s")
+              f"throughput={n / dt:.0f} pods/s (scheduler_perf floor {FLOORS[w]})")
         if prof:
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 

@@ -1,13 +1,84 @@
 """NodeAffinity (Filter, Score): ``spec.nodeSelector`` and required node affinity
 filter; preferred terms score the sum of the weights of the terms a node matches,
-normalised by the best node. Source: pkg/scheduler/framework/plugins/nodeaffinity/
+normalised by the best node. The selector and terms are compiled once per pod in
+PreFilter/PreScore into closures over label dicts (as kube-scheduler builds its
+RequiredNodeAffinity once per pod), not re-read per node. Source: pkg/scheduler/framework/plugins/nodeaffinity/
 node_affinity.go; component-helpers scheduling/corev1/nodeaffinity."""
 
 from __future__ import annotations
 
 from components.scheduler.framework import (SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, Status,
                                             default_normalize_score)
-from controlplane.selectors import node_selector_term_matches
+import re
+from typing import Callable
+
+_INTEGER = re.compile(r"^-?\d+$")
+Matcher = Callable[[dict, str], bool]
+
+
+def compile_requirement(expr: dict, field: bool = False) -> Callable[[dict, str], bool]:
+    """One NodeSelectorRequirement as ``f(labels, node_name) -> bool`` (In, NotIn,
+    Exists, DoesNotExist, Gt, Lt; ``field`` = a matchFields requirement on
+    ``metadata.name``). Semantics of ``controlplane.selectors.node_selector_term_matches``."""
+    key = expr.get("key", "")
+    op = expr.get("operator")
+    vals = frozenset(str(v) for v in (expr.get("values") or []))
+    if field:
+        if key != "metadata.name":
+            return lambda labels, name: op in ("NotIn", "DoesNotExist")
+        if op == "In":
+            return lambda labels, name: name in vals
+        if op == "NotIn":
+            return lambda labels, name: name not in vals
+        return lambda labels, name: op == "Exists"
+    if op == "In":
+        return lambda labels, name: labels.get(key) in vals
+    if op == "NotIn":
+        return lambda labels, name: labels.get(key) not in vals
+    if op == "Exists":
+        return lambda labels, name: key in labels
+    if op == "DoesNotExist":
+        return lambda labels, name: key not in labels
+    if op in ("Gt", "Lt") and len(vals) == 1 and _INTEGER.match(next(iter(vals))):
+        want = int(next(iter(vals)))
+        gt = op == "Gt"
+
+        def cmp(labels: dict, name: str) -> bool:
+            v = labels.get(key)
+            if v is None or not _INTEGER.match(str(v)):
+                return False
+            return int(v) > want if gt else int(v) < want
+        return cmp
+    return lambda labels, name: False
+
+
+def compile_term(term: dict) -> Matcher:
+    """A NodeSelectorTerm (requirements ANDed; an empty term matches nothing)."""
+    reqs = [compile_requirement(e) for e in term.get("matchExpressions") or []] + \
+        [compile_requirement(e, True) for e in term.get("matchFields") or []]
+    if not reqs:
+        return lambda labels, name: False
+    if len(reqs) == 1:
+        return reqs[0]
+    return lambda labels, name: all(r(labels, name) for r in reqs)
+
+
+def compile_required(node_selector: dict, terms: list | None) -> Matcher:
+    """``spec.nodeSelector`` AND (any of the required terms, when given)."""
+    sel = tuple(node_selector.items())
+    compiled = None if terms is None else [compile_term(t or {}) for t in terms]
+
+    def match(labels: dict, name: str) -> bool:
+        for k, v in sel:
+            if labels.get(k) != v:
+                return False
+        if compiled is None:
+            return True
+        for t in compiled:
+            if t(labels, name):
+                return True
+        return False
+    return match
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -30,19 +101,12 @@ class NodeAffinity:
                .get("requiredDuringSchedulingIgnoredDuringExecution"))
         if not sel and req is None:
             return Status(SKIP)
-        state[_KEY] = (sel, None if req is None else (req.get("nodeSelectorTerms") or []))
+        state[_KEY] = compile_required(sel, None if req is None else (req.get("nodeSelectorTerms") or []))
         return None
 
     def filter(self, state, pod, node) -> Status | None:
-        sel, terms = state[_KEY]
-        labels = node.labels
-        for k, v in sel.items():
-            if labels.get(k) != v:
-                return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
-        if terms is not None:
-            fields = {"metadata.name": node.name}
-            if not any(node_selector_term_matches(t or {}, labels, fields) for t in terms):
-                return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+        if not state[_KEY](node.labels, node.name):
+            return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
@@ -53,13 +117,12 @@ class NodeAffinity:
         terms = [(w, t) for w, t in terms if w]
         if not terms:
             return Status(SKIP)
-        state[_KEY + ".score"] = terms
+        state[_KEY + ".score"] = [(w, compile_term(t)) for w, t in terms]
         return None
 
     def score(self, state, pod, node) -> int:
-        fields = {"metadata.name": node.name}
-        return sum(w for w, t in state[_KEY + ".score"]
-                   if node_selector_term_matches(t, node.labels, fields))
+        labels, name = node.labels, node.name
+        return sum(w for w, t in state[_KEY + ".score"] if t(labels, name))
 
     def normalize_score(self, state, pod, scores: list[int]) -> None:
         default_normalize_score(scores)
