@@ -25,6 +25,7 @@ import yaml
 from controlplane.api.resources import DEPLOYMENTS, NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import run_until_signalled
+from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
 from controlplane.trace.record import STEPS, StepRecord
@@ -279,6 +280,21 @@ class Demo:
         if sel:
             nodes = sorted({p["spec"].get("nodeName") for p in pods})
             self.out(f"\n  nodeSelector {sel} → every pod landed on {', '.join(nodes)}")
+        self._explain_one(pods)
+
+    def _explain_one(self, pods: list[dict]) -> None:
+        """Step 9 in detail for the first pod: each plugin's verdict per node."""
+        if not pods:
+            return
+        name = sorted(p["metadata"]["name"] for p in pods)[0]
+        rec = last_step9(self.flow.records, self.ns, name)
+        if rec is None or not rec.data:
+            return
+        self.out("")
+        self.out(click.style(f"Step 9 for pod {name}: the scheduler's filter and score plugins per node "
+                             f"(controlplane explain pod {name})", bold=True))
+        for line in render(rec).splitlines():
+            self.out("  " + line)
 
 
 @click.command("demo")

@@ -83,10 +83,18 @@ def render(rec: StepRecord) -> str:
         row.append(str(total[n]) if n in total else ("" if not scored else "-"))
         row.append("<= chosen" if n == chosen else "")
         rows.append(row)
+    # Drop plugin columns with nothing to say (skipped, or not run, on every node).
+    keep = [i for i in range(len(header))
+            if i == 0 or i >= len(header) - 2 or any(r[i] not in ("skip", "", "-") for r in rows)]
+    dropped = [header[i] for i in range(1, len(header) - 2) if i not in keep]
+    header = [header[i] for i in keep]
+    rows = [[r[i] for i in keep] for r in rows]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = head + [""]
     for r in [header] + rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    if dropped:
+        lines.append(f"(skipped or not run on every node: {', '.join(dropped)})")
     if not chosen:
         lines.append("")
         lines.append("No node was chosen.")
