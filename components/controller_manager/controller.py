@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from controlplane.client.rest import ApiError
 from controlplane.client.workqueue import ShutDown, WorkQueue
 from controlplane.log import event
 
+from .config import ControllerConfig
 from .informers import SharedInformers
 
 log = logging.getLogger("controller-manager")
@@ -31,13 +33,17 @@ class ControllerContext:
 
     ``client``: RestClient-like (create/get/list/update/update_status/patch/delete);
     ``informers``: the shared informers; ``tracer``: a TraceEmitter (step records);
-    ``recorder(component)``: an EventRecorder for that event source component.
+    ``recorder(component)``: an EventRecorder for that event source component;
+    ``config``: time and threshold settings (:class:`ControllerConfig`);
+    ``clock``: wall-clock seconds since the epoch (tests inject a fake one).
     """
 
     client: Any
     informers: SharedInformers
     tracer: Any
     recorder_factory: Callable[[str], Any] | None = None
+    config: ControllerConfig = field(default_factory=ControllerConfig)
+    clock: Callable[[], float] = time.time
     _recorders: dict[str, Any] = field(default_factory=dict)
 
     def recorder(self, component: str) -> Any:

@@ -15,12 +15,18 @@ from controlplane.client.events import EventRecorder
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
+from .config import ControllerConfig
 from .controller import Controller, ControllerContext
 from .deployment import DeploymentController
+from .endpoint import EndpointController
 from .garbagecollector import GarbageCollector
 from .informers import SharedInformers
 from .namespace import NamespaceController
+from .nodelifecycle import NodeLifecycleController
+from .podgc import PodGCController
 from .replicaset import REPLICASET_KIND, REPLICATIONCONTROLLER_KIND, ReplicaController
+from .serviceaccount import ServiceAccountsController
+from .tainteviction import TaintEvictionController
 
 log = logging.getLogger("controller-manager")
 
@@ -31,6 +37,11 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "replicationcontroller": lambda ctx: ReplicaController(ctx, REPLICATIONCONTROLLER_KIND),
     "garbagecollector": GarbageCollector,
     "namespace": NamespaceController,
+    "nodelifecycle": NodeLifecycleController,
+    "tainteviction": TaintEvictionController,
+    "podgc": PodGCController,
+    "serviceaccount": ServiceAccountsController,
+    "endpoint": EndpointController,
 }
 
 
@@ -51,16 +62,19 @@ class ControllerManager:
     """Builds and runs the enabled controllers against ``client``.
 
     ``informers``/``tracer``/``recorder_factory`` default to the real ones; tests
-    may inject fakes. :meth:`run` returns only when cancelled.
+    may inject fakes; ``config`` holds the time/threshold settings (defaults as
+    kube-controller-manager). :meth:`run` returns only when cancelled.
     """
 
     def __init__(self, client: Any, controllers: list[str], *, informers: SharedInformers | None = None,
-                 tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None) -> None:
+                 tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None,
+                 config: ControllerConfig | None = None) -> None:
         self.client = client
         self.informers = informers or SharedInformers(client)
         self.tracer = tracer or TraceEmitter(client, "controller-manager")
         self.ctx = ControllerContext(client, self.informers, self.tracer,
-                                     recorder_factory or (lambda c: EventRecorder(client, c)))
+                                     recorder_factory or (lambda c: EventRecorder(client, c)),
+                                     config or ControllerConfig())
         self.controllers = [CONTROLLERS[n](self.ctx) for n in controllers]
         self._watching: set[str] = set()
         self._step1_done = False

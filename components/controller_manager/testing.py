@@ -95,6 +95,8 @@ class FakeClient:
     def __init__(self) -> None:
         self.objects: dict[tuple[Resource, str], dict] = {}
         self.calls: list[tuple] = []
+        #: ``(plural, namespace/name, gracePeriodSeconds)`` of every DELETE
+        self.delete_options: list[tuple] = []
         self.rv = 0
         self.informers = SharedInformers(self, make=FakeInformer)
         self.fail: dict[tuple[str, str], ApiError] = {}
@@ -232,6 +234,8 @@ class FakeClient:
                      grace_period_seconds: int | None = None, propagation_policy: str | None = None,
                      preconditions: dict | None = None) -> dict:
         self.calls.append(("delete", res.plural, name, propagation_policy))
+        self.delete_options.append((res.plural, f"{namespace}/{name}" if namespace else name,
+                                    grace_period_seconds))
         self._check_fail("delete", res)
         cur = self._found(res, name, namespace)
         if preconditions and preconditions.get("uid") and preconditions["uid"] != cur["metadata"]["uid"]:
@@ -273,6 +277,19 @@ class FakeClient:
                 {"type": "Ready", "status": "True", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
             self._bump(new)
             self._finish_write(r, new)
+
+
+class FakeClock:
+    """An injectable wall clock: ``clock()`` returns ``t``; tests advance ``t``."""
+
+    def __init__(self, t: float = 1_700_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
 
 
 class FakeTracer:

@@ -112,9 +112,11 @@ async def test_namespace_controller_empties_then_finalizes():
 
 def test_select_controllers():
     assert select_controllers("*") == ["deployment", "replicaset", "replicationcontroller",
-                                       "garbagecollector", "namespace"]
-    assert select_controllers("*,-garbagecollector,-namespace") == ["deployment", "replicaset",
-                                                                    "replicationcontroller"]
+                                       "garbagecollector", "namespace", "nodelifecycle", "tainteviction",
+                                       "podgc", "serviceaccount", "endpoint"]
+    assert select_controllers("*,-garbagecollector,-namespace,-nodelifecycle,-tainteviction,-podgc,"
+                              "-serviceaccount,-endpoint") == ["deployment", "replicaset",
+                                                               "replicationcontroller"]
     assert select_controllers("replicaset") == ["replicaset"]
     with pytest.raises(ValueError, match="unknown controller 'nope'"):
         select_controllers("*,nope")

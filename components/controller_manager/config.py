@@ -1,0 +1,38 @@
+"""Settings of the controllers that depend on time or thresholds, with
+kube-controller-manager's defaults (``pkg/controller/apis/config/v1alpha1/defaults.go``,
+``pkg/controller/nodelifecycle/config/v1alpha1/defaults.go``,
+``pkg/controller/podgc/config/v1alpha1/defaults.go``,
+``cmd/kube-controller-manager/app/core.go`` startPodGCController).
+
+All durations are seconds (floats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ControllerConfig:
+    """``--node-monitor-period`` (5 s): how often node health is checked;
+    ``--node-monitor-grace-period`` (40 s): how long a node may go without a Lease
+    renewal or a Ready heartbeat before its conditions become Unknown;
+    ``--node-startup-grace-period`` (60 s): the same for a node that never posted Ready;
+    ``--terminated-pod-gc-threshold`` (12500; 0 disables): terminated pods kept;
+    ``pod_gc_period`` (20 s, gcCheckPeriod) and ``pod_gc_quarantine`` (40 s,
+    quarantineTime: how long a node must stay missing before its pods are orphans)."""
+
+    node_monitor_period: float = 5.0
+    node_monitor_grace_period: float = 40.0
+    node_startup_grace_period: float = 60.0
+    terminated_pod_gc_threshold: int = 12500
+    pod_gc_period: float = 20.0
+    pod_gc_quarantine: float = 40.0
+
+    def __post_init__(self) -> None:
+        for name in ("node_monitor_period", "node_monitor_grace_period", "node_startup_grace_period",
+                     "pod_gc_period"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name.replace('_', '-')} must be greater than zero")
+        if self.pod_gc_quarantine < 0 or self.terminated_pod_gc_threshold < 0:
+            raise ValueError("pod GC settings must not be negative")
