@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
+from components.scheduler.affinityindex import AffinityIndex
 from components.scheduler.podinfo import PodInfo, Resources
 from controlplane.log import event
 
@@ -123,8 +124,13 @@ class Snapshot:
     def __init__(self, nodes: list[NodeInfo], by_name: dict[str, NodeInfo],
                  affinity_nodes: dict[str, NodeInfo] | None = None,
                  anti_affinity_nodes: dict[str, NodeInfo] | None = None,
-                 image_node_counts: dict[str, int] | None = None) -> None:
+                 image_node_counts: dict[str, int] | None = None,
+                 affinity_index: AffinityIndex | None = None,
+                 ns_labels=None) -> None:
         self.nodes = nodes
+        self._index = affinity_index
+        #: namespace name -> its labels (namespaceSelector terms)
+        self.ns_labels = ns_labels or (lambda ns: {})
         self.by_name = by_name
         self._affinity = affinity_nodes
         self._anti = anti_affinity_nodes
@@ -145,6 +151,22 @@ class Snapshot:
         if self._anti is None:
             return [n for n in self.nodes if n.pods_with_required_anti_affinity]
         return [n for n in self._anti.values() if n.node is not None]
+
+    @property
+    def affinity_index(self) -> AffinityIndex:
+        """The cache's :class:`AffinityIndex`; a snapshot built by hand (tests) gets
+        one computed from its nodes on first use."""
+        if self._index is None:
+            def all_pods():
+                for n in self.nodes:
+                    for pi in n.pods.values():
+                        yield pi, n.labels
+            idx = AffinityIndex(self.ns_labels, all_pods)
+            for pi, labels in all_pods():
+                if pi.has_affinity:
+                    idx.pod_added(pi, labels)
+            self._index = idx
+        return self._index
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -169,6 +191,35 @@ class Cache:
         self._affinity_nodes: dict[str, NodeInfo] = {}
         self._anti_affinity_nodes: dict[str, NodeInfo] = {}
         self._image_counts: dict[str, int] = {}
+        #: namespace name -> labels (from the namespaces informer)
+        self._ns_labels: dict[str, dict[str, str]] = {}
+        self.affinity_index = AffinityIndex(self.namespace_labels, self._all_counted_pods)
+
+    def _all_counted_pods(self):
+        for ni in self._nodes.values():
+            if ni.node is not None:
+                for pi in ni.pods.values():
+                    yield pi, ni.labels
+
+    # -- namespaces ------------------------------------------------------------
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        """A namespace's labels, with ``kubernetes.io/metadata.name`` (which the
+        apiserver sets on every namespace); {} for a namespace not seen."""
+        return self._ns_labels.get(name) or {}
+
+    def set_namespace(self, ns: dict) -> None:
+        """A Namespace was added or updated (namespaceSelector in affinity terms)."""
+        md = ns.get("metadata") or {}
+        name = md.get("name") or ""
+        labels = dict(md.get("labels") or {})
+        labels.setdefault("kubernetes.io/metadata.name", name)
+        if self._ns_labels.get(name) != labels:
+            self._ns_labels[name] = labels
+            self.affinity_index.namespaces_changed()
+
+    def remove_namespace(self, name: str) -> None:
+        if self._ns_labels.pop(name, None) is not None:
+            self.affinity_index.namespaces_changed()
 
     # -- nodes -----------------------------------------------------------------
     def add_node(self, node: dict) -> NodeInfo:
@@ -178,7 +229,10 @@ class Cache:
             ni = self._nodes[name] = NodeInfo(name=name)
         had_node = ni.node is not None
         old_images = ni.images if had_node else {}
+        old_labels = ni.labels if had_node else {}
         ni.set_node(node)
+        if ni.pods and old_labels != ni.labels:
+            self._relabel(ni, old_labels, ni.labels)
         if old_images != ni.images:
             self._count_images(old_images, -1)
             self._count_images(ni.images, 1)
@@ -193,6 +247,12 @@ class Cache:
                 self._image_counts[i] = n
             else:
                 self._image_counts.pop(i, None)
+
+    def _relabel(self, ni: NodeInfo, old: dict, new: dict) -> None:
+        """Move the counts of ``ni``'s pods from the domains of ``old`` to ``new``."""
+        for pi in ni.pods.values():
+            self.affinity_index.pod_removed(pi, old)
+            self.affinity_index.pod_added(pi, new)
 
     def _index(self, ni: NodeInfo) -> None:
         for idx, has in ((self._affinity_nodes, ni.pods_with_affinity),
@@ -210,6 +270,8 @@ class Cache:
             return
         if ni.node is not None:
             self._count_images(ni.images, -1)
+            if ni.pods:
+                self._relabel(ni, ni.labels, {})
         if ni.pods:  # keep a placeholder while pods still point at it
             ni.node = None
         else:
@@ -226,6 +288,8 @@ class Cache:
             ni = self._nodes[node_name] = NodeInfo(name=node_name)
         ni.add_pod(pi)
         self._pod_node[pi.key] = node_name
+        if ni.node is not None:
+            self.affinity_index.pod_added(pi, ni.labels)
         if pi.has_affinity:
             self._index(ni)
 
@@ -235,7 +299,9 @@ class Cache:
             return
         ni = self._nodes.get(name)
         if ni is not None:
-            ni.remove_pod(key)
+            pi = ni.remove_pod(key)
+            if pi is not None and ni.node is not None:
+                self.affinity_index.pod_removed(pi, ni.labels)
             self._index(ni)
             if ni.node is None and not ni.pods:
                 del self._nodes[name]
@@ -298,7 +364,8 @@ class Cache:
         if self._snapshot is None:
             nodes = [n for n in self._nodes.values() if n.node is not None]
             self._snapshot = Snapshot(nodes, {n.name: n for n in nodes}, self._affinity_nodes,
-                                      self._anti_affinity_nodes, self._image_counts)
+                                      self._anti_affinity_nodes, self._image_counts,
+                                      self.affinity_index, self.namespace_labels)
             event(log, "cache.snapshot", logging.DEBUG, nodes=len(nodes))
         return self._snapshot
 

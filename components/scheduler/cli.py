@@ -25,7 +25,7 @@ import click
 
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
-from controlplane.api.resources import NODES, PODS
+from controlplane.api.resources import NAMESPACES, NODES, PODS
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.client.events import EventRecorder
 from controlplane.client.leaderelection import LeaderElector
@@ -61,10 +61,14 @@ async def run_scheduler(server: str, config, record_results: bool,
         sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler"),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,
                           pod_lister=pods.get)
+        namespaces = Informer(client, NAMESPACES)
+        namespaces.add_handlers(sched.on_namespace_add, sched.on_namespace_update,
+                                sched.on_namespace_delete)
         nodes.add_handlers(sched.on_node_add, sched.on_node_update, sched.on_node_delete)
         pods.add_handlers(sched.on_pod_add, sched.on_pod_update, sched.on_pod_delete)
         pods.on_watch_started(sched.on_pods_watch_started)
-        tasks = [nodes.start()]
+        tasks = [namespaces.start(), nodes.start()]
+        await namespaces.wait_synced()
         await nodes.wait_synced()
         tasks.append(pods.start())
         await pods.wait_synced()

@@ -135,18 +135,28 @@ def pod_requests(spec: dict, non_zero: bool = False) -> Resources:
 
 @dataclass(frozen=True)
 class AffinityTerm:
-    """A v1.PodAffinityTerm, parsed: selector, namespaces it applies to
-    (``all_namespaces`` for an empty namespaceSelector), topology key and weight."""
+    """A v1.PodAffinityTerm, parsed: selector, the namespaces it names, its
+    namespaceSelector, topology key and weight (0 for required terms' weight 1).
+
+    Namespace rules (``pkg/scheduler/framework/types.go`` newAffinityTerm,
+    AffinityTerm.Matches): neither ``namespaces`` nor ``namespaceSelector`` → the
+    owning pod's namespace; an empty ``namespaceSelector: {}`` → every namespace
+    (``all_namespaces``); otherwise the union of the listed names and the namespaces
+    whose labels match ``ns_selector``."""
 
     selector: LabelSelector
     namespaces: frozenset[str]
     all_namespaces: bool
     topology_key: str
     weight: int = 0
+    ns_selector: LabelSelector | None = None
 
-    def matches(self, pod: "PodInfo") -> bool:
-        """Whether ``pod`` is in this term's namespaces and matches its selector."""
-        if not (self.all_namespaces or pod.namespace in self.namespaces):
+    def matches(self, pod: "PodInfo", ns_labels: dict | None = None) -> bool:
+        """Whether ``pod`` is in this term's namespaces and matches its selector;
+        ``ns_labels`` are the labels of ``pod``'s namespace (only read when the term
+        has a non-empty namespaceSelector; None = no labels)."""
+        if not (self.all_namespaces or pod.namespace in self.namespaces
+                or (self.ns_selector is not None and self.ns_selector.matches(ns_labels))):
             return False
         return self.selector.matches(pod.labels)
 
@@ -160,13 +170,18 @@ def _terms(owner_ns: str, raw: list | None, weighted: bool) -> list[AffinityTerm
             continue
         namespaces = frozenset(term.get("namespaces") or [])
         ns_sel = term.get("namespaceSelector")
-        # An empty namespaceSelector ({}) selects all namespaces; a non-empty one would
-        # need namespace labels, which this scheduler does not watch (treated as none).
-        all_ns = ns_sel is not None and not (ns_sel.get("matchLabels") or ns_sel.get("matchExpressions"))
-        if not namespaces and ns_sel is None:
+        ns_selector = None
+        all_ns = False
+        if ns_sel is not None:
+            sel = selector_from_dict(ns_sel)
+            if sel.empty():
+                all_ns = True
+            elif not sel.nothing:
+                ns_selector = sel
+        elif not namespaces:
             namespaces = frozenset([owner_ns])
         out.append(AffinityTerm(selector_from_dict(term.get("labelSelector")), namespaces, all_ns,
-                                term.get("topologyKey") or "", weight))
+                                term.get("topologyKey") or "", weight, ns_selector))
     return out
 
 

@@ -210,6 +210,20 @@ class Scheduler:
         self.cache.remove_node((node.get("metadata") or {}).get("name") or "")
         self.queue.move_all_to_active_or_backoff("Node", "Delete")
 
+    def on_namespace_add(self, ns: dict) -> None:
+        """Namespaces informer: labels for namespaceSelector terms."""
+        self.cache.set_namespace(ns)
+        self.queue.move_all_to_active_or_backoff("Namespace", "Add")
+
+    def on_namespace_update(self, old: dict, new: dict) -> None:
+        self.cache.set_namespace(new)
+        if ((old.get("metadata") or {}).get("labels") or {}) != \
+                ((new.get("metadata") or {}).get("labels") or {}):
+            self.queue.move_all_to_active_or_backoff("Namespace", "Update")
+
+    def on_namespace_delete(self, ns: dict) -> None:
+        self.cache.remove_namespace((ns.get("metadata") or {}).get("name") or "")
+
     def on_pods_watch_started(self, rv: str) -> None:
         if self.trace is not None and not self._step1_done:
             self._step1_done = True

@@ -32,19 +32,20 @@ _PRE = "InterPodAffinity.prefilter"
 _SCORE = "InterPodAffinity.prescore"
 
 
-def matches_all_terms(terms, pod) -> bool:
+def matches_all_terms(terms, pod, ns_labels: dict | None = None) -> bool:
     """True when ``terms`` is non-empty and every term matches ``pod``."""
-    return bool(terms) and all(t.matches(pod) for t in terms)
-
-
-def _bump(counts: dict, labels: dict, key: str, value: int = 1) -> None:
-    v = labels.get(key)
-    if v is not None:
-        pair = (key, v)
-        counts[pair] = counts.get(pair, 0) + value
+    return bool(terms) and all(t.matches(pod, ns_labels) for t in terms)
 
 
 class InterPodAffinity:
+    """The InterPodAffinity plugin. ``args``: InterPodAffinityArgs
+    (``hardPodAffinityWeight`` 0..100, default 1; ``ignorePreferredTermsOfExistingPods``).
+
+    PreFilter reads the cache's :class:`~components.scheduler.affinityindex.AffinityIndex`
+    (counts per topology pair kept up to date as pods come and go) instead of walking
+    every pod, so it costs one selector match per distinct term; Filter is a few dict
+    lookups per node."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
@@ -55,38 +56,33 @@ class InterPodAffinity:
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Pod", "Add"), ("Pod", "UpdatePodLabel"), ("Pod", "Delete"),
-                ("Node", "Add"), ("Node", "UpdateNodeLabel")]
+                ("Node", "Add"), ("Node", "UpdateNodeLabel"), ("Namespace", "Add"), ("Namespace", "Update")]
 
     # -- filter ---------------------------------------------------------------
     def pre_filter(self, state, pod, snapshot) -> Status | None:
-        existing: dict[tuple[str, str], int] = {}
-        for node in snapshot.have_pods_with_required_anti_affinity():
-            for key in node.pods_with_required_anti_affinity:
-                ep = node.pods[key]
-                for t in ep.required_anti_affinity:
-                    if t.matches(pod):
-                        _bump(existing, node.labels, t.topology_key)
-        affinity: dict[tuple[str, str], int] = {}
-        anti: dict[tuple[str, str], int] = {}
+        """State: (existing anti-affinity counts that forbid a domain, the incoming
+        pod's affinity counts, [(term, counts)] for its anti-affinity terms)."""
+        idx = snapshot.affinity_index
+        ns_labels = snapshot.ns_labels(pod.namespace)
+        matching = idx.existing_matching("required_anti_affinity", pod, ns_labels)
+        if len(matching) == 1:
+            existing = matching[0][1]  # shared, read only
+        else:
+            existing = {}
+            for _, counts in matching:
+                for pair, n in counts.items():
+                    existing[pair] = existing.get(pair, 0) + n
         req_aff, req_anti = pod.required_affinity, pod.required_anti_affinity
-        if req_aff or req_anti:
-            for node in snapshot.nodes:
-                labels = node.labels
-                for ep in node.pods.values():
-                    if req_aff and matches_all_terms(req_aff, ep):
-                        for t in req_aff:
-                            _bump(affinity, labels, t.topology_key)
-                    for t in req_anti:
-                        if t.matches(ep):
-                            _bump(anti, labels, t.topology_key)
+        affinity = idx.matching_counts(req_aff) if req_aff else {}
+        anti = [(t, idx.matching_counts((t,))) for t in req_anti]
         if not existing and not req_aff and not req_anti:
             return Status(SKIP)
-        state[_PRE] = (existing, {k: v for k, v in affinity.items() if v},
-                       {k: v for k, v in anti.items() if v})
+        self_affine = bool(req_aff) and not affinity and matches_all_terms(req_aff, pod, ns_labels)
+        state[_PRE] = (existing, affinity, anti, self_affine)
         return None
 
     def filter(self, state, pod, node) -> Status | None:
-        existing, affinity, anti = state[_PRE]
+        existing, affinity, anti, self_affine = state[_PRE]
         labels = node.labels
         if pod.required_affinity:
             pods_exist = True
@@ -96,13 +92,12 @@ class InterPodAffinity:
                     return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_AFFINITY)
                 if affinity.get((t.topology_key, v), 0) <= 0:
                     pods_exist = False
-            if not pods_exist and not (not affinity
-                                       and matches_all_terms(pod.required_affinity, pod)):
+            if not pods_exist and not self_affine:
                 return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_AFFINITY)
-        if anti:
-            for t in pod.required_anti_affinity:
+        for t, counts in anti:
+            if counts:
                 v = labels.get(t.topology_key)
-                if v is not None and anti.get((t.topology_key, v), 0) > 0:
+                if v is not None and counts.get((t.topology_key, v), 0) > 0:
                     return Status(UNSCHEDULABLE, ERR_ANTI_AFFINITY)
         if existing:
             for pair in labels.items():
@@ -112,33 +107,32 @@ class InterPodAffinity:
 
     # -- score ----------------------------------------------------------------
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
+        """Per topology key → value → summed weight (scoring.go PreScore): the pod's
+        preferred terms over matching existing pods (+/− weight), existing pods'
+        required affinity (× hardPodAffinityWeight) and preferred terms matching the pod."""
         has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(SKIP)
+        idx = snapshot.affinity_index
         topo: dict[str, dict[str, int]] = {}
 
-        def process(terms, target, labels, sign: int, weight: int | None = None) -> None:
-            for t in terms:
-                if t.matches(target):
-                    v = labels.get(t.topology_key)
-                    if v is not None:
-                        d = topo.setdefault(t.topology_key, {})
-                        d[v] = d.get(v, 0) + sign * (t.weight if weight is None else weight)
+        def add(counts, weight: int) -> None:
+            for (key, value), n in counts.items():
+                d = topo.setdefault(key, {})
+                d[value] = d.get(value, 0) + weight * n
 
-        all_nodes = snapshot.nodes if has_constraints else snapshot.have_pods_with_affinity()
-        for node in all_nodes:
-            labels = node.labels
-            if not labels:
-                continue
-            keys = node.pods.keys() if has_constraints else node.pods_with_affinity
-            for key in list(keys):
-                ep = node.pods[key]
-                process(pod.preferred_affinity, ep, labels, 1)
-                process(pod.preferred_anti_affinity, ep, labels, -1)
-                if self.hard_pod_affinity_weight > 0:
-                    process(ep.required_affinity, pod, labels, 1, self.hard_pod_affinity_weight)
-                process(ep.preferred_affinity, pod, labels, 1)
-                process(ep.preferred_anti_affinity, pod, labels, -1)
+        for t in pod.preferred_affinity:
+            add(idx.matching_counts((t,)), t.weight)
+        for t in pod.preferred_anti_affinity:
+            add(idx.matching_counts((t,)), -t.weight)
+        ns_labels = snapshot.ns_labels(pod.namespace)
+        if self.hard_pod_affinity_weight > 0:
+            for t, counts in idx.existing_matching("required_affinity", pod, ns_labels):
+                add(counts, self.hard_pod_affinity_weight)
+        for t, counts in idx.existing_matching("preferred_affinity", pod, ns_labels):
+            add(counts, t.weight)
+        for t, counts in idx.existing_matching("preferred_anti_affinity", pod, ns_labels):
+            add(counts, -t.weight)
         if not topo:
             return Status(SKIP)
         state[_SCORE] = topo

@@ -1,0 +1,138 @@
+"""Incremental inter-pod affinity counts kept by the scheduler cache.
+
+kube-scheduler's InterPodAffinity PreFilter walks every pod with affinity terms on
+every cycle (``pkg/scheduler/framework/plugins/interpodaffinity/filtering.go``
+getExistingAntiAffinityCounts / getIncomingAffinityAntiAffinityCounts) and relies on
+Go's parallelism. Here the same counts are maintained as pods come and go, so one
+cycle costs one selector match per *distinct* term rather than per pod:
+
+* :attr:`AffinityIndex.existing` — per kind (``required_anti_affinity``,
+  ``required_affinity``, ``preferred_affinity``, ``preferred_anti_affinity``), each
+  distinct :class:`~components.scheduler.podinfo.AffinityTerm` of pods in the cache →
+  ``{(topologyKey, value): number of pods with that term in that domain}``.
+* :meth:`AffinityIndex.matching_counts` — for an incoming pod's term set (all terms
+  must match, as for required affinity; one term for anti-affinity and preferred
+  terms): ``{(topologyKey, value): number of pods matching}``. Built by one scan the
+  first time a term set is asked for, then kept up to date (at most
+  ``max_term_sets`` term sets, least recently used dropped).
+
+Pods count in the domain of their node's labels; pods on a node the cache has no
+Node object for count nowhere (the snapshot only holds real nodes). Node label
+changes re-count that node's pods; namespace label changes drop the
+``matching_counts`` sets (they are rebuilt on demand).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Iterable
+
+from components.scheduler.podinfo import AffinityTerm, PodInfo
+
+Pair = tuple[str, str]
+Counts = dict[Pair, int]
+
+#: PodInfo attribute names of the term kinds counted in :attr:`AffinityIndex.existing`
+KINDS = ("required_anti_affinity", "required_affinity", "preferred_affinity",
+         "preferred_anti_affinity")
+
+
+def _bump(counts: Counts, pair: Pair, n: int) -> None:
+    v = counts.get(pair, 0) + n
+    if v > 0:
+        counts[pair] = v
+    else:
+        counts.pop(pair, None)
+
+
+class AffinityIndex:
+    """Counts per topology pair, maintained incrementally.
+
+    ``ns_labels(namespace) -> dict``: the labels of a namespace (for terms with a
+    namespaceSelector); ``all_pods() -> iterable of (PodInfo, node labels)``: every
+    counted pod, for the first build of a term set.
+    """
+
+    def __init__(self, ns_labels: Callable[[str], dict],
+                 all_pods: Callable[[], Iterable[tuple[PodInfo, dict]]],
+                 max_term_sets: int = 256) -> None:
+        self.ns_labels = ns_labels
+        self.all_pods = all_pods
+        self.max_term_sets = max_term_sets
+        self.existing: dict[str, dict[AffinityTerm, Counts]] = {k: {} for k in KINDS}
+        self._matching: OrderedDict[tuple[AffinityTerm, ...], Counts] = OrderedDict()
+
+    # -- maintenance ----------------------------------------------------------------
+    def pod_added(self, pi: PodInfo, labels: dict, sign: int = 1) -> None:
+        """Count ``pi`` in the domains of ``labels`` (its node's labels; ``sign`` -1
+        un-counts)."""
+        if not labels:
+            return
+        if pi.has_affinity:
+            for kind in KINDS:
+                terms = getattr(pi, kind)
+                if not terms:
+                    continue
+                idx = self.existing[kind]
+                for t in terms:
+                    v = labels.get(t.topology_key)
+                    if v is None:
+                        continue
+                    counts = idx.get(t)
+                    if counts is None:
+                        if sign < 0:
+                            continue
+                        counts = idx[t] = {}
+                    _bump(counts, (t.topology_key, v), sign)
+                    if not counts:
+                        del idx[t]
+        if self._matching:
+            nsl = None
+            for terms, counts in self._matching.items():
+                if nsl is None and any(t.ns_selector is not None for t in terms):
+                    nsl = self.ns_labels(pi.namespace)
+                if all(t.matches(pi, nsl) for t in terms):
+                    for t in terms:
+                        v = labels.get(t.topology_key)
+                        if v is not None:
+                            _bump(counts, (t.topology_key, v), sign)
+
+    def pod_removed(self, pi: PodInfo, labels: dict) -> None:
+        """Undo :meth:`pod_added` for the same ``labels``."""
+        self.pod_added(pi, labels, -1)
+
+    def namespaces_changed(self) -> None:
+        """Namespace labels changed: forget the term sets that depend on them."""
+        for terms in [k for k in self._matching if any(t.ns_selector is not None for t in k)]:
+            del self._matching[terms]
+
+    # -- queries --------------------------------------------------------------------
+    def matching_counts(self, terms: Iterable[AffinityTerm]) -> Counts:
+        """``{(topologyKey, value): n}`` over pods matching *all* ``terms``, each such
+        pod counted once for each term's topology key. The returned dict is live:
+        callers must not change it."""
+        key = tuple(terms)
+        counts = self._matching.get(key)
+        if counts is not None:
+            self._matching.move_to_end(key)
+            return counts
+        counts = {}
+        need_ns = any(t.ns_selector is not None for t in key)
+        for pi, labels in self.all_pods():
+            if not labels:
+                continue
+            nsl = self.ns_labels(pi.namespace) if need_ns else None
+            if all(t.matches(pi, nsl) for t in key):
+                for t in key:
+                    v = labels.get(t.topology_key)
+                    if v is not None:
+                        _bump(counts, (t.topology_key, v), 1)
+        self._matching[key] = counts
+        if len(self._matching) > self.max_term_sets:
+            self._matching.popitem(last=False)
+        return counts
+
+    def existing_matching(self, kind: str, pod: PodInfo, ns_labels: dict | None) -> list[tuple[AffinityTerm, Counts]]:
+        """The existing pods' terms of ``kind`` that ``pod`` matches, with their counts
+        (live dicts: do not change them)."""
+        return [(t, c) for t, c in self.existing[kind].items() if t.matches(pod, ns_labels)]
