@@ -70,7 +70,8 @@ def parse_config(doc: dict) -> SchedulerConfig:
     except (TypeError, ValueError) as e:
         raise ConfigError(f"invalid number in scheduler config: {e}") from None
     if not 0 <= cfg.percentage_of_nodes_to_score <= 100:
-        raise ConfigError("percentageOfNodesToScore: Invalid value: must be in the range [0, 100]")
+        raise ConfigError(f"percentageOfNodesToScore: Invalid value: {cfg.percentage_of_nodes_to_score}: "
+                          "not in valid range [0-100]")
     if cfg.pod_initial_backoff_seconds <= 0 or cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
         raise ConfigError("podMaxBackoffSeconds must be >= podInitialBackoffSeconds > 0")
     cfg.leader_elect = bool((doc.get("leaderElection") or {}).get("leaderElect", False))
@@ -127,6 +128,16 @@ def build_framework(profile: dict, handle: Any, percentage: int = 0) -> Framewor
         if n not in REGISTRY:
             raise ConfigError(f"pluginConfig: unknown plugin {n!r}")
     plugins = [REGISTRY[n](args.get(n), handle) for n in order if n in enabled]
-    pct = int(profile.get("percentageOfNodesToScore") or percentage or 0)
+    # A profile's own value, when set (even 0 = adaptive), wins over the global one
+    # (schedule_one.go numFeasibleNodesToFind: profile pointer first).
+    raw = profile.get("percentageOfNodesToScore")
+    try:
+        pct = int(raw) if raw is not None else int(percentage or 0)
+    except (TypeError, ValueError):
+        raise ConfigError(f"profiles[{profile.get('schedulerName', DEFAULT_SCHEDULER_NAME)}]."
+                          f"percentageOfNodesToScore: Invalid value: {raw!r}: not an integer") from None
+    if not 0 <= pct <= 100:
+        raise ConfigError(f"profiles[{profile.get('schedulerName', DEFAULT_SCHEDULER_NAME)}]."
+                          f"percentageOfNodesToScore: Invalid value: {pct}: not in valid range [0-100]")
     return Framework(profile.get("schedulerName", DEFAULT_SCHEDULER_NAME), plugins,
                      {n: w for n, w in weights.items() if n in enabled}, pct)
