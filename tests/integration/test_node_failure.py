@@ -97,6 +97,18 @@ def test_dead_kubelet_node_goes_unknown_tainted_and_pods_move(env):
     victim = pods[0]["spec"]["nodeName"]
     survivor = "node02" if victim == "node01" else "node01"
     old = [p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == victim]
+    ip_of = lambda items: sorted(p["status"]["podIP"] for p in items)
+
+    # the endpoints controller: kubectl expose → Endpoints with both pods' IPs
+    k("expose", "deployment/web", "--port", "80", "--target-port", "8080")
+    k("wait", "--for=jsonpath={.subsets[0].addresses[1].ip}", "endpoints/web", "--timeout=30s")
+    ep = json.loads(k("get", "endpoints", "web", "-o", "json").stdout)
+    assert sorted(a["ip"] for a in ep["subsets"][0]["addresses"]) == ip_of(pods)
+    assert ep["subsets"][0]["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    row = k("get", "endpoints", "web", "--no-headers").stdout.split()
+    assert row[0] == "web" and sorted(row[1].split(",")) == sorted(f"{ip}:8080" for ip in ip_of(pods))
+    # the serviceaccount controller: a default ServiceAccount in default
+    k("get", "serviceaccount", "default")
 
     kubelets[victim].send_signal(signal.SIGKILL)
     kubelets[victim].wait(10)
@@ -130,4 +142,9 @@ def test_dead_kubelet_node_goes_unknown_tainted_and_pods_move(env):
     assert len(live) == 2
     assert {p["spec"]["nodeName"] for p in live} == {survivor}
     assert {p["status"]["phase"] for p in live} == {"Running"}
+    # the endpoints follow: the terminating pods leave, the new ones come in (sorted by IP)
+    for i, ip in enumerate(sorted(ip_of(live), key=lambda a: tuple(int(x) for x in a.split(".")))):
+        k("wait", f"--for=jsonpath={{.subsets[0].addresses[{i}].ip}}={ip}", "endpoints/web", "--timeout=30s")
+    ep = json.loads(k("get", "endpoints", "web", "-o", "json").stdout)
+    assert sorted(a["ip"] for s in ep.get("subsets") or [] for a in s.get("addresses") or []) == ip_of(live)
     assert any("nodelifecycle.node_unknown" in line and victim in line for line in cm_out.lines)
