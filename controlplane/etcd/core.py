@@ -22,6 +22,7 @@ import concurrent.futures
 import hashlib
 import logging
 import time
+import zlib
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
@@ -87,6 +88,8 @@ class Core:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-wal")
         self._snap_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-snap")
         self._snap_task: asyncio.Task | None = None
+        #: active alarms, (member id, AlarmType) in activation order (not persisted)
+        self.alarms: dict[tuple[int, int], None] = {}
         #: group commits so far and the writes they carried (logged at stop)
         self.stats_groups = self.stats_writes = 0
 
@@ -264,7 +267,8 @@ class Core:
             raise errors.REQUEST_TOO_LARGE
 
     def _check_quota(self) -> None:
-        if self.store.size > self.quota_backend_bytes:
+        """etcd's quota applier + capped applier: over quota, or a NOSPACE alarm is active."""
+        if self.store.size > self.quota_backend_bytes or any(a == rpc_pb2.NOSPACE for _, a in self.alarms):
             raise errors.NO_SPACE
 
     def _check_txn_shape(self, r: rpc_pb2.TxnRequest) -> None:
@@ -381,28 +385,28 @@ class Core:
         return resp
 
     def _apply_txn(self, txn: WriteTxn, r: rpc_pb2.TxnRequest, path) -> rpc_pb2.TxnResponse:
+        """Apply the ops of the taken branch. Nested headers carry only a revision, as etcd 3.4's
+        ``applyTxn`` leaves them: a range/put/delete reports the txn's revision as of that op (the
+        new one once something changed), a nested txn's header is left empty."""
         ok = next(path)
         resp = rpc_pb2.TxnResponse(succeeded=ok)
-        hdr = self.header(txn.rev)  # etcd fills nested headers with the txn's revision
         for op in (r.success if ok else r.failure):
             which = op.WhichOneof("request")
             out = resp.responses.add()
             if which == "request_range":
                 rr = self.store.range(op.request_range)
-                rr.header.CopyFrom(hdr)
+                rr.header.revision = txn.rev if txn.changes else txn.rev - 1
                 out.response_range.CopyFrom(rr)
             elif which == "request_put":
                 pr = self._put(txn, op.request_put)
-                pr.header.CopyFrom(hdr)
+                pr.header.revision = txn.rev
                 out.response_put.CopyFrom(pr)
             elif which == "request_delete_range":
                 dr = self._delete(txn, op.request_delete_range)
-                dr.header.CopyFrom(hdr)
+                dr.header.revision = txn.rev if txn.changes else txn.rev - 1
                 out.response_delete_range.CopyFrom(dr)
             elif which == "request_txn":
-                tr = self._apply_txn(txn, op.request_txn, path)
-                tr.header.CopyFrom(hdr)
-                out.response_txn.CopyFrom(tr)
+                out.response_txn.CopyFrom(self._apply_txn(txn, op.request_txn, path))
         return resp
 
     def compact(self, r: rpc_pb2.CompactionRequest) -> rpc_pb2.CompactionResponse:
@@ -412,9 +416,47 @@ class Core:
         cplog.event(log, "etcd.compacted", revision=r.revision)
         return rpc_pb2.CompactionResponse(header=self.header())
 
+    # ------------------------------------------------------------------ maintenance
+    def alarm(self, r: rpc_pb2.AlarmRequest) -> rpc_pb2.AlarmResponse:
+        """Maintenance.Alarm (etcd ``api/v3alarm`` AlarmStore): GET lists the alarms of type
+        ``r.alarm`` (NONE = all), ACTIVATE / DEACTIVATE add / remove (memberID 0 is kept as 0,
+        as etcd does) and answer the alarm changed. An active NOSPACE makes puts, txns with
+        puts and lease grants fail with "database space exceeded" until disarmed."""
+        resp = rpc_pb2.AlarmResponse(header=self.header())
+        key = (r.memberID, r.alarm)
+        if r.action == rpc_pb2.AlarmRequest.GET:
+            resp.alarms.extend(rpc_pb2.AlarmMember(memberID=m, alarm=a) for m, a in self.alarms
+                               if r.alarm == rpc_pb2.NONE or a == r.alarm)
+        elif r.action == rpc_pb2.AlarmRequest.ACTIVATE:
+            if r.alarm != rpc_pb2.NONE:
+                self.alarms.setdefault(key, None)
+                resp.alarms.add(memberID=r.memberID, alarm=r.alarm)
+                cplog.event(log, "etcd.alarm.activated", member=f"{r.memberID:x}",
+                            alarm=rpc_pb2.AlarmType.Name(r.alarm))
+        elif key in self.alarms:
+            del self.alarms[key]
+            resp.alarms.add(memberID=r.memberID, alarm=r.alarm)
+            cplog.event(log, "etcd.alarm.deactivated", member=f"{r.memberID:x}",
+                        alarm=rpc_pb2.AlarmType.Name(r.alarm))
+        return resp
+
+    def hash_kv(self, revision: int = 0) -> tuple[int, int]:
+        """(CRC-32 of every retained version with mod_revision <= ``revision`` (0 = current),
+        compact revision) for Maintenance.Hash / HashKV. Our own hash — equal stores hash equal,
+        but the value cannot match a real etcd's (that hashes its bbolt file). Raises COMPACTED /
+        FUTURE_REV for a bad ``revision``."""
+        rev = self.store.check_rev(revision)
+        crc = 0
+        for kv in self.store.all_versions():
+            if kv.mod_revision <= rev:
+                crc = zlib.crc32(kv.SerializeToString(), crc)
+        return crc, self.store.compact_rev
+
     # ------------------------------------------------------------------ leases
     def lease_grant(self, r: rpc_pb2.LeaseGrantRequest) -> rpc_pb2.LeaseGrantResponse:
-        """Lease.LeaseGrant. Raises LEASE_EXIST, LEASE_TTL_TOO_LARGE."""
+        """Lease.LeaseGrant. Raises LEASE_EXIST, LEASE_TTL_TOO_LARGE, NO_SPACE (NOSPACE alarm)."""
+        if any(a == rpc_pb2.NOSPACE for _, a in self.alarms):
+            raise errors.NO_SPACE
         ttl = self.lessor.check_grant(r.ID, r.TTL)
         lease_id = r.ID or self.lessor.new_id()
         self.lessor.grant(lease_id, ttl)

@@ -13,8 +13,9 @@ Model (etcd ``mvcc/kvstore.go``, ``mvcc/key_index.go``):
 * ``log`` lists, per revision since the compaction point, the changes ``(kv, prev_kv)``; watch
   replay reads it;
 * :meth:`Store.compact` drops history older than the compaction revision but keeps, per key,
-  the newest version at or below it (so reads at the compaction revision still work), as
-  etcd's ``keyIndex.compact`` does.
+  the newest version at or below it if it is live (so reads at the compaction revision still
+  work); a tombstone at or below it goes, with its watch event, as etcd's ``keyIndex.keep`` /
+  ``kvstore_compaction.go`` do once the compaction is applied (``physical=true``).
 
 Everything here is synchronous and never awaits: a write and the work that must be atomic with
 it (lease bookkeeping, WAL append, watch fan-out) run in one event-loop step.
@@ -246,8 +247,8 @@ class Store:
 
         Raises COMPACTED if ``rev <= compact_rev``, FUTURE_REV if ``rev > self.rev``.
         Per key: versions with ``mod_revision > rev`` stay; of the others only the newest stays,
-        and only if it is live (or a tombstone at exactly ``rev``). A key with nothing left
-        leaves the index.
+        and only if it is live (etcd ``keyIndex.keep`` removes a tombstone even at exactly
+        ``rev``). A key with nothing left leaves the index.
         """
         if rev <= self.compact_rev:
             raise errors.COMPACTED
@@ -260,8 +261,7 @@ class Store:
             if hist[0].mod_revision < rev:
                 i = bisect.bisect_right(hist, rev, key=_mod_rev)  # first index with mod > rev
                 newest = hist[i - 1]  # the newest version at or below rev
-                keep = newest.version or newest.mod_revision == rev  # a tombstone AT rev stays for watch replay
-                del hist[: i - 1 if keep else i]
+                del hist[: i - 1 if newest.version else i]
                 if not hist:
                     dead.append(key)
                     continue
@@ -275,10 +275,15 @@ class Store:
         cut = bisect.bisect_left(self.log, rev, key=_log_rev)
         del self.log[:cut]
         if self.log and self.log[0][0] == rev:
-            # the versions before `rev` are gone, so events AT rev lose their prev_kv (as in etcd)
+            # the versions before `rev` are gone, so events AT rev lose their prev_kv, and its
+            # deletions (tombstones) are gone too (as in etcd)
             r0, changes = self.log[0]
-            self.log[0] = (r0, [(kv, prev if prev is None or prev.mod_revision >= rev else None)
-                                for kv, prev in changes])
+            kept = [(kv, prev if prev is None or prev.mod_revision >= rev else None)
+                    for kv, prev in changes if kv.version]
+            if kept:
+                self.log[0] = (r0, kept)
+            else:
+                del self.log[0]
 
     # ------------------------------------------------------------------ snapshot
     def all_versions(self) -> Iterable[KeyValue]:

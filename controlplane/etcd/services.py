@@ -128,7 +128,7 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
 
 @_finish
 class MaintenanceService(rpc_pb2_grpc.MaintenanceServicer):
-    """etcdserverpb.Maintenance: Status, Alarm (never any alarm), Defragment (no-op)."""
+    """etcdserverpb.Maintenance: Status, Alarm, Hash/HashKV (our own hash), Defragment (no-op)."""
 
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -139,10 +139,21 @@ class MaintenanceService(rpc_pb2_grpc.MaintenanceServicer):
         return rpc_pb2.StatusResponse(
             header=c.header(), version=ETCD_VERSION, dbSize=size, dbSizeInUse=size,
             leader=c.member_id, raftIndex=c.applied_index, raftTerm=c.raft_term,
-            raftAppliedIndex=c.applied_index)
+            raftAppliedIndex=c.applied_index,
+            errors=[f"memberID:{m} alarm:{rpc_pb2.AlarmType.Name(a)} " for m, a in c.alarms])
 
     async def Alarm(self, request, context):
-        return rpc_pb2.AlarmResponse(header=self.core.header())
+        return self.core.alarm(request)
+
+    async def Hash(self, request, context):
+        return rpc_pb2.HashResponse(header=self.core.header(), hash=self.core.hash_kv()[0])
+
+    async def HashKV(self, request, context):
+        try:
+            h, compact = self.core.hash_kv(request.revision)
+        except errors.EtcdError as e:
+            await context.abort(e.code, e.message)
+        return rpc_pb2.HashKVResponse(header=self.core.header(), hash=h, compact_revision=compact)
 
     async def Defragment(self, request, context):
         return rpc_pb2.DefragmentResponse(header=self.core.header())

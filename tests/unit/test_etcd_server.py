@@ -110,7 +110,7 @@ async def test_errors_match_etcd(stubs):
         grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: request is too large")
     assert await err(lease.LeaseRevoke(R.LeaseRevokeRequest(ID=777))) == (
         grpc.StatusCode.NOT_FOUND, "etcdserver: requested lease not found")
-    code, _ = await err(rpc_pb2_grpc.MaintenanceStub(stubs[3]).Hash(R.HashRequest()))
+    code, _ = await err(rpc_pb2_grpc.MaintenanceStub(stubs[3]).MoveLeader(R.MoveLeaderRequest(targetID=1)))
     assert code == grpc.StatusCode.UNIMPLEMENTED
 
 
@@ -269,3 +269,39 @@ async def test_aetcd_watch_and_lease_helpers(etcd):
         await c.put(b"w", b"2", lease=lease)
         await lease.revoke()
         assert await c.get(b"w") is None
+
+
+async def test_alarms_nospace_blocks_writes_until_disarmed_and_hash(stubs):
+    kv, _, lease, channel = stubs
+    m = rpc_pb2_grpc.MaintenanceStub(channel)
+    A = R.AlarmRequest
+    r = await m.Alarm(A(action=A.ACTIVATE, memberID=0, alarm=R.NOSPACE))
+    assert [(a.memberID, a.alarm) for a in r.alarms] == [(0, R.NOSPACE)]
+    await m.Alarm(A(action=A.ACTIVATE, memberID=7, alarm=R.NOSPACE))
+    got = await m.Alarm(A(action=A.GET, alarm=R.NONE))
+    assert sorted(a.memberID for a in got.alarms) == [0, 7]
+    status = await m.Status(R.StatusRequest())
+    assert len(status.errors) == 2 and "NOSPACE" in status.errors[0]
+    for call in (kv.Put(R.PutRequest(key=b"k", value=b"v")),
+                 kv.Txn(R.TxnRequest(success=[R.RequestOp(request_put=R.PutRequest(key=b"k"))])),
+                 lease.LeaseGrant(R.LeaseGrantRequest(TTL=5))):
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await call
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert e.value.details() == "etcdserver: mvcc: database space exceeded"
+    await kv.Range(R.RangeRequest(key=b"k"))  # reads and deletes still work
+    await kv.DeleteRange(R.DeleteRangeRequest(key=b"k"))
+    for member in (0, 7):
+        r = await m.Alarm(A(action=A.DEACTIVATE, memberID=member, alarm=R.NOSPACE))
+        assert len(r.alarms) == 1
+    assert not (await m.Alarm(A(action=A.GET))).alarms
+    put = await kv.Put(R.PutRequest(key=b"k", value=b"v"))
+    h1 = (await m.Hash(R.HashRequest())).hash
+    hkv = await m.HashKV(R.HashKVRequest(revision=put.header.revision))
+    assert hkv.hash == h1 and hkv.compact_revision == 0
+    await kv.Put(R.PutRequest(key=b"k", value=b"w"))
+    assert (await m.Hash(R.HashRequest())).hash != h1
+    assert (await m.HashKV(R.HashKVRequest(revision=put.header.revision))).hash == h1
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await m.HashKV(R.HashKVRequest(revision=999))
+    assert e.value.code() == grpc.StatusCode.OUT_OF_RANGE
