@@ -3,6 +3,7 @@
     python bench/scheduler.py [--nodes 5000] [--pods N] [--init-pods N]
                               [--workload basic|affinity|anti-affinity|topology-spreading|all]
                               [--profile]
+    python bench/scheduler.py --e2e [--e2e-nodes 500] [--e2e-pods 2000] [--clients 32]
 
 Each workload follows scheduler_perf's shape: ``--init-pods`` pods (namespace
 sched-0) are scheduled first, untimed, then ``--pods`` pods (sched-1) are timed.
@@ -25,7 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from components.scheduler.framework import Status  # noqa: E402
 from components.scheduler.scheduler import Scheduler  # noqa: E402
@@ -118,6 +120,143 @@ async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple
     return dt, scheduled
 
 
+# -- end to end through the apiserver ----------------------------------------------------
+def _start(args: list[str], log_path: str, pattern: str, timeout: float = 60.0):
+    """``python -m controlplane ARGS`` logging to ``log_path``; returns (process, the
+    first group of ``pattern`` once it appears in the log)."""
+    import re
+    import subprocess
+    f = open(log_path, "wb")
+    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f,
+                         stderr=subprocess.STDOUT, cwd=str(ROOT))
+    rx = re.compile(pattern)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log_path, "rb") as r:
+            m = rx.search(r.read().decode(errors="replace"))
+        if m:
+            return p, m.group(1)
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)  # polling a log file for a ready line (benchmark setup only)
+    p.kill()
+    raise SystemExit(f"{args[0]} did not start: see {log_path}")
+
+
+async def e2e(nodes: int, pods: int, clients: int) -> dict:
+    """Real processes: our etcd (memory only), the apiserver and the scheduler — no
+    kubelets. Node objects and then pods are created over HTTP; a pods watch opened
+    before the creates times each pod's first MODIFIED event with ``spec.nodeName``.
+    Returns figures: create rate, bind rate first create → last bind, steady bind rate
+    (10%..90% of the pods), scheduler CPU seconds."""
+    import json
+    import shutil
+    import tempfile
+
+    import aiohttp
+
+    tmp = tempfile.mkdtemp(prefix="bench-scheduler-")
+    procs = []
+    try:
+        etcd, etcd_url = _start(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", ""],
+                                f"{tmp}/etcd.log", r"event=etcd\.ready listen=(\S+)")
+        procs.append(etcd)
+        api, base = _start(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+                           f"{tmp}/apiserver.log", r"event=apiserver\.ready url=(\S+)")
+        procs.append(api)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+            async def post_all(url: str, bodies: list[dict]) -> float:
+                it = iter(bodies)
+
+                async def worker() -> None:
+                    for b in it:
+                        async with s.post(url, json=b) as r:
+                            await r.read()
+                            if r.status != 201:
+                                raise SystemExit(f"POST {url}: {r.status} {(await r.text())[:200]}")
+                t = time.perf_counter()
+                await asyncio.gather(*(worker() for _ in range(clients)))
+                return time.perf_counter() - t
+
+            node_objs = []
+            for i in range(nodes):
+                n = make_node(i)
+                node_objs.append({"apiVersion": "v1", "kind": "Node", **n})
+            await post_all(f"{base}/api/v1/nodes", node_objs)
+            async with s.get(f"{base}/api/v1/nodes?limit=1") as r:
+                first = (await r.json())["items"][0]
+            if not (first.get("status") or {}).get("allocatable"):  # status dropped on create
+                it = iter(node_objs)
+
+                async def patch_status() -> None:
+                    for n in it:
+                        name = n["metadata"]["name"]
+                        async with s.patch(f"{base}/api/v1/nodes/{name}/status", json={"status": n["status"]},
+                                           headers={"Content-Type": "application/merge-patch+json"}) as r:
+                            await r.read()
+                await asyncio.gather(*(patch_status() for _ in range(clients)))
+            sched, _ = _start(["scheduler", "--master", base], f"{tmp}/scheduler.log",
+                              r"event=scheduler\.started.*nodes=(\d+)")
+            procs.append(sched)
+            async with s.get(f"{base}/api/v1/pods?limit=1") as r:
+                rv = (await r.json())["metadata"]["resourceVersion"]
+            bound_at: dict[str, float] = {}
+            done = asyncio.Event()
+
+            async def watch() -> None:
+                url = f"{base}/api/v1/pods?watch=1&resourceVersion={rv}&allowWatchBookmarks=false"
+                async with s.get(url, timeout=aiohttp.ClientTimeout(total=None)) as r:
+                    async for line in r.content:
+                        if not line.strip():
+                            continue
+                        ev = json.loads(line)
+                        obj = ev.get("object") or {}
+                        if ev.get("type") == "MODIFIED" and (obj.get("spec") or {}).get("nodeName"):
+                            name = obj["metadata"]["name"]
+                            if name not in bound_at:
+                                bound_at[name] = time.perf_counter()
+                                if len(bound_at) >= pods:
+                                    done.set()
+                                    return
+            watcher = asyncio.create_task(watch())
+            c0 = _cpu(sched.pid)
+            t0 = time.perf_counter()
+            create_wall = await post_all(f"{base}/api/v1/namespaces/default/pods",
+                                         [{"apiVersion": "v1", "kind": "Pod", **make_pod(i, "basic")}
+                                          for i in range(pods)])
+            try:
+                await asyncio.wait_for(done.wait(), timeout=max(120.0, pods / 5))
+            except asyncio.TimeoutError:
+                pass
+            watcher.cancel()
+            cpu = _cpu(sched.pid) - c0
+            times = sorted(bound_at.values())
+            out = {"nodes": nodes, "pods": pods, "bound": len(times), "create_rate": pods / create_wall,
+                   "bind_rate": len(times) / (times[-1] - t0) if times else 0.0,
+                   "scheduler_cpu_s": cpu}
+            if len(times) >= 10:
+                lo, hi = times[len(times) // 10], times[len(times) * 9 // 10]
+                out["steady_rate"] = (len(times) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
+            return out
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(10)
+            except Exception:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cpu(pid: int) -> float:
+    """User+system CPU seconds of a process (from /proc)."""
+    import os
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load() -> str:
     """The 1-minute load average (the 2 cores are shared)."""
     try:
@@ -134,7 +273,23 @@ def main() -> None:
                     "(default: scheduler_perf's)")
     ap.add_argument("--workload", default="all", choices=["basic", "affinity", "anti-affinity", "topology-spreading", "all"])
     ap.add_argument("--profile", action="store_true", help="print the top functions by cumulative time")
+    ap.add_argument("--e2e", action="store_true", help="through real processes (etcd, apiserver, "
+                    "scheduler; Node objects over HTTP, no kubelets): --e2e-nodes x --e2e-pods, "
+                    "printed beside the in-process figure for the same shape")
+    ap.add_argument("--e2e-nodes", type=int, default=500)
+    ap.add_argument("--e2e-pods", type=int, default=2000)
+    ap.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients creating objects")
     a = ap.parse_args()
+    if a.e2e:
+        r = asyncio.run(e2e(a.e2e_nodes, a.e2e_pods, a.clients))
+        dt, n = asyncio.run(run(a.e2e_nodes, a.e2e_pods, "basic", 0))
+        print(f"e2e (HTTP)         nodes={r['nodes']} pods={r['pods']} bound={r['bound']} "
+              f"create={r['create_rate']:.0f} pods/s bind={r['bind_rate']:.0f} pods/s "
+              f"(first create -> last bind; steady 10-90% {r.get('steady_rate', 0):.0f} pods/s) "
+              f"scheduler CPU {r['scheduler_cpu_s']:.1f}s load={load()}")
+        print(f"in-process         nodes={a.e2e_nodes} pods={a.e2e_pods} scheduled={n} "
+              f"throughput={n / dt:.0f} pods/s load={load()}")
+        return
     workloads = list(FLOORS) if a.workload == "all" else [a.workload]
     for w in workloads:
         prof = cProfile.Profile() if a.profile else None

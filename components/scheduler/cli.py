@@ -25,7 +25,7 @@ import click
 
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
-from controlplane.api.resources import NAMESPACES, NODES, PODS
+from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.client.events import EventRecorder
 from controlplane.client.leaderelection import LeaderElector
@@ -61,14 +61,18 @@ async def run_scheduler(server: str, config, record_results: bool,
         sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler"),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,
                           pod_lister=pods.get)
+        for res in SPREAD_SELECTOR_SOURCES:  # PodTopologySpread default constraints
+            sched.listers[res.plural] = Informer(client, res)
         namespaces = Informer(client, NAMESPACES)
         namespaces.add_handlers(sched.on_namespace_add, sched.on_namespace_update,
                                 sched.on_namespace_delete)
         nodes.add_handlers(sched.on_node_add, sched.on_node_update, sched.on_node_delete)
         pods.add_handlers(sched.on_pod_add, sched.on_pod_update, sched.on_pod_delete)
         pods.on_watch_started(sched.on_pods_watch_started)
-        tasks = [namespaces.start(), nodes.start()]
+        tasks = [namespaces.start(), nodes.start(), *(i.start() for i in sched.listers.values())]
         await namespaces.wait_synced()
+        for i in sched.listers.values():
+            await i.wait_synced()
         await nodes.wait_synced()
         tasks.append(pods.start())
         await pods.wait_synced()
@@ -88,6 +92,10 @@ async def run_scheduler(server: str, config, record_results: bool,
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+#: the owners whose selectors make PodTopologySpread's default selector (helper/spread.go)
+SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS, get("statefulsets", "apps"))
 
 
 @click.command("scheduler")

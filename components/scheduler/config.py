@@ -127,7 +127,13 @@ def build_framework(profile: dict, handle: Any, percentage: int = 0) -> Framewor
     for n in args:
         if n not in REGISTRY:
             raise ConfigError(f"pluginConfig: unknown plugin {n!r}")
-    plugins = [REGISTRY[n](args.get(n), handle) for n in order if n in enabled]
+    plugins = []
+    for n in order:
+        if n in enabled:
+            try:
+                plugins.append(REGISTRY[n](args.get(n), handle))
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"pluginConfig[{n}].args: {e}") from None
     # A profile's own value, when set (even 0 = adaptive), wins over the global one
     # (schedule_one.go numFeasibleNodesToFind: profile pointer first).
     raw = profile.get("percentageOfNodesToScore")

@@ -102,6 +102,9 @@ class Scheduler:
         self.explain_max_nodes = explain_max_nodes
         self.pod_lister = pod_lister
         self.rng = rng or random.Random()
+        #: plural → store with ``get(key)`` / ``list()`` (services, replicationcontrollers,
+        #: replicasets, statefulsets): PodTopologySpread's default selector
+        self.listers: dict[str, Any] = {}
         self.profiles: dict[str, Framework] = {}
         for p in self.config.profiles:
             fwk = build_framework(p, self, self.config.percentage_of_nodes_to_score)

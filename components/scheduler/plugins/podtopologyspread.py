@@ -1,112 +1,299 @@
-"""PodTopologySpread (PreFilter, Filter, PreScore, Score), for explicit
-``spec.topologySpreadConstraints`` (no cluster-default constraints).
+"""PodTopologySpread (PreFilter, Filter, PreScore, Score).
 
-Filter (``whenUnsatisfiable: DoNotSchedule``): for each constraint, placing the pod
-in the node's domain must keep ``count(domain) + 1 - min(count over eligible
-domains) <= maxSkew``; a node without the topology key is
-UnschedulableAndUnresolvable "node(s) didn't match pod topology spread constraints
-(missing required label)", a skew violation Unschedulable "node(s) didn't match pod
-topology spread constraints". Score (``ScheduleAnyway``): fewer matching pods in the
-node's domains is better (reverse-normalised). Eligible domains are those of nodes
-passing the pod's nodeSelector/required node affinity (nodeAffinityPolicy Honor).
-Source: pkg/scheduler/framework/plugins/podtopologyspread/{filtering.go,scoring.go}.
+Constraints are the pod's ``spec.topologySpreadConstraints``; a pod without any gets
+the plugin's *default constraints* (``defaultingType: System``: maxSkew 3 on
+``kubernetes.io/hostname`` and 5 on ``topology.kubernetes.io/zone``, ScheduleAnyway;
+``List``: ``args.defaultConstraints``) with the selector of the Services,
+ReplicationController, ReplicaSet or StatefulSet the pod belongs to — none, no
+defaults (``helper/spread.go`` DefaultSelector).
+
+Per constraint: the label selector plus ``matchLabelKeys`` (``key in (pod's value)``
+for each key the pod has), ``minDomains``, ``nodeAffinityPolicy`` (Honor: only
+nodes matching the pod's nodeSelector/required node affinity count; default Honor)
+and ``nodeTaintsPolicy`` (Honor: only nodes whose NoSchedule/NoExecute taints the pod
+tolerates; default Ignore). Only nodes with every constraint's topology key count.
+
+Filter (``DoNotSchedule``): ``count(node's domain) + self-match − min over domains
+<= maxSkew`` (min is 0 while there are fewer than ``minDomains`` domains); a node
+without a topology key is UnschedulableAndUnresolvable "node(s) didn't match pod
+topology spread constraints (missing required label)", a skew violation
+Unschedulable "node(s) didn't match pod topology spread constraints".
+
+Score (``ScheduleAnyway``): per constraint ``count × log(domains + 2) + maxSkew − 1``
+(on hostname the count is the node's own), rounded; normalised as
+``100 × (max + min − score) / max``; nodes lacking a topology key score 0 (when the
+constraints are the pod's own).
+Sources: pkg/scheduler/framework/plugins/podtopologyspread/{common.go,filtering.go,
+scoring.go,plugin.go}, pkg/scheduler/framework/plugins/helper/spread.go.
 """
 
 from __future__ import annotations
 
-from components.scheduler.framework import (SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                            Status, default_normalize_score)
-from controlplane.selectors import node_selector_term_matches, selector_from_dict
+import math
+from dataclasses import dataclass
+
+from components.scheduler.framework import (MAX_NODE_SCORE, SKIP, UNSCHEDULABLE,
+                                            UNSCHEDULABLE_AND_UNRESOLVABLE, Status)
+from components.scheduler.plugins.nodeaffinity import compile_required
+from components.scheduler.podinfo import find_untolerated
+from controlplane.selectors import (IN, LabelSelector, Requirement, make_requirement,
+                                    selector_from_dict)
 
 NAME = "PodTopologySpread"
 ERR_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
 ERR_CONSTRAINTS = "node(s) didn't match pod topology spread constraints"
 _PRE = "PodTopologySpread.prefilter"
 _SCORE = "PodTopologySpread.prescore"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+#: plugin.go systemDefaultConstraints
+SYSTEM_DEFAULT_CONSTRAINTS = [
+    {"topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 3},
+    {"topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 5},
+]
 
 
-def _node_eligible(pod, node) -> bool:
-    spec = pod.pod.get("spec") or {}
-    for k, v in (spec.get("nodeSelector") or {}).items():
-        if node.labels.get(k) != v:
-            return False
-    req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-           .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    if req is not None:
-        fields = {"metadata.name": node.name}
-        return any(node_selector_term_matches(t or {}, node.labels, fields)
-                   for t in req.get("nodeSelectorTerms") or [])
-    return True
+@dataclass(frozen=True)
+class Constraint:
+    """One parsed constraint (common.go topologySpreadConstraint)."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int = 1
+    honor_node_affinity: bool = True
+    honor_node_taints: bool = False
 
 
-def _counts(pod, snapshot, constraints):
-    out = []
-    for c in constraints:
-        key = c.get("topologyKey") or ""
-        sel = selector_from_dict(c.get("labelSelector"))
-        counts: dict[str, int] = {}
-        for n in snapshot.nodes:
-            v = n.labels.get(key)
-            if v is None or not _node_eligible(pod, n):
+def _parse(raw: dict, pod_labels: dict, selector: LabelSelector | None = None) -> Constraint:
+    sel = selector if selector is not None else selector_from_dict(raw.get("labelSelector"))
+    keys = raw.get("matchLabelKeys") or []
+    if keys and not sel.nothing:
+        extra = tuple(make_requirement(k, IN, [pod_labels[k]]) for k in keys if k in pod_labels)
+        sel = LabelSelector(sel.requirements + extra)
+    return Constraint(int(raw.get("maxSkew") or 1), raw.get("topologyKey") or "", sel,
+                      int(raw.get("minDomains") or 1),
+                      (raw.get("nodeAffinityPolicy") or "Honor") == "Honor",
+                      (raw.get("nodeTaintsPolicy") or "Ignore") == "Honor")
+
+
+def default_selector(pod, listers: dict) -> LabelSelector:
+    """The union of the selectors of the Services selecting ``pod`` and of its
+    controlling ReplicationController / ReplicaSet / StatefulSet (helper/spread.go
+    DefaultSelector). ``listers``: plural → object with ``list()`` / ``get(key)``.
+    Empty selector = the pod belongs to none of them."""
+    labels = pod.labels
+    merged: dict[str, str] = {}
+    svc = listers.get("services")
+    if svc is not None:
+        for s in svc.list():
+            md = s.get("metadata") or {}
+            sel = (s.get("spec") or {}).get("selector")
+            if (md.get("namespace") or "default") != pod.namespace or not sel:
                 continue
-            counts.setdefault(v, 0)
-            counts[v] += sum(1 for ep in n.pods.values()
-                             if ep.namespace == pod.namespace and sel.matches(ep.labels))
-        out.append((c, key, sel, counts))
-    return out
+            if all(labels.get(k) == v for k, v in sel.items()):
+                merged.update(sel)
+    reqs: list[Requirement] = [make_requirement(k, "=", [v]) for k, v in sorted(merged.items())]
+    owner = next((o for o in (pod.pod.get("metadata") or {}).get("ownerReferences") or []
+                  if o.get("controller")), None)
+    if owner is not None:
+        kind = owner.get("kind")
+        group = (owner.get("apiVersion") or "").rpartition("/")[0]
+        plural = {("", "ReplicationController"): "replicationcontrollers",
+                  ("apps", "ReplicaSet"): "replicasets",
+                  ("apps", "StatefulSet"): "statefulsets"}.get((group, kind))
+        lister = listers.get(plural) if plural else None
+        obj = lister.get(f"{pod.namespace}/{owner.get('name')}") if lister is not None else None
+        if obj is not None:
+            spec_sel = (obj.get("spec") or {}).get("selector")
+            if plural == "replicationcontrollers":
+                merged.update(spec_sel or {})
+                reqs = [make_requirement(k, "=", [v]) for k, v in sorted(merged.items())]
+            elif spec_sel is not None:
+                try:
+                    reqs.extend(selector_from_dict(spec_sel).requirements)
+                except ValueError:
+                    pass
+    return LabelSelector(tuple(reqs))
+
+
+def _count(node, sel: LabelSelector, namespace: str) -> int:
+    """Pods on ``node`` in ``namespace``, not being deleted, matching ``sel``
+    (common.go countPodsMatchSelector)."""
+    if sel.nothing:
+        return 0
+    n = 0
+    for ep in node.pods.values():
+        if ep.namespace == namespace and sel.matches(ep.labels) and \
+                not (ep.pod.get("metadata") or {}).get("deletionTimestamp"):
+            n += 1
+    return n
 
 
 class PodTopologySpread:
+    """``args``: PodTopologySpreadArgs (``defaultingType`` System|List,
+    ``defaultConstraints``); ``handle``: the scheduler (its ``listers`` feed the
+    default selector)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
-        pass
+        args = args or {}
+        self.handle = handle
+        dtype = args.get("defaultingType") or "System"
+        if dtype not in ("System", "List"):
+            raise ValueError(f"defaultingType: Unsupported value: {dtype!r}: supported values: "
+                             '"System", "List"')
+        if dtype == "System":
+            if args.get("defaultConstraints"):
+                raise ValueError("defaultConstraints: Invalid value: when .defaultingType is "
+                                 '"System", .defaultConstraints must be empty')
+            self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS
+        else:
+            self.default_constraints = list(args.get("defaultConstraints") or [])
+        self.system_defaulted = dtype == "System"
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Pod", "Add"), ("Pod", "UpdatePodLabel"), ("Pod", "Delete"), ("Node", "Add"),
                 ("Node", "UpdateNodeLabel"), ("Node", "UpdateNodeTaint"), ("Node", "Delete")]
 
-    @staticmethod
-    def _constraints(pod, action: str) -> list[dict]:
-        return [c for c in (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or []
-                if (c.get("whenUnsatisfiable") or "DoNotSchedule") == action]
+    def constraints(self, pod, action: str) -> tuple[list[Constraint], bool]:
+        """(the constraints for ``whenUnsatisfiable == action``, whether they are
+        the plugin's defaults) — common.go getConstraints / buildDefaultConstraints."""
+        own = (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or []
+        if own:
+            return [_parse(c, pod.labels) for c in own
+                    if (c.get("whenUnsatisfiable") or "DoNotSchedule") == action], False
+        defaults = [c for c in self.default_constraints
+                    if (c.get("whenUnsatisfiable") or "DoNotSchedule") == action]
+        if not defaults:
+            return [], True
+        listers = getattr(self.handle, "listers", None) or {}
+        sel = default_selector(pod, listers)
+        if sel.empty():
+            return [], True
+        return [_parse(c, pod.labels, sel) for c in defaults], True
 
+    def _domain_counts(self, pod, nodes, cs: list[Constraint], require_all: bool = True,
+                       skip_hostname: bool = False):
+        """Per constraint {domain value: matching pods} over the nodes that count,
+        and the names of the nodes that count."""
+        spec = pod.pod.get("spec") or {}
+        req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+               .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        affinity = compile_required(spec.get("nodeSelector") or {},
+                                    None if req is None else req.get("nodeSelectorTerms") or [])
+        tolerations = pod.tolerations
+        counts: list[dict[str, int]] = [{} for _ in cs]
+        counted = set()
+        keys = [c.topology_key for c in cs]
+        for n in nodes:
+            labels = n.labels
+            if require_all and any(k not in labels for k in keys):
+                continue
+            counted.add(n.name)
+            aff_ok = None
+            taint_ok = None
+            for i, c in enumerate(cs):
+                v = labels.get(c.topology_key)
+                if v is None:
+                    continue
+                if c.honor_node_affinity:
+                    if aff_ok is None:
+                        aff_ok = affinity(labels, n.name)
+                    if not aff_ok:
+                        continue
+                if c.honor_node_taints:
+                    if taint_ok is None:
+                        taint_ok = find_untolerated(n.taints, tolerations, ("NoSchedule", "NoExecute")) is None
+                    if not taint_ok:
+                        continue
+                if skip_hostname and c.topology_key == HOSTNAME:
+                    continue  # per node, computed in Score
+                d = counts[i]
+                d[v] = d.get(v, 0) + _count(n, c.selector, pod.namespace)
+        return counts, counted
+
+    # -- filter ---------------------------------------------------------------
     def pre_filter(self, state, pod, snapshot) -> Status | None:
-        cs = self._constraints(pod, "DoNotSchedule")
+        cs, _ = self.constraints(pod, "DoNotSchedule")
         if not cs:
             return Status(SKIP)
-        state[_PRE] = _counts(pod, snapshot, cs)
+        counts, _ = self._domain_counts(pod, snapshot.nodes, cs)
+        mins = []
+        for c, d in zip(cs, counts):
+            if len(d) < c.min_domains:
+                mins.append(0)
+            else:
+                mins.append(min(d.values()) if d else 2 ** 31 - 1)
+        state[_PRE] = (cs, counts, mins)
         return None
 
     def filter(self, state, pod, node) -> Status | None:
-        for c, key, sel, counts in state[_PRE]:
-            v = node.labels.get(key)
+        cs, counts, mins = state[_PRE]
+        labels = node.labels
+        for c, d, m in zip(cs, counts, mins):
+            v = labels.get(c.topology_key)
             if v is None:
                 return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_MISSING_LABEL)
-            self_match = 1 if sel.matches(pod.labels) else 0
-            min_count = min(counts.values()) if counts else 0
-            min_domains = c.get("minDomains")
-            if min_domains and len(counts) < int(min_domains):
-                min_count = 0
-            skew = counts.get(v, 0) + self_match - min_count
-            if skew > int(c.get("maxSkew") or 1):
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            if d.get(v, 0) + self_match - m > c.max_skew:
                 return Status(UNSCHEDULABLE, ERR_CONSTRAINTS)
         return None
 
+    # -- score ----------------------------------------------------------------
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
-        cs = self._constraints(pod, "ScheduleAnyway")
+        cs, defaulted = self.constraints(pod, "ScheduleAnyway")
         if not cs:
             return Status(SKIP)
-        state[_SCORE] = _counts(pod, snapshot, cs)
+        require_all = not (defaulted and self.system_defaulted)
+        # domain counts over all nodes, domains (and weights) over the filtered ones
+        all_counts, _ = self._domain_counts(pod, snapshot.nodes, cs, require_all, skip_hostname=True)
+        names = {n.name for n in nodes}
+        ignored = set()
+        sizes = [set() for _ in cs]
+        for n in nodes:
+            if require_all and any(c.topology_key not in n.labels for c in cs):
+                ignored.add(n.name)
+                continue
+            for i, c in enumerate(cs):
+                v = n.labels.get(c.topology_key)
+                if v is not None:
+                    sizes[i].add(v)
+        weights = []
+        for i, c in enumerate(cs):
+            size = len(names) - len(ignored) if c.topology_key == HOSTNAME else len(sizes[i])
+            weights.append(math.log(size + 2))
+        state[_SCORE] = (cs, all_counts, weights, ignored)
         return None
 
     def score(self, state, pod, node) -> int:
-        s = 0
-        for c, key, sel, counts in state[_SCORE]:
-            v = node.labels.get(key)
-            if v is not None:
-                s += counts.get(v, 0)
-        return s
+        cs, counts, weights, ignored = state[_SCORE]
+        if node.name in ignored:
+            return -1
+        s = 0.0
+        for c, d, w in zip(cs, counts, weights):
+            v = node.labels.get(c.topology_key)
+            if v is None:
+                continue
+            cnt = _count(node, c.selector, pod.namespace) if c.topology_key == HOSTNAME else d.get(v, 0)
+            s += cnt * w + (c.max_skew - 1)
+        return int(math.floor(s + 0.5))
 
     def normalize_score(self, state, pod, scores: list[int]) -> None:
-        default_normalize_score(scores, reverse=True)
+        """``100 × (max + min − s) / max``; ignored nodes (score −1) get 0; all 100
+        when the maximum is 0 (scoring.go NormalizeScore)."""
+        valid = [s for s in scores if s >= 0]
+        if not valid:
+            for i in range(len(scores)):
+                scores[i] = 0
+            return
+        lo, hi = min(valid), max(valid)
+        for i, s in enumerate(scores):
+            if s < 0:
+                scores[i] = 0
+            elif hi == 0:
+                scores[i] = MAX_NODE_SCORE
+            else:
+                scores[i] = MAX_NODE_SCORE * (hi + lo - s) // hi
