@@ -66,7 +66,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     from controlplane.client.leaderelection import LeaderElector
 
     from .config import ControllerConfig
-    from .manager import ControllerManager, select_controllers
+    from .manager import ControllerManager, run_manager, select_controllers
     server = server_or_exit(master, kubeconfig)
     try:
         names = select_controllers(controllers)
@@ -91,13 +91,9 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             mgr = ControllerManager(client, names, config=config)
             event(log, "controller-manager.starting", server=server, controllers=",".join(names),
                   leader_elect=leader_elect)
-            if not leader_elect:
-                await mgr.run()
-                return
-            elector = LeaderElector(client, leader_elect_resource_namespace, leader_elect_resource_name, **le)
-            await elector.run(mgr.run)
-            if elector.lost.is_set():
-                raise RuntimeError("leaderelection lost")
+            elector = LeaderElector(client, leader_elect_resource_namespace, leader_elect_resource_name,
+                                    **le) if leader_elect else None
+            await run_manager(mgr, elector)
         finally:
             await client.close()
 

@@ -106,3 +106,17 @@ class ControllerManager:
             for t in tasks:
                 t.cancel()
             await self.informers.stop()
+
+
+async def run_manager(mgr: ControllerManager, elector: Any = None) -> None:
+    """Run ``mgr``; with ``elector`` (a :class:`controlplane.client.leaderelection.LeaderElector`
+    on ``kube-system/kube-controller-manager``) only while holding the Lease, as
+    kube-controller-manager runs its informers and controllers in OnStartedLeading
+    (``cmd/kube-controller-manager/app/controllermanager.go``). Raises RuntimeError
+    "leaderelection lost" when the Lease is lost; cancelling releases it."""
+    if elector is None:
+        await mgr.run()
+        return
+    await elector.run(mgr.run)
+    if elector.lost.is_set():
+        raise RuntimeError("leaderelection lost")

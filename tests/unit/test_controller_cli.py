@@ -32,3 +32,44 @@ def test_bad_flags_are_usage_errors(args, message):
     assert r.exit_code == 2, r.output
     assert message in r.output
     assert "Traceback" not in r.output
+
+
+async def test_only_the_lease_holder_runs_its_controllers():
+    import asyncio
+
+    from components.controller_manager.manager import ControllerManager, run_manager
+    from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+    from controlplane.api.resources import LEASES
+    from controlplane.client.leaderelection import LeaderElector
+
+    class SlowLeases(FakeClient):
+        # Lease calls suspend as a real request does (a call that never suspends can meet
+        # Python 3.11's wait_for swallowing a cancellation in LeaderElector.renew)
+        async def get(self, *a, **kw):
+            await asyncio.sleep(0.001)
+            return await super().get(*a, **kw)
+
+        async def update(self, *a, **kw):
+            await asyncio.sleep(0.001)
+            return await super().update(*a, **kw)
+
+    client = SlowLeases()
+    le = dict(lease_duration=1.0, renew_deadline=0.5, retry_period=0.05)
+    a = LeaderElector(client, "kube-system", "kube-controller-manager", "cm-a", **le)
+    b = LeaderElector(client, "kube-system", "kube-controller-manager", "cm-b", **le)
+    tracers = [FakeTracer(), FakeTracer()]
+    mgrs = [ControllerManager(client, ["serviceaccount"], informers=client.informers, tracer=t,
+                              recorder_factory=lambda c: FakeRecorder([], c)) for t in tracers]
+    ta = asyncio.create_task(run_manager(mgrs[0], a))
+    await asyncio.wait_for(a.is_leader.wait(), 5)
+    tb = asyncio.create_task(run_manager(mgrs[1], b))
+    lease = await client.get(LEASES, "kube-controller-manager", "kube-system")
+    assert lease["spec"]["holderIdentity"] == "cm-a"
+    assert not b.is_leader.is_set()
+    ta.cancel()                                    # SIGTERM: release, the other takes over
+    await asyncio.gather(ta, return_exceptions=True)
+    await asyncio.wait_for(b.is_leader.wait(), 5)
+    lease = await client.get(LEASES, "kube-controller-manager", "kube-system")
+    assert lease["spec"]["holderIdentity"] == "cm-b" and lease["spec"]["leaseTransitions"] == 1
+    tb.cancel()
+    await asyncio.gather(tb, return_exceptions=True)
