@@ -281,3 +281,18 @@ async def test_terminated_pods_above_threshold_oldest_first_and_unscheduled_term
     names = {p["metadata"]["name"] for p in client.all(PODS)}
     assert {"done2", "done3"} <= names and not ({"done0", "done1"} & names)
     assert ("pods", "default/stuck", 0) in client.delete_options
+
+
+async def test_pod_reported_ready_on_an_unknown_node_is_marked_not_ready():
+    client, ctx, events, clock = env()
+    nlc = NodeLifecycleController(ctx)
+    client.seed(NODES, node(ready="Unknown"))
+    client.seed(NODES, node("node02"))
+    client.seed(PODS, pod("late"))                       # e.g. a status written before the node went
+    client.seed(PODS, pod("fine", node_name="node02"))
+    await settle(nlc)
+    st = {p["metadata"]["name"]: next(c["status"] for c in p["status"]["conditions"] if c["type"] == "Ready")
+          for p in client.all(PODS)}
+    assert st == {"late": "False", "fine": "True"}
+    assert set(taints(client)) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
+    assert taints(client, "node02") == {}
