@@ -186,7 +186,7 @@ async def main() -> None:
             if "range" in only:
                 for p in servers.values():
                     await load_range_keys(p.endpoint)
-            for rnd in range(args.rounds):
+            for rnd in range(args.rounds if only & {"puts", "range", "watch"} else 0):
                 for name, p in servers.items():
                     if "puts" in only:
                         samples.setdefault((name, "seq"), []).append(await puts_per_second(p.endpoint, 1, args.seconds))

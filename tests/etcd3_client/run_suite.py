@@ -34,7 +34,7 @@ async def run_suite(endpoint: str, extra: list[str] = (), timeout: float = 900) 
                TEST_ETCD_VERSION="v3.4.23", PYTHONPATH=HERE, ETCDCTL_API="3")
     env["PATH"] = "/usr/bin:" + env.get("PATH", "")
     proc = await asyncio.create_subprocess_exec(
-        exe, "-m", "pytest", "-p", "suite_plugin", "-q", "-rfE", "-p", "no:cacheprovider",
+        exe, "-m", "pytest", "-p", "suite_plugin", "-q", "-rfE", "-p", "no:cacheprovider", "-p", "no:warnings",
         "-o", "addopts=", "tests/test_etcd3.py", *extra,
         cwd=src, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout)
