@@ -29,6 +29,7 @@ from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
 from controlplane.trace.record import STEPS, StepRecord
+from controlplane.trace.html import render_html
 from controlplane.trace.timeline import Flow, Reorder, format_record, step_summary
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
@@ -309,9 +310,11 @@ class Demo:
 @click.option("--timeout", default=90.0, show_default=True, type=float, help="seconds")
 @click.option("--keep", is_flag=True, help="leave the cluster the demo started running")
 @click.option("--color/--no-color", default=None, help="colour output (default: if a terminal)")
+@click.option("--html", "html_out", default=None, metavar="FILE",
+              help="also write the flow as an HTML swimlane timeline")
 def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
-            color: bool | None) -> None:
+            color: bool | None, html_out: str | None) -> None:
     """Run seed 000's 13-step pod creation flow and print each step live.
 
     Seed 000 is the article this project replays: Kubernetes' pod creation in
@@ -359,6 +362,11 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             except OSError as e:
                 raise DemoError(f"cannot reach the apiserver at {server}: {e}") from None
             demo.summary(pods)
+            if html_out:
+                with open(html_out, "w") as f:
+                    f.write(render_html(demo.flow.records,
+                                        f"{demo.kind} {demo.ns}/{demo.name}: the 13 steps", demo.t0))
+                click.echo(f"\nTimeline written to {html_out}")
             if cluster and keep:
                 click.echo(f"\nThe cluster keeps running: kubectl --kubeconfig {cluster.kubeconfig} get pods -o wide"
                            f"\nCtrl-C stops it.")

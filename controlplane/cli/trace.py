@@ -20,6 +20,7 @@ import click
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.client.rest import ApiError, RestClient
 from controlplane.trace import stream
+from controlplane.trace.html import render_html
 from controlplane.trace.timeline import Flow, Reorder, format_record
 
 
@@ -60,21 +61,29 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
 @click.option("--namespace", "-n", default="default", show_default=True)
 @click.option("--since", default=0.0, type=float, help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
-@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text")
+@click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
+              help="html: a swimlane timeline page (not with --follow)")
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
             namespace: str, since: float, follow: bool, output: str) -> None:
     """Print the numbered, timed records of the 13-step flow."""
     server = server_or_exit(master, kubeconfig)
     if bool(kind) != bool(name):
         raise click.UsageError("--kind and --name go together")
+    if output == "html" and follow:
+        raise click.UsageError("-o html draws a finished flow: drop --follow")
 
     async def main() -> None:
         client = RestClient(server, "trace")
         flow = Flow(kind, namespace, name) if kind else None
         t0: list[float] = []
 
+        collected: list = []
+
         def show(rec) -> None:
             if flow is not None and not flow.offer(rec):
+                return
+            if output == "html":
+                collected.append(rec)
                 return
             if output == "json":
                 click.echo(json.dumps(rec.to_dict()))
@@ -90,6 +99,10 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
             else:
                 for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
                     show(rec)
+                if output == "html":
+                    first = min((r.time for r in collected if r.step >= 2), default=time.time())
+                    title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
+                    click.echo(render_html(collected, title, first))
         except BrokenPipeError:
             raise
         except ApiError as e:

@@ -96,3 +96,16 @@ async def test_emitter_sends_records_emitted_while_a_batch_is_in_flight():
             break
         await asyncio.sleep(0)
     assert sent == [[9], [10]]
+
+
+def test_html_timeline_has_every_record_on_its_lane_and_escapes_text():
+    from controlplane.trace.html import lane_of, render_html
+
+    recs = [make_record(2, "apiserver", "received POST <pods>", obj("Pod", "p", "u")),
+            make_record(8, "apiserver", "etcd watch event", obj("Pod", "p", "u")),
+            make_record(12, "kubelet", "containers started", obj("Pod", "p", "u"))]
+    assert [lane_of(r) for r in recs] == ["client", "etcd", "kubelet"]
+    page = render_html(recs, "t <1>", recs[0].time)
+    assert page.startswith("<!doctype html>") and "t &lt;1&gt;" in page
+    assert "received POST &lt;pods&gt;" in page and "<script" not in page
+    assert page.count("<circle") == 3
