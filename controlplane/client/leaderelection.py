@@ -191,10 +191,12 @@ class LeaderElector:
             deadline = self.clock() + self.renew_deadline
             ok = False
             while self.clock() < deadline:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a
+                # cancel that lands as the inner call finishes, hanging shutdown
                 try:
-                    ok = await asyncio.wait_for(self.try_acquire_or_renew(),
-                                                max(0.01, deadline - self.clock()))
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(max(0.01, deadline - self.clock())):
+                        ok = await self.try_acquire_or_renew()
+                except TimeoutError:
                     ok = False
                 if ok:
                     break
