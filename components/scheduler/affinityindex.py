@@ -136,3 +136,51 @@ class AffinityIndex:
         """The existing pods' terms of ``kind`` that ``pod`` matches, with their counts
         (live dicts: do not change them)."""
         return [(t, c) for t, c in self.existing[kind].items() if t.matches(pod, ns_labels)]
+
+
+class SelectorCounts:
+    """Pods per node matching a (namespace, label selector), for PodTopologySpread:
+    ``counts(namespace, selector) -> {node name: n}`` over pods in ``namespace``, not
+    being deleted, matching ``selector`` (podtopologyspread common.go
+    countPodsMatchSelector). Built by one scan on first use, then kept up to date by
+    :meth:`pod_added` / :meth:`pod_removed` (at most ``max_keys`` selectors, least
+    recently used dropped). The returned dicts are live: do not change them."""
+
+    def __init__(self, all_pods: Callable[[], Iterable[tuple[PodInfo, str]]], max_keys: int = 256) -> None:
+        self.all_pods = all_pods
+        self.max_keys = max_keys
+        self._by_key: OrderedDict[tuple[str, object], dict[str, int]] = OrderedDict()
+
+    @staticmethod
+    def _counts(pi: PodInfo) -> bool:
+        return not (pi.pod.get("metadata") or {}).get("deletionTimestamp")
+
+    def pod_added(self, pi: PodInfo, node_name: str, sign: int = 1) -> None:
+        if not self._by_key or not self._counts(pi):
+            return
+        for (ns, sel), d in self._by_key.items():
+            if ns == pi.namespace and sel.matches(pi.labels):
+                n = d.get(node_name, 0) + sign
+                if n > 0:
+                    d[node_name] = n
+                else:
+                    d.pop(node_name, None)
+
+    def pod_removed(self, pi: PodInfo, node_name: str) -> None:
+        self.pod_added(pi, node_name, -1)
+
+    def counts(self, namespace: str, selector) -> dict[str, int]:
+        key = (namespace, selector)
+        d = self._by_key.get(key)
+        if d is not None:
+            self._by_key.move_to_end(key)
+            return d
+        d = {}
+        if not selector.nothing:
+            for pi, node_name in self.all_pods():
+                if pi.namespace == namespace and self._counts(pi) and selector.matches(pi.labels):
+                    d[node_name] = d.get(node_name, 0) + 1
+        self._by_key[key] = d
+        if len(self._by_key) > self.max_keys:
+            self._by_key.popitem(last=False)
+        return d

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
-from components.scheduler.affinityindex import AffinityIndex
+from components.scheduler.affinityindex import AffinityIndex, SelectorCounts
 from components.scheduler.podinfo import PodInfo, Resources
 from controlplane.log import event
 
@@ -126,8 +126,9 @@ class Snapshot:
                  anti_affinity_nodes: dict[str, NodeInfo] | None = None,
                  image_node_counts: dict[str, int] | None = None,
                  affinity_index: AffinityIndex | None = None,
-                 ns_labels=None) -> None:
+                 ns_labels=None, selector_counts: SelectorCounts | None = None) -> None:
         self.nodes = nodes
+        self._selector_counts = selector_counts
         self._index = affinity_index
         #: namespace name -> its labels (namespaceSelector terms)
         self.ns_labels = ns_labels or (lambda ns: {})
@@ -168,6 +169,15 @@ class Snapshot:
             self._index = idx
         return self._index
 
+    @property
+    def selector_counts(self) -> SelectorCounts:
+        """The cache's :class:`SelectorCounts` (built from the nodes for a snapshot
+        made by hand)."""
+        if self._selector_counts is None:
+            self._selector_counts = SelectorCounts(
+                lambda: ((pi, n.name) for n in self.nodes for pi in n.pods.values()))
+        return self._selector_counts
+
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
 
@@ -194,6 +204,12 @@ class Cache:
         #: namespace name -> labels (from the namespaces informer)
         self._ns_labels: dict[str, dict[str, str]] = {}
         self.affinity_index = AffinityIndex(self.namespace_labels, self._all_counted_pods)
+        self.selector_counts = SelectorCounts(self._all_placed_pods)
+
+    def _all_placed_pods(self):
+        for ni in self._nodes.values():
+            for pi in ni.pods.values():
+                yield pi, ni.name
 
     def _all_counted_pods(self):
         for ni in self._nodes.values():
@@ -288,6 +304,7 @@ class Cache:
             ni = self._nodes[node_name] = NodeInfo(name=node_name)
         ni.add_pod(pi)
         self._pod_node[pi.key] = node_name
+        self.selector_counts.pod_added(pi, node_name)
         if ni.node is not None:
             self.affinity_index.pod_added(pi, ni.labels)
         if pi.has_affinity:
@@ -300,6 +317,8 @@ class Cache:
         ni = self._nodes.get(name)
         if ni is not None:
             pi = ni.remove_pod(key)
+            if pi is not None:
+                self.selector_counts.pod_removed(pi, name)
             if pi is not None and ni.node is not None:
                 self.affinity_index.pod_removed(pi, ni.labels)
             self._index(ni)
@@ -365,7 +384,8 @@ class Cache:
             nodes = [n for n in self._nodes.values() if n.node is not None]
             self._snapshot = Snapshot(nodes, {n.name: n for n in nodes}, self._affinity_nodes,
                                       self._anti_affinity_nodes, self._image_counts,
-                                      self.affinity_index, self.namespace_labels)
+                                      self.affinity_index, self.namespace_labels,
+                                      self.selector_counts)
             event(log, "cache.snapshot", logging.DEBUG, nodes=len(nodes))
         return self._snapshot
 

@@ -22,6 +22,7 @@ from components.scheduler.plugins.interpodaffinity import (ERR_ANTI_AFFINITY,
                                                            InterPodAffinity)
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler
+from controlplane.selectors import selector_from_dict
 
 
 def node(name: str, zone: str) -> dict:
@@ -100,6 +101,9 @@ def test_index_matches_a_fresh_scan_after_random_changes():
                  term(ns_sel={"matchLabels": {"team": "b"}}, app="web"), term(ns_sel={}, app="db")]
     queries = [tuple(PodInfo(pod("q", "a", aff=[t])).required_affinity) for t in term_pool]
     live: dict[str, dict] = {}
+    sels = [(ns, selector_from_dict({"matchLabels": {"app": app}})) for ns in ("a", "b") for app in ("web", "db")]
+    for ns, sel in sels:
+        cache.selector_counts.counts(ns, sel)
     for q in queries:  # build the lazily maintained term sets before the changes
         cache.affinity_index.matching_counts(q)
     for step in range(300):
@@ -137,6 +141,13 @@ def test_index_matches_a_fresh_scan_after_random_changes():
             assert got.existing[kind] == want.existing[kind], (step, kind)
         for q in queries:
             assert got.matching_counts(q) == want.matching_counts(q), (step, q)
+        for ns, sel in sels:  # PodTopologySpread's pods-per-node counts
+            placed = {}
+            for n in cache.nodes():
+                c = sum(1 for pi in n.pods.values() if pi.namespace == ns and sel.matches(pi.labels))
+                if c:
+                    placed[n.name] = c
+            assert cache.selector_counts.counts(ns, sel) == placed, (step, ns, sel)
 
 
 # -- the plugin through the cache --------------------------------------------------------

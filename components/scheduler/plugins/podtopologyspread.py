@@ -175,31 +175,44 @@ class PodTopologySpread:
             return [], True
         return [_parse(c, pod.labels, sel) for c in defaults], True
 
-    def _domain_counts(self, pod, nodes, cs: list[Constraint], require_all: bool = True,
+    def _domain_counts(self, pod, snapshot, cs: list[Constraint], require_all: bool = True,
                        skip_hostname: bool = False):
-        """Per constraint {domain value: matching pods} over the nodes that count,
-        and the names of the nodes that count."""
+        """Per constraint {domain value: matching pods} over the snapshot's nodes that
+        count (all topology keys present when ``require_all``; the inclusion policies).
+        Pod counts per node come from the cache's :class:`SelectorCounts`."""
         spec = pod.pod.get("spec") or {}
         req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        has_affinity = bool(spec.get("nodeSelector")) or req is not None
         affinity = compile_required(spec.get("nodeSelector") or {},
                                     None if req is None else req.get("nodeSelectorTerms") or [])
         tolerations = pod.tolerations
         counts: list[dict[str, int]] = [{} for _ in cs]
-        counted = set()
         keys = [c.topology_key for c in cs]
-        for n in nodes:
+        per_node = [None if (skip_hostname and c.topology_key == HOSTNAME)
+                    else snapshot.selector_counts.counts(pod.namespace, c.selector) for c in cs]
+        simple = len(cs) == 1 and not (cs[0].honor_node_affinity and has_affinity) \
+            and not cs[0].honor_node_taints
+        if simple:  # the common case, kept tight: one constraint, no inclusion policy to apply
+            key, d, pn = keys[0], counts[0], per_node[0]
+            if pn is None:
+                return counts
+            for n in snapshot.nodes:
+                v = n.labels.get(key)
+                if v is not None:
+                    d[v] = d.get(v, 0) + pn.get(n.name, 0)
+            return counts
+        for n in snapshot.nodes:
             labels = n.labels
             if require_all and any(k not in labels for k in keys):
                 continue
-            counted.add(n.name)
             aff_ok = None
             taint_ok = None
             for i, c in enumerate(cs):
                 v = labels.get(c.topology_key)
-                if v is None:
+                if v is None or per_node[i] is None:
                     continue
-                if c.honor_node_affinity:
+                if c.honor_node_affinity and has_affinity:
                     if aff_ok is None:
                         aff_ok = affinity(labels, n.name)
                     if not aff_ok:
@@ -209,36 +222,36 @@ class PodTopologySpread:
                         taint_ok = find_untolerated(n.taints, tolerations, ("NoSchedule", "NoExecute")) is None
                     if not taint_ok:
                         continue
-                if skip_hostname and c.topology_key == HOSTNAME:
-                    continue  # per node, computed in Score
                 d = counts[i]
-                d[v] = d.get(v, 0) + _count(n, c.selector, pod.namespace)
-        return counts, counted
+                d[v] = d.get(v, 0) + per_node[i].get(n.name, 0)
+        return counts
 
     # -- filter ---------------------------------------------------------------
     def pre_filter(self, state, pod, snapshot) -> Status | None:
+        """State: per constraint (topology key, {domain: count}, the highest count a
+        domain may have for the pod to fit there = maxSkew − self-match + min)."""
         cs, _ = self.constraints(pod, "DoNotSchedule")
         if not cs:
             return Status(SKIP)
-        counts, _ = self._domain_counts(pod, snapshot.nodes, cs)
-        mins = []
+        counts = self._domain_counts(pod, snapshot, cs)
+        pre = []
         for c, d in zip(cs, counts):
             if len(d) < c.min_domains:
-                mins.append(0)
+                m = 0
             else:
-                mins.append(min(d.values()) if d else 2 ** 31 - 1)
-        state[_PRE] = (cs, counts, mins)
+                m = min(d.values()) if d else 2 ** 31 - 1
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            pre.append((c.topology_key, d, c.max_skew - self_match + m))
+        state[_PRE] = pre
         return None
 
     def filter(self, state, pod, node) -> Status | None:
-        cs, counts, mins = state[_PRE]
         labels = node.labels
-        for c, d, m in zip(cs, counts, mins):
-            v = labels.get(c.topology_key)
+        for key, d, highest in state[_PRE]:
+            v = labels.get(key)
             if v is None:
                 return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_MISSING_LABEL)
-            self_match = 1 if c.selector.matches(pod.labels) else 0
-            if d.get(v, 0) + self_match - m > c.max_skew:
+            if d.get(v, 0) > highest:
                 return Status(UNSCHEDULABLE, ERR_CONSTRAINTS)
         return None
 
@@ -249,7 +262,7 @@ class PodTopologySpread:
             return Status(SKIP)
         require_all = not (defaulted and self.system_defaulted)
         # domain counts over all nodes, domains (and weights) over the filtered ones
-        all_counts, _ = self._domain_counts(pod, snapshot.nodes, cs, require_all, skip_hostname=True)
+        all_counts = self._domain_counts(pod, snapshot, cs, require_all, skip_hostname=True)
         names = {n.name for n in nodes}
         ignored = set()
         sizes = [set() for _ in cs]
