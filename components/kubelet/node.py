@@ -314,6 +314,20 @@ class NodeAgent:
                     raise
             self.lease = await self.client.create(LEASES, body, LEASE_NAMESPACE)
 
+    async def check_status_drift(self) -> None:
+        """Read the Node back (``resourceVersion=0``: from the apiserver's cache)
+        and ask for a status report when what is stored is not what this kubelet
+        reports — e.g. the node lifecycle controller marked it Unknown while the
+        kubelet was stalled. The kubelet does the same read every
+        nodeStatusUpdateFrequency (10 s) in pkg/kubelet/kubelet_node_status.go
+        ``tryUpdateNodeStatus``."""
+        stored = await self.client.request("GET", NODES.path(None, self.name),
+                                           params={"resourceVersion": "0"})
+        conds = {c.get("type"): c.get("status")
+                 for c in ((stored or {}).get("status") or {}).get("conditions") or []}
+        if conds.get("Ready") != "True":
+            self._changed.set()
+
     async def run_heartbeat(self) -> None:
         """Renew the lease every ``lease_renew_seconds`` (±10 % jitter) and report
         status every ``status_report_seconds`` or on :meth:`mark_changed`."""
@@ -321,6 +335,7 @@ class NodeAgent:
         while True:
             try:
                 await self.renew_lease()
+                await self.check_status_drift()
             except Exception as e:  # keep beating
                 event(log, "node.lease_failed", logging.WARNING, node=self.name,
                       error=f"{type(e).__name__}: {e}"[:200])

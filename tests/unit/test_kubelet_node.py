@@ -149,3 +149,25 @@ async def test_take_over_keeps_user_labels_and_pod_cidr_and_patches_status_only(
     await agent.update_status()
     assert api.calls[-1][3] == "status" and api.calls[-1][4] == ("status",)
     assert api.nodes["node01"]["metadata"]["labels"]["kgc"] == "b"
+
+
+async def test_status_marked_unknown_by_the_node_controller_is_reported_again():
+    api = FakeApi()
+
+    async def request(method, path, params=None, body=None, **kw):
+        assert (method, path, params) == ("GET", "/api/v1/nodes/node01", {"resourceVersion": "0"})
+        return copy.deepcopy(api.nodes["node01"])
+    api.request = request
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1))
+    await agent.register()
+    await agent.update_status()
+    await agent.check_status_drift()
+    assert not agent._changed.is_set(), "a Ready node needs no extra report"
+    for c in api.nodes["node01"]["status"]["conditions"]:
+        if c["type"] == "Ready":
+            c["status"], c["reason"] = "Unknown", "NodeStatusUnknown"
+    await agent.check_status_drift()
+    assert agent._changed.is_set()
+    await agent.update_status()
+    ready = next(c for c in api.nodes["node01"]["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True"
