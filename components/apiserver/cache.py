@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import logging
 from typing import Any, Callable
 
@@ -38,72 +37,136 @@ class TooOldResourceVersion(Exception):
         super().__init__(f"too old resource version: {requested} ({oldest})")
 
 
-@dataclasses.dataclass
 class WatchEvent:
-    """A watch event to send: ``type`` ADDED/MODIFIED/DELETED/BOOKMARK/ERROR, ``object``."""
+    """A watch event to send: ``type`` ADDED/MODIFIED/DELETED/BOOKMARK/ERROR, ``object``.
 
-    type: str
-    object: dict
-    revision: int = 0
+    One instance is shared by every watcher that gets the same event, so ``line`` (the
+    encoded ``{"type":...,"object":...}`` JSON line, set by the first sender) is encoded
+    once for all of them (the cacher's ``cachingObject``, ``cacher/caching_object.go``).
+    """
+
+    __slots__ = ("type", "object", "revision", "line")
+
+    def __init__(self, type: str, object: dict, revision: int = 0) -> None:
+        self.type = type
+        self.object = object
+        self.revision = revision
+        self.line: bytes | None = None
+
+    def __repr__(self) -> str:
+        return f"WatchEvent({self.type!r}, rv={self.revision})"
+
+
+def _wake(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class CacheWatcher:
-    """One client's watch: an unbounded asyncio queue that is closed past ``limit`` pending events.
+    """One client's watch: a queue of pending events, closed past ``limit`` of them.
 
     ``matches(obj)`` is the client's filter (namespace, label and field selectors).
-    Read with :meth:`next`; ``None`` means the watcher was closed (overflow or shutdown).
+    Read with :meth:`next` (one event) or :meth:`drain` (all pending); ``None`` means the
+    watcher was closed (overflow or shutdown). A plain deque with one waiter future:
+    no task per event (``cacher/cache_watcher.go``: a buffered channel per watcher).
     """
 
     def __init__(self, matches: Predicate, limit: int) -> None:
         self.matches = matches
         self.limit = limit
-        self.queue: asyncio.Queue = asyncio.Queue()
+        self.pending: collections.deque = collections.deque()
         self.closed = False
+        self._waiter: asyncio.Future | None = None
 
-    def offer(self, ev: StoreEvent) -> bool:
-        """Filter and enqueue ``ev``; returns whether something was sent."""
+    def put(self, ev: "WatchEvent | None") -> None:
+        self.pending.append(ev)
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def offer(self, ev: StoreEvent, shared: dict | None = None) -> bool:
+        """Filter and enqueue ``ev``; returns whether something was sent.
+
+        ``shared`` (one dict per store event) lets watchers share converted events."""
         if self.closed:
             return False
-        out = convert(ev, self.matches)
+        out = convert(ev, self.matches, shared)
         if out is None:
             return False
-        if self.queue.qsize() >= self.limit:
+        if len(self.pending) >= self.limit:
             self.close()
             return False
-        self.queue.put_nowait(out)
+        self.put(out)
         return True
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self.queue.put_nowait(None)
+            self.put(None)
+
+    async def _wait(self, timeout: float | None) -> None:
+        loop = asyncio.get_running_loop()
+        fut = self._waiter = loop.create_future()
+        handle = loop.call_later(timeout, _wake, fut) if timeout is not None else None
+        try:
+            await fut
+        finally:
+            self._waiter = None
+            if handle is not None:
+                handle.cancel()
 
     async def next(self, timeout: float | None) -> WatchEvent | None | bool:
-        """The next event, ``None`` when closed, ``False`` on timeout."""
-        try:
-            return await asyncio.wait_for(self.queue.get(), timeout)
-        except asyncio.TimeoutError:
-            return False
+        """The next event, ``None`` when closed, ``False`` on timeout (seconds)."""
+        if not self.pending:
+            await self._wait(timeout)
+            if not self.pending:
+                return False
+        return self.pending.popleft()
+
+    async def drain(self, timeout: float | None) -> list | bool:
+        """Every pending event (waiting up to ``timeout`` s for one); ``False`` on timeout.
+        A ``None`` in the list means closed (nothing after it)."""
+        if not self.pending:
+            await self._wait(timeout)
+            if not self.pending:
+                return False
+        out = list(self.pending)
+        self.pending.clear()
+        return out
 
 
-def convert(ev: StoreEvent, matches: Predicate) -> WatchEvent | None:
-    """The event a filtered watcher sees for ``ev`` (``cache_watcher.go`` convertToWatchEvent)."""
+def convert(ev: StoreEvent, matches: Predicate, shared: dict | None = None) -> WatchEvent | None:
+    """The event a filtered watcher sees for ``ev`` (``cache_watcher.go`` convertToWatchEvent).
+
+    With ``shared`` (a dict kept per store event), watchers seeing the same event get the
+    same :class:`WatchEvent` instance."""
     if ev.type == "ADDED":
-        return WatchEvent("ADDED", ev.object, ev.revision) if matches(ev.object) else None
+        return _event(shared, "ADDED", ev.object, ev.revision) if matches(ev.object) else None
     if ev.type == "DELETED":
         old = ev.prev or ev.object
-        return WatchEvent("DELETED", ev.object, ev.revision) if matches(old) else None
+        return _event(shared, "DELETED", ev.object, ev.revision) if matches(old) else None
     cur = matches(ev.object)
     old = ev.prev is not None and matches(ev.prev)
     if cur and old:
-        return WatchEvent("MODIFIED", ev.object, ev.revision)
+        return _event(shared, "MODIFIED", ev.object, ev.revision)
     if cur:
-        return WatchEvent("ADDED", ev.object, ev.revision)
+        return _event(shared, "ADDED", ev.object, ev.revision)
     if old:
+        if shared is not None and "DELETED" in shared:
+            return shared["DELETED"]
         prev = dict(ev.prev)
         prev["metadata"] = {**prev.get("metadata", {}), "resourceVersion": str(ev.revision)}
-        return WatchEvent("DELETED", prev, ev.revision)
+        return _event(shared, "DELETED", prev, ev.revision)
     return None
+
+
+def _event(shared: dict | None, typ: str, obj: dict, rev: int) -> WatchEvent:
+    if shared is None:
+        return WatchEvent(typ, obj, rev)
+    out = shared.get(typ)
+    if out is None:
+        out = shared[typ] = WatchEvent(typ, obj, rev)
+    return out
 
 
 class WatchCache:
@@ -165,7 +228,8 @@ class WatchCache:
     async def _run(self) -> None:
         while True:
             try:
-                async for item in self.store.watch(self.prefix, self.revision + 1, control=self._control):
+                async for item in self.store.watch(self.prefix, self.revision + 1, control=self._control,
+                                                   previous=lambda k: self.objects.get(k)):
                     if isinstance(item, int):
                         if item > self.revision:
                             self.revision = item
@@ -206,8 +270,9 @@ class WatchCache:
         self.ring.append(ev)
         self.revision = max(self.revision, ev.revision)
         delivered = 0
+        shared: dict = {}
         for w in list(self.watchers):
-            if w.offer(ev):
+            if w.offer(ev, shared):
                 delivered += 1
             if w.closed:
                 self.watchers.discard(w)
@@ -264,7 +329,7 @@ class WatchCache:
             for k in sorted(self.objects):
                 o = self.objects[k]
                 if matches(o):
-                    w.queue.put_nowait(WatchEvent("ADDED", o, int(o["metadata"]["resourceVersion"])))
+                    w.pending.append(WatchEvent("ADDED", o, int(o["metadata"]["resourceVersion"])))
         else:
             if resource_version < self.oldest:
                 raise TooOldResourceVersion(resource_version, self.oldest + 1)
@@ -272,8 +337,8 @@ class WatchCache:
                 if ev.revision > resource_version:
                     out = convert(ev, matches)
                     if out is not None:
-                        w.queue.put_nowait(out)
-        w.limit = self.queue_size + w.queue.qsize()
+                        w.pending.append(out)
+        w.limit = self.queue_size + len(w.pending)
         self.watchers.add(w)
         return w, self.revision
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from aiohttp import web
 
+from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.log import event
 from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
@@ -55,16 +56,22 @@ def wants_table(request: web.Request) -> bool:
 
 
 def json_response(obj: Any, code: int = 200, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=code,
-                        headers={"Content-Type": content_type})
+    """A response with ``obj`` as compact JSON (encoded once, by :mod:`controlplane.api.codec`)."""
+    return web.Response(body=codec.dumps(obj), status=code, headers={"Content-Type": content_type})
 
 
 def _with_type(resource: Any, obj: dict) -> dict:
-    obj.setdefault("apiVersion", resource.api_version)
-    obj.setdefault("kind", resource.kind)
-    if "apiVersion" in obj and "kind" in obj:
-        obj = {"apiVersion": obj.pop("apiVersion"), "kind": obj.pop("kind"), **obj}
-    return obj
+    """``obj`` with ``apiVersion`` and ``kind`` (defaulted from ``resource``) as its first keys.
+
+    Never modifies ``obj`` (it may be the watch cache's copy); returns it as is when already so."""
+    it = iter(obj)
+    if next(it, None) == "apiVersion" and next(it, None) == "kind":
+        return obj
+    out = {"apiVersion": obj.get("apiVersion") or resource.api_version, "kind": obj.get("kind") or resource.kind}
+    for k, v in obj.items():
+        if k != "apiVersion" and k != "kind":
+            out[k] = v
+    return out
 
 
 async def read_body(request: web.Request) -> bytes:
@@ -86,7 +93,7 @@ def decode_body(raw: bytes, content_type: str) -> Any:
     if ct in ("application/json", "", "application/merge-patch+json", "application/strategic-merge-patch+json",
               "application/json-patch+json", "*/*"):
         try:
-            return json.loads(raw)
+            return codec.loads(raw)
         except ValueError as e:
             raise st.bad_request(f"the body of the request was in an unknown format - "
                                  f"accepted media types include: application/json, application/yaml "
@@ -184,6 +191,12 @@ class RestHandlers:
             except ValueError as e:
                 raise st.bad_request(str(e)) from None
         return matches
+
+    def _cached(self, resource: Any, key: str) -> dict | None:
+        """The watch cache's copy of ``key`` (read-only; may be stale), to save a read before a
+        conditional write (the cacher's GuaranteedUpdate passes it as cachedExistingObject)."""
+        cache = self.s.cache_for(resource)
+        return cache.get(key) if cache is not None else None
 
     def _key(self, info: RequestInfo, name: str | None = None) -> str:
         return object_key(info.resource, info.namespace, name or info.name)
@@ -356,7 +369,7 @@ class RestHandlers:
         if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
                                  "the request")
-        return await self._write(request, info, lambda cur: copy.deepcopy(obj), md.get("resourceVersion") or None,
+        return await self._write(request, info, lambda cur: codec.clone(obj), md.get("resourceVersion") or None,
                                  precondition_uid=md.get("uid") or None)
 
     async def _write(self, request: web.Request, info: RequestInfo, make_new, precondition_rv: str | None,
@@ -372,7 +385,7 @@ class RestHandlers:
         dry = dry_run(request)
 
         def mutate(cur: dict) -> dict:
-            new = make_new(copy.deepcopy(cur))
+            new = make_new(codec.clone(cur))
             if not isinstance(new, dict):
                 raise st.bad_request("the patched object is not an object")
             new.setdefault("apiVersion", resource.api_version)
@@ -389,7 +402,8 @@ class RestHandlers:
         try:
             updated = await self.s.store.guaranteed_update(
                 self._key(info), mutate, precondition_rv=precondition_rv, precondition_uid=precondition_uid,
-                resource_plural=resource.plural, group=resource.group, name=info.name, dry_run=dry)
+                resource_plural=resource.plural, group=resource.group, name=info.name, dry_run=dry,
+                cached=self._cached(info.resource, self._key(info)))
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None
         except Conflict as e:
@@ -571,7 +585,7 @@ class RestHandlers:
                     m["deletionGracePeriodSeconds"] = 0
                 return o
             try:
-                out = await self.s.store.guaranteed_update(key, mark, precondition_uid=md.get("uid"))
+                out = await self.s.store.guaranteed_update(key, mark, precondition_uid=md.get("uid"), cached=cur)
             except KeyNotFound:
                 raise st.not_found(resource, name) from None
             except Conflict as e:
@@ -580,7 +594,7 @@ class RestHandlers:
                   grace=grace if graceful else 0, finalizers=",".join(fins))
             return out
         try:
-            deleted = await self.s.store.delete(key, precondition_uid=md.get("uid"))
+            deleted = await self.s.store.delete(key, precondition_uid=md.get("uid"), cached=cur)
         except KeyNotFound:
             raise st.not_found(resource, name) from None
         except Conflict as e:
@@ -685,7 +699,8 @@ class RestHandlers:
             return pod
         try:
             pod = await self.s.store.guaranteed_update(key, assign, precondition_uid=bmd.get("uid"),
-                                                       resource_plural="pods", name=name)
+                                                       resource_plural="pods", name=name,
+                                                       cached=self._cached(pods, key))
         except KeyNotFound:
             raise st.not_found(pods, name) from None
         except Conflict as e:
@@ -728,13 +743,14 @@ class RestHandlers:
                                  f'Scale.autoscaling "{info.name}" is invalid: spec.replicas: Invalid value: '
                                  f'{rep}: must be greater than or equal to 0')
             holder["rv"] = (scale.get("metadata") or {}).get("resourceVersion")
-            new = copy.deepcopy(cur)
+            new = codec.clone(cur)
             if new.get("spec", {}).get("replicas") != rep:
                 new.setdefault("spec", {})["replicas"] = rep
                 new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
             return new
         try:
             out = await self.s.store.guaranteed_update(self._key(info), mutate, resource_plural=resource.plural,
+                                                       cached=self._cached(resource, self._key(info)),
                                                        group=resource.group, name=info.name)
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None

@@ -7,6 +7,9 @@
 * create = Txn(create_revision == 0 → put) → :class:`KeyExists` otherwise.
 * :meth:`Store.guaranteed_update` = read, mutate, Txn(mod_revision == read) → retry on
   a lost race; a client precondition resourceVersion that differs → :class:`Conflict`.
+  Given the watch cache's copy (``cached``) it skips the read: one round trip, whose
+  Txn failure branch returns the current value for the retry (``etcd3/store.go``
+  GuaranteedUpdate with ``cachedExistingObject``, ``getCurrentState`` from the Txn response).
 * list at a revision with limit/continue; the continue token (base64 JSON
   ``{"v":"meta.k8s.io/v1","rv":R,"start":KEY}``, as ``storage/continue.go``) pins
   the list revision; a compacted revision → :class:`Expired`.
@@ -23,6 +26,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aetcd import rpc
 
+from controlplane.api import codec
 from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound, StorageError
 from controlplane.storage.etcd import EtcdClient, WatchResponse, prefix_end
 
@@ -52,16 +56,41 @@ def collection_prefix(resource: Any, namespace: str | None = None) -> str:
 
 def decode(kv: Any) -> dict:
     """etcd KeyValue → object dict with ``metadata.resourceVersion = mod_revision``."""
-    obj = json.loads(kv.value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(kv.mod_revision)
+    obj = codec.loads(kv.value)
+    md = obj.get("metadata")
+    if md is None:
+        md = obj["metadata"] = {}
+    md["resourceVersion"] = str(kv.mod_revision)
     return obj
 
 
 def encode(obj: dict) -> bytes:
     """Object dict → JSON bytes, without ``metadata.resourceVersion``."""
-    md = dict(obj.get("metadata") or {})
-    md.pop("resourceVersion", None)
-    return json.dumps({**obj, "metadata": md}, separators=(",", ":")).encode()
+    md = obj.get("metadata") or {}
+    if "resourceVersion" in md:
+        md = dict(md)
+        del md["resourceVersion"]
+        return codec.dumps({**obj, "metadata": md})
+    return codec.dumps(obj)
+
+
+def _with_rv(obj: dict, rv: int) -> dict:
+    """``obj`` (a private copy the caller gives up) with ``metadata.resourceVersion = rv``."""
+    md = obj.get("metadata")
+    obj["metadata"] = md = dict(md) if isinstance(md, dict) else {}
+    md["resourceVersion"] = str(rv)
+    return obj
+
+
+def _same(a: dict, b: dict) -> bool:
+    """Equal objects, ignoring ``metadata.resourceVersion`` (an update that changes nothing)."""
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    if ma.get("resourceVersion") != mb.get("resourceVersion"):
+        ma, mb = dict(ma), dict(mb)
+        ma.pop("resourceVersion", None)
+        mb.pop("resourceVersion", None)
+    return ma == mb and {k: v for k, v in a.items() if k != "metadata"} == \
+        {k: v for k, v in b.items() if k != "metadata"}
 
 
 def encode_continue(rv: int, start_key: str, prefix: str) -> str:
@@ -132,7 +161,9 @@ class Store:
         return resp.header.revision
 
     async def create(self, key: str, obj: dict) -> dict:
-        """Store ``obj`` at ``key`` if absent; returns it with its resourceVersion. Raises KeyExists."""
+        """Store ``obj`` at ``key`` if absent; returns it with its resourceVersion. Raises KeyExists.
+
+        ``obj`` becomes the returned object (its ``metadata`` dict is replaced, not changed)."""
         k = key.encode()
         resp = await self.etcd.txn(
             compare=[rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.CREATE,
@@ -140,9 +171,7 @@ class Store:
             success=[rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=encode(obj)))])
         if not resp.succeeded:
             raise KeyExists(f"key {key} already exists", key)
-        out = json.loads(encode(obj))
-        out["metadata"]["resourceVersion"] = str(resp.header.revision)
-        return out
+        return _with_rv(obj, resp.header.revision)
 
     async def get(self, key: str, revision: int = 0) -> dict:
         """The object at ``key`` (at ``revision`` if > 0); raises KeyNotFound / Expired."""
@@ -199,8 +228,15 @@ class Store:
                                 precondition_uid: str | None = None,
                                 resource_plural: str = "", name: str = "",
                                 group: str = "", create_if_missing: bool = False,
-                                dry_run: bool = False) -> dict:
+                                dry_run: bool = False, cached: dict | None = None) -> dict:
         """Read, ``mutate(copy)``, write with Txn(mod_revision unchanged); retry on a race.
+
+        ``cached``: the watch cache's copy of the object (never modified here), used instead
+        of a read: the Txn then succeeds at once when it is current, and its failure branch
+        returns the current value (one round trip either way). While the state used may be
+        stale, a failed precondition, a raising ``mutate`` or an unchanged result are
+        re-checked on the current value before they count (``etcd3/store.go``
+        GuaranteedUpdate, ``origStateIsCurrent``).
 
         ``dry_run``: everything but the write; the result keeps the current resourceVersion
         (the dry-run store of ``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/dryrun.go``).
@@ -212,74 +248,107 @@ class Store:
         been modified" message, or uid mismatch).
         """
         k = key.encode()
+        current: dict | None = None
+        mod_rev = 0
+        is_current = False
+        if cached is not None and (cached.get("metadata") or {}).get("resourceVersion"):
+            current, mod_rev = cached, int(cached["metadata"]["resourceVersion"])
+        else:
+            current, mod_rev = self._state(await self.etcd.range(k), key, create_if_missing)
+            is_current = True
         while True:
-            resp = await self.etcd.range(k)
-            if resp.kvs:
-                kv = resp.kvs[0]
-                current = decode(kv)
-                mod_rev = kv.mod_revision
-            elif create_if_missing:
-                current, mod_rev = {}, 0
-            else:
-                raise KeyNotFound(f"key {key} not found", key)
             md = current.get("metadata") or {}
-            if precondition_uid and mod_rev and md.get("uid") != precondition_uid:
-                raise Conflict(f"Precondition failed: UID in precondition: {precondition_uid}, "
-                               f"UID in object meta: {md.get('uid', '')}", key)
-            if precondition_rv and mod_rev and precondition_rv != str(mod_rev):
-                what = f"{resource_plural}.{group}" if group else resource_plural
-                raise Conflict(f'Operation cannot be fulfilled on {what} "{name}": the object has been '
-                               "modified; please apply your changes to the latest version and try again",
-                               key)
-            new = mutate(json.loads(json.dumps(current)))
-            if inspect.isawaitable(new):
-                new = await new
-            if mod_rev and encode(new) == encode(current):
-                return current
+            try:
+                if precondition_uid and mod_rev and md.get("uid") != precondition_uid:
+                    raise Conflict(f"Precondition failed: UID in precondition: {precondition_uid}, "
+                                   f"UID in object meta: {md.get('uid', '')}", key)
+                if precondition_rv and mod_rev and precondition_rv != str(mod_rev):
+                    what = f"{resource_plural}.{group}" if group else resource_plural
+                    raise Conflict(f'Operation cannot be fulfilled on {what} "{name}": the object has been '
+                                   "modified; please apply your changes to the latest version and try again",
+                                   key)
+                new = mutate(codec.clone(current))
+                if inspect.isawaitable(new):
+                    new = await new
+            except Exception:
+                if is_current:
+                    raise
+                current, mod_rev = self._state(await self.etcd.range(k), key, create_if_missing)
+                is_current = True
+                continue
+            if mod_rev and _same(new, current):
+                if is_current:
+                    return codec.clone(current) if cached is current else current
+                current, mod_rev = self._state(await self.etcd.range(k), key, create_if_missing)
+                is_current = True
+                continue
             if dry_run:
-                out = json.loads(encode(new))
+                md = dict(new.get("metadata") or {})
+                md.pop("resourceVersion", None)
                 if mod_rev:
-                    out["metadata"]["resourceVersion"] = str(mod_rev)
-                return out
+                    md["resourceVersion"] = str(mod_rev)
+                return {**new, "metadata": md}
             cmp = rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.MOD, mod_revision=mod_rev)
-            txn = await self.etcd.txn([cmp], [rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=encode(new)))])
+            txn = await self.etcd.txn([cmp], [rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=encode(new)))],
+                                      [rpc.RequestOp(request_range=rpc.RangeRequest(key=k))])
             if txn.succeeded:
-                out = json.loads(encode(new))
-                out["metadata"]["resourceVersion"] = str(txn.header.revision)
-                return out
-            # lost a race with another writer: read again and retry
+                return _with_rv(new, txn.header.revision)
+            # lost a race with another writer (or the cached copy was stale): the failure
+            # branch read the current value; retry on it
+            current, mod_rev = self._state(txn.responses[0].response_range, key, create_if_missing)
+            is_current = True
+
+    @staticmethod
+    def _state(resp: Any, key: str, create_if_missing: bool) -> tuple[dict, int]:
+        """(object, mod_revision) of a Range response; ({}, 0) or KeyNotFound when absent."""
+        if resp.kvs:
+            return decode(resp.kvs[0]), resp.kvs[0].mod_revision
+        if create_if_missing:
+            return {}, 0
+        raise KeyNotFound(f"key {key} not found", key)
 
     async def delete(self, key: str, *, precondition_uid: str | None = None,
                      precondition_rv: str | None = None,
                      validate: Callable[[dict], None] | None = None,
-                     resource_plural: str = "", name: str = "", group: str = "") -> dict:
+                     resource_plural: str = "", name: str = "", group: str = "",
+                     cached: dict | None = None) -> dict:
         """Delete ``key`` if it still holds the version read; returns the deleted object.
 
         ``validate(current)`` may raise to abort. The returned object carries the
-        resourceVersion it had. Raises KeyNotFound, Conflict.
+        resourceVersion it had. ``cached`` (the watch cache's copy, not modified) saves
+        the read as in :meth:`guaranteed_update`; checks failing on it are re-done on the
+        current value (``etcd3/store.go`` conditionalDelete). Raises KeyNotFound, Conflict.
         """
         k = key.encode()
+        if cached is not None and (cached.get("metadata") or {}).get("resourceVersion"):
+            current, mod_rev, is_current = cached, int(cached["metadata"]["resourceVersion"]), False
+        else:
+            current, mod_rev = self._state(await self.etcd.range(k), key, False)
+            is_current = True
         while True:
-            resp = await self.etcd.range(k)
-            if not resp.kvs:
-                raise KeyNotFound(f"key {key} not found", key)
-            kv = resp.kvs[0]
-            current = decode(kv)
             md = current.get("metadata") or {}
-            if precondition_uid and md.get("uid") != precondition_uid:
-                raise Conflict(f"Precondition failed: UID in precondition: {precondition_uid}, "
-                               f"UID in object meta: {md.get('uid', '')}", key)
-            if precondition_rv and precondition_rv != str(kv.mod_revision):
-                what = f"{resource_plural}.{group}" if group else resource_plural
-                raise Conflict(f"Precondition failed: ResourceVersion in precondition: {precondition_rv}, "
-                               f"ResourceVersion in object meta: {kv.mod_revision}", key)
-            if validate is not None:
-                validate(current)
-            cmp = rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.MOD,
-                              mod_revision=kv.mod_revision)
-            txn = await self.etcd.txn([cmp], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=k))])
+            try:
+                if precondition_uid and md.get("uid") != precondition_uid:
+                    raise Conflict(f"Precondition failed: UID in precondition: {precondition_uid}, "
+                                   f"UID in object meta: {md.get('uid', '')}", key)
+                if precondition_rv and precondition_rv != str(mod_rev):
+                    raise Conflict(f"Precondition failed: ResourceVersion in precondition: {precondition_rv}, "
+                                   f"ResourceVersion in object meta: {mod_rev}", key)
+                if validate is not None:
+                    validate(current)
+            except Exception:
+                if is_current:
+                    raise
+                current, mod_rev = self._state(await self.etcd.range(k), key, False)
+                is_current = True
+                continue
+            cmp = rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.MOD, mod_revision=mod_rev)
+            txn = await self.etcd.txn([cmp], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=k))],
+                                      [rpc.RequestOp(request_range=rpc.RangeRequest(key=k))])
             if txn.succeeded:
-                return current
+                return codec.clone(current) if current is cached else current
+            current, mod_rev = self._state(txn.responses[0].response_range, key, False)
+            is_current = True
 
     async def compact(self, revision: int) -> None:
         """Compact etcd history up to ``revision`` (Kubernetes' compactor, every 5 minutes)."""
@@ -287,23 +356,27 @@ class Store:
 
     async def watch(self, prefix: str, start_revision: int,
                     progress_notify: bool = True,
-                    control: asyncio.Queue | None = None) -> AsyncIterator[StoreEvent | int]:
+                    control: asyncio.Queue | None = None,
+                    previous: Callable[[str], dict | None] | None = None) -> AsyncIterator[StoreEvent | int]:
         """Events of keys under ``prefix`` with revision >= ``start_revision``.
 
         Yields :class:`StoreEvent` objects, and a bare ``int`` revision for each
         progress notification (etcd promises no event below it is still to come).
         Raises Expired when ``start_revision`` is compacted, Unavailable on loss.
         Put :func:`progress_request` on ``control`` to ask etcd for a progress notification.
+        ``previous(key)``: the caller's copy of the key's last state (a watch cache's store),
+        used as ``prev`` instead of asking etcd for ``prev_kv`` (half the decoding, as the
+        cacher takes the previous object from its own store, ``cacher/watch_cache.go``).
         Semantics of ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go``.
         """
         async for resp in self.etcd.watch(prefix.encode(), prefix_end(prefix.encode()),
                                           start_revision, progress_notify=progress_notify,
-                                          control=control):
+                                          control=control, prev_kv=previous is None):
             if not resp.events:
                 yield resp.revision
                 continue
             for ev in resp.events:
-                yield _store_event(ev)
+                yield _store_event(ev, previous)
 
 
 def progress_request() -> Any:
@@ -311,13 +384,15 @@ def progress_request() -> Any:
     return rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
 
 
-def _store_event(ev: Any) -> StoreEvent:
+def _store_event(ev: Any, previous: Callable[[str], dict | None] | None = None) -> StoreEvent:
     kv = ev.kv
     key = kv.key.decode()
-    prev = decode(ev.prev_kv) if ev.prev_kv and ev.prev_kv.value else None
+    if previous is not None:
+        prev = previous(key)
+    else:
+        prev = decode(ev.prev_kv) if ev.prev_kv and ev.prev_kv.value else None
     if ev.type == rpc.Event.DELETE:
-        obj = json.loads(json.dumps(prev)) if prev else {"metadata": {}}
-        obj.setdefault("metadata", {})["resourceVersion"] = str(kv.mod_revision)
+        obj = _with_rv(dict(prev), kv.mod_revision) if prev else {"metadata": {}}
         return StoreEvent("DELETED", key, obj, prev, kv.mod_revision)
     obj = decode(kv)
     typ = "ADDED" if kv.create_revision == kv.mod_revision else "MODIFIED"

@@ -1,0 +1,283 @@
+"""Benchmark of the apiserver alone over HTTP (figures printed, never a test).
+
+Starts our embedded etcd (``python -m controlplane etcd``, or uses ``--etcd-servers``)
+and one apiserver process, then measures from this process:
+
+* pod creates/s with ``--clients`` (64) concurrent HTTP clients, create latency p50/p99
+  (the mutating latency under that load) — creating ``--pods`` (10,000) pods;
+* GET latency p50/p99 (64 concurrent clients) and the latency of listing all
+  ``--pods`` pods (from etcd, and ``resourceVersion=0`` from the watch cache);
+* watch fan-out: one write seen by 100 and by 1,000 watchers — p50/p99 from the write
+  being sent to each watcher reading its event (``--writes`` writes each);
+* the apiserver's RSS with ``--rss-pods`` (100,000) pods stored (0 = skip).
+
+Also prints the apiserver's CPU seconds per phase (from /proc), the cost per request.
+Targets (issue 4): >= 1,500 creates/s on the embedded etcd, mutating p99 <= 50 ms at
+that load, fan-out to 1,000 watchers p99 <= 100 ms.
+
+    python bench/apiserver.py [--pods 10000] [--clients 64] [--rss-pods 100000] [--etcd-servers URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiohttp
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+def ms(values: list[float]) -> str:
+    return f"p50 {pct(values, 50) * 1000:7.1f} ms   p99 {pct(values, 99) * 1000:7.1f} ms"
+
+
+def pod(name: str, ns: str = "default", labels: dict | None = None) -> dict:
+    """A pod as kubectl sends it: one container with requests."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels or {"app": "bench"}},
+            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
+
+
+def start(args: list[str], log_path: str, pattern: str, timeout: float = 30.0) -> tuple[subprocess.Popen, str]:
+    """Start ``python -m controlplane ARGS`` logging to ``log_path``; wait for ``pattern`` in it."""
+    f = open(log_path, "wb")
+    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f, stderr=subprocess.STDOUT,
+                         cwd=ROOT)
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern)
+    while time.monotonic() < deadline:
+        with open(log_path, "rb") as r:
+            m = rx.search(r.read().decode(errors="replace"))
+        if m:
+            return p, m.group(1)
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)  # polling a log file for a ready line (benchmark setup only)
+    p.kill()
+    raise SystemExit(f"{args[0]} did not start: see {log_path}")
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def create_pods(session: aiohttp.ClientSession, base: str, names: list[str], clients: int,
+                      ns: str = "default") -> tuple[list[float], float, int]:
+    """Create pods ``names`` with ``clients`` workers; (latencies s, wall s, errors)."""
+    lat: list[float] = []
+    errors = 0
+    it = iter(names)
+    url = f"{base}/api/v1/namespaces/{ns}/pods"
+
+    async def worker() -> None:
+        nonlocal errors
+        for name in it:
+            body = json.dumps(pod(name, ns)).encode()
+            t = time.perf_counter()
+            async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as r:
+                await r.read()
+                if r.status != 201:
+                    errors += 1
+            lat.append(time.perf_counter() - t)
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return lat, time.perf_counter() - t0, errors
+
+
+async def gets(session: aiohttp.ClientSession, base: str, names: list[str], n: int, clients: int) -> list[float]:
+    lat: list[float] = []
+    picks = iter([random.choice(names) for _ in range(n)])
+
+    async def worker() -> None:
+        for name in picks:
+            t = time.perf_counter()
+            async with session.get(f"{base}/api/v1/namespaces/default/pods/{name}") as r:
+                await r.read()
+            lat.append(time.perf_counter() - t)
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    return lat
+
+
+async def lists(session: aiohttp.ClientSession, base: str, n: int, rv0: bool) -> tuple[list[float], int]:
+    lat, count = [], 0
+    q = "?resourceVersion=0" if rv0 else ""
+    for _ in range(n):
+        t = time.perf_counter()
+        async with session.get(f"{base}/api/v1/namespaces/default/pods{q}") as r:
+            body = await r.read()
+        lat.append(time.perf_counter() - t)
+        count = body.count(b'"kind":"Pod"') or len(json.loads(body)["items"])
+    return lat, count
+
+
+async def fanout(base: str, watchers: int, writes: int) -> tuple[list[float], int]:
+    """``watchers`` watches on namespace ``fanout``; ``writes`` label patches of one pod.
+
+    Returns the delivery latencies (patch sent → event line read, every watcher and write)
+    and how many watchers were connected."""
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=None)) as s:
+        async with s.get(f"{base}/api/v1/namespaces/fanout/pods") as r:
+            rv = (await r.json())["metadata"]["resourceVersion"]
+        sent: dict[str, float] = {}
+        lat: list[float] = []
+        pending: dict[str, int] = {}
+        done: dict[str, asyncio.Event] = {}
+        ready = 0
+        all_ready = asyncio.Event()
+
+        async def watch() -> None:
+            nonlocal ready
+            async with s.get(f"{base}/api/v1/namespaces/fanout/pods?watch=1&resourceVersion={rv}"
+                             f"&timeoutSeconds=600") as r:
+                ready += 1
+                if ready == watchers:
+                    all_ready.set()
+                async for line in r.content:
+                    now = time.perf_counter()
+                    m = re.search(rb'"seq":"(\d+)"', line)
+                    if not m:
+                        continue
+                    seq = m.group(1).decode()
+                    if seq in sent:
+                        lat.append(now - sent[seq])
+                        pending[seq] -= 1
+                        if pending[seq] == 0:
+                            done[seq].set()
+        tasks = [asyncio.create_task(watch()) for _ in range(watchers)]
+        try:
+            await asyncio.wait_for(all_ready.wait(), 60)
+        except asyncio.TimeoutError:
+            pass
+        await asyncio.sleep(0.5)  # let the server register every watcher after the 200 header
+        url = f"{base}/api/v1/namespaces/fanout/pods/target"
+        for i in range(writes):
+            seq = str(i + 1)
+            pending[seq] = ready
+            done[seq] = asyncio.Event()
+            body = json.dumps({"metadata": {"labels": {"seq": seq}}}).encode()
+            sent[seq] = time.perf_counter()
+            async with s.patch(url, data=body, headers={"Content-Type": "application/merge-patch+json"}) as r:
+                await r.read()
+            try:
+                await asyncio.wait_for(done[seq].wait(), 30)
+            except asyncio.TimeoutError:
+                print(f"    write {seq}: {pending[seq]} watchers did not see it within 30 s")
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return lat, ready
+
+
+async def main(args: argparse.Namespace) -> None:
+    tmp = tempfile.mkdtemp(prefix="bench-apiserver-")
+    procs: list[subprocess.Popen] = []
+    try:
+        if args.etcd_servers:
+            etcd_url = args.etcd_servers
+        else:
+            p, etcd_url = start(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir",
+                                 os.path.join(tmp, "etcd")], os.path.join(tmp, "etcd.log"),
+                                r"event=etcd\.ready listen=(\S+)")
+            procs.append(p)
+        api, base = start(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+                          os.path.join(tmp, "apiserver.log"), r"event=apiserver\.ready url=(\S+)")
+        procs.append(api)
+        print(f"etcd {'external ' + etcd_url if args.etcd_servers else 'embedded ' + etcd_url}; "
+              f"apiserver {base} (pid {api.pid}); {os.cpu_count()} CPUs")
+        conn = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=conn) as s:
+            ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "fanout"}}
+            async with s.post(f"{base}/api/v1/namespaces", json=ns) as r:
+                await r.read()
+            async with s.post(f"{base}/api/v1/namespaces/fanout/pods", json=pod("target", "fanout")) as r:
+                await r.read()
+            # warm-up (connections, code paths)
+            await create_pods(s, base, [f"warm-{i}" for i in range(256)], args.clients)
+
+            names = [f"pod-{i:06d}" for i in range(args.pods)]
+            c0 = cpu_seconds(api.pid)
+            lat, wall, errors = await create_pods(s, base, names, args.clients)
+            c1 = cpu_seconds(api.pid)
+            print(f"{'create (' + str(args.clients) + ' clients)':<30} {len(names) / wall:7.0f} pods/s   "
+                  f"{ms(lat)}   errors {errors}   apiserver CPU {(c1 - c0) / len(names) * 1e6:.0f} us/create")
+            c0 = cpu_seconds(api.pid)
+            lat = await gets(s, base, names, args.gets, args.clients)
+            c1 = cpu_seconds(api.pid)
+            print(f"{'get (' + str(args.clients) + ' clients)':<30} {args.gets / sum(lat) * args.clients:7.0f} "
+                  f"req/s    {ms(lat)}   apiserver CPU {(c1 - c0) / args.gets * 1e6:.0f} us/get")
+            lat, n = await lists(s, base, args.lists, False)
+            print(f"{'list ' + str(n) + ' pods (etcd)':<30} {'':15}{ms(lat)}")
+            lat, n = await lists(s, base, args.lists, True)
+            print(f"{'list ' + str(n) + ' pods (RV=0, cache)':<30} {'':15}{ms(lat)}")
+        for w in args.watchers:
+            lat, ready = await fanout(base, w, args.writes)
+            print(f"{'fan-out to ' + str(ready) + ' watchers':<30} {'':15}{ms(lat)}   "
+                  f"({len(lat)} deliveries of {args.writes} writes)")
+        if args.rss_pods:
+            have = args.pods + 256
+            more = [f"rss-{i:06d}" for i in range(max(args.rss_pods - have, 0))]
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+                lat, wall, errors = await create_pods(s, base, more, args.clients)
+            print(f"{'create up to ' + str(args.rss_pods) + ' pods':<30} {len(more) / wall if wall else 0:7.0f} "
+                  f"pods/s   {ms(lat)}   errors {errors}")
+            print(f"{'apiserver RSS with ' + str(args.rss_pods) + ' pods':<30} {rss_mb(api.pid):7.0f} MB")
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(coro):
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pods", type=int, default=10_000)
+    ap.add_argument("--clients", type=int, default=64)
+    ap.add_argument("--gets", type=int, default=5_000)
+    ap.add_argument("--lists", type=int, default=10)
+    ap.add_argument("--watchers", type=int, nargs="*", default=[100, 1000])
+    ap.add_argument("--writes", type=int, default=20)
+    ap.add_argument("--rss-pods", type=int, default=100_000)
+    ap.add_argument("--etcd-servers", default=None)
+    _run(main(ap.parse_args()))
