@@ -143,7 +143,7 @@ def _start(args: list[str], log_path: str, pattern: str, timeout: float = 60.0):
     raise SystemExit(f"{args[0]} did not start: see {log_path}")
 
 
-async def e2e(nodes: int, pods: int, clients: int) -> dict:
+async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) -> dict:
     """Real processes: our etcd (memory only), the apiserver and the scheduler — no
     kubelets. Node objects and then pods are created over HTTP; a pods watch opened
     before the creates times each pod's first MODIFIED event with ``spec.nodeName``.
@@ -219,6 +219,12 @@ async def e2e(nodes: int, pods: int, clients: int) -> dict:
                                     done.set()
                                     return
             watcher = asyncio.create_task(watch())
+            spy = None
+            if py_spy:  # sample the scheduler process while it works (py-spy from PyPI)
+                import subprocess
+                spy = subprocess.Popen(["py-spy", "record", "--pid", str(sched.pid), "-o", py_spy,
+                                        "--format", "raw" if py_spy.endswith(".txt") else "flamegraph"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             c0 = _cpu(sched.pid)
             t0 = time.perf_counter()
             create_wall = await post_all(f"{base}/api/v1/namespaces/default/pods",
@@ -230,6 +236,10 @@ async def e2e(nodes: int, pods: int, clients: int) -> dict:
                 pass
             watcher.cancel()
             cpu = _cpu(sched.pid) - c0
+            if spy is not None:
+                import signal
+                spy.send_signal(signal.SIGINT)
+                spy.wait(30)
             times = sorted(bound_at.values())
             out = {"nodes": nodes, "pods": pods, "bound": len(times), "create_rate": pods / create_wall,
                    "bind_rate": len(times) / (times[-1] - t0) if times else 0.0,
@@ -278,10 +288,12 @@ def main() -> None:
                     "printed beside the in-process figure for the same shape")
     ap.add_argument("--e2e-nodes", type=int, default=500)
     ap.add_argument("--e2e-pods", type=int, default=2000)
+    ap.add_argument("--py-spy", default=None, metavar="FILE", help="with --e2e: py-spy record the "
+                    "scheduler process while it binds (FILE.svg flamegraph, FILE.txt collapsed stacks)")
     ap.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients creating objects")
     a = ap.parse_args()
     if a.e2e:
-        r = asyncio.run(e2e(a.e2e_nodes, a.e2e_pods, a.clients))
+        r = asyncio.run(e2e(a.e2e_nodes, a.e2e_pods, a.clients, a.py_spy))
         dt, n = asyncio.run(run(a.e2e_nodes, a.e2e_pods, "basic", 0))
         print(f"e2e (HTTP)         nodes={r['nodes']} pods={r['pods']} bound={r['bound']} "
               f"create={r['create_rate']:.0f} pods/s bind={r['bind_rate']:.0f} pods/s "

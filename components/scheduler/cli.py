@@ -1,7 +1,8 @@
 """``controlplane scheduler``: kube-scheduler's loop against our apiserver.
 
     controlplane scheduler [--kubeconfig K | --master URL] [--config FILE]
-                           [--record-results/--no-record-results] [--leader-elect]
+                           [--record-results/--no-record-results] [--explain-max-nodes 100]
+                           [--leader-elect]
                            [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s]
                            [--leader-elect-retry-period 2s] [--leader-elect-resource-name kube-scheduler]
                            [--leader-elect-resource-namespace kube-system]
@@ -35,6 +36,11 @@ from controlplane.log import event, setup
 from controlplane.trace.emitter import TraceEmitter
 
 
+#: per-node verdicts and scores in step-9 records only up to this many nodes: the record
+#: grows ~140 bytes per node per attempt (70 KB at 500 nodes), all sent to the apiserver
+DEFAULT_EXPLAIN_MAX_NODES = 100
+
+
 @dataclass
 class LeaderElection:
     """``--leader-elect*`` settings: durations in seconds, the Lease's name/namespace."""
@@ -48,10 +54,12 @@ class LeaderElection:
 
 
 async def run_scheduler(server: str, config, record_results: bool,
-                        leader_elect: "bool | LeaderElection") -> None:
+                        leader_elect: "bool | LeaderElection",
+                        explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES) -> None:
     """Connect, start the informers, wait for them to sync, then schedule forever (only
     while holding the Lease when leader election is on). Raises RuntimeError
-    "leaderelection lost" when the Lease is lost."""
+    "leaderelection lost" when the Lease is lost. ``explain_max_nodes``: the largest
+    cluster whose per-node verdicts and scores go into each step-9 record."""
     le = leader_elect if isinstance(leader_elect, LeaderElection) else LeaderElection(bool(leader_elect))
     log = logging.getLogger("scheduler")
     async with RestClient(server, "scheduler") as client:
@@ -60,7 +68,7 @@ async def run_scheduler(server: str, config, record_results: bool,
         pods = Informer(client, PODS)
         sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler"),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,
-                          pod_lister=pods.get)
+                          explain_max_nodes=explain_max_nodes, pod_lister=pods.get)
         for res in SPREAD_SELECTOR_SOURCES:  # PodTopologySpread default constraints
             sched.listers[res.plural] = Informer(client, res)
         namespaces = Informer(client, NAMESPACES)
@@ -105,6 +113,10 @@ SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS,
 @click.option("--record-results/--no-record-results", default=False, show_default=True,
               help="also write kube-scheduler-simulator result annotations on each pod "
                    "(the step-9 trace record always has them; see `controlplane explain`)")
+@click.option("--explain-max-nodes", default=DEFAULT_EXPLAIN_MAX_NODES, show_default=True,
+              type=click.IntRange(0), help="record per-node filter verdicts and scores in the "
+              "step-9 trace record (`controlplane explain pod`) only while the cluster has at "
+              "most this many nodes")
 @click.option("--leader-elect/--no-leader-elect", default=False, show_default=True,
               help="schedule only while holding the Lease (see --leader-elect-resource-*)")
 @click.option("--leader-elect-lease-duration", default="15s", show_default=True, metavar="DURATION")
@@ -113,7 +125,8 @@ SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS,
 @click.option("--leader-elect-resource-name", default="kube-scheduler", show_default=True)
 @click.option("--leader-elect-resource-namespace", default="kube-system", show_default=True)
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
-            record_results: bool, leader_elect: bool, leader_elect_lease_duration: str,
+            record_results: bool, explain_max_nodes: int, leader_elect: bool,
+            leader_elect_lease_duration: str,
             leader_elect_renew_deadline: str, leader_elect_retry_period: str,
             leader_elect_resource_name: str, leader_elect_resource_namespace: str) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
@@ -135,7 +148,19 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     setup("scheduler")
-    run_until_signalled(lambda: run_scheduler(server, config, record_results, le))
+    use_uvloop()
+    run_until_signalled(lambda: run_scheduler(server, config, record_results, le, explain_max_nodes))
+
+
+def use_uvloop() -> bool:
+    """Make new event loops uvloop's when it is installed (less per-request overhead in
+    aiohttp's client); returns whether it did. As ``controlplane etcd``/``apiserver``."""
+    try:
+        import uvloop
+    except ImportError:
+        return False
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return True
 
 
 def _seconds(value: str, flag: str) -> float:

@@ -81,10 +81,38 @@ class CycleState(dict):
         self.framework = framework
         self.nominated: Any = None
         self.filter_results: dict[str, dict[str, str]] = {}
-        self.score_results: dict[str, dict[str, int]] = {}
-        self.final_scores: dict[str, dict[str, int]] = {}
+        #: recorded scores, one column per Score plugin: the scored node names and
+        #: (plugin, weight, normalised scores aligned with the names); the per-node
+        #: dicts below are built from them only when asked (explain)
+        self.score_nodes: list[str] = []
+        self.score_columns: list[tuple[str, int, list[int]]] = []
+        self._score_dicts: tuple[int, dict, dict] | None = None
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+
+    def _scores(self) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+        cached = self._score_dicts
+        if cached is not None and cached[0] == len(self.score_columns):
+            return cached[1], cached[2]
+        names = self.score_nodes
+        raw: dict[str, dict[str, int]] = {n: {} for n in names}
+        final: dict[str, dict[str, int]] = {n: {} for n in names}
+        for plugin, w, scores in self.score_columns:
+            for n, sc in zip(names, scores):
+                raw[n][plugin] = sc
+                final[n][plugin] = sc * w
+        self._score_dicts = (len(self.score_columns), raw, final)
+        return raw, final
+
+    @property
+    def score_results(self) -> dict[str, dict[str, int]]:
+        """node → Score plugin → normalised score (recorded cycles only)."""
+        return self._scores()[0]
+
+    @property
+    def final_scores(self) -> dict[str, dict[str, int]]:
+        """node → Score plugin → normalised score × the plugin's weight."""
+        return self._scores()[1]
 
 
 @dataclass
@@ -265,9 +293,9 @@ class Framework:
                 norm(state, pod, scores)
             w = self.weights.get(p.name, 1)
             if state.record:
-                for n, s in zip(nodes, scores):
-                    state.score_results.setdefault(n.name, {})[p.name] = s
-                    state.final_scores.setdefault(n.name, {})[p.name] = s * w
+                if not state.score_columns:
+                    state.score_nodes = [n.name for n in nodes]
+                state.score_columns.append((p.name, w, list(scores)))
             for i, s in enumerate(scores):
                 totals[i] += s * w
         return totals

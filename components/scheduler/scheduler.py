@@ -538,8 +538,10 @@ class Scheduler:
         if not state.record:
             data["recorded"] = False
             return data
-        filt = {n: dict(d) for n, d in state.filter_results.items()}
-        if diagnosis is not None:
+        # the cycle's own dicts, not copies: the state ends with this cycle
+        filt = state.filter_results
+        if diagnosis is not None:  # failures: add the diagnosis to a copy
+            filt = {n: dict(d) for n, d in filt.items()}
             for n, st in diagnosis.node_to_status.items():
                 d = filt.setdefault(n, {})
                 if st.plugin and st.plugin not in d:
@@ -552,9 +554,9 @@ class Scheduler:
             "skippedFilters": sorted(state.skip_filter),
             "skippedScores": sorted(state.skip_score),
             "filter": filt,
-            "score": {n: dict(d) for n, d in state.score_results.items()},
-            "finalScore": {n: dict(d) for n, d in state.final_scores.items()},
-            "total": dict(result.scores) if result is not None else {},
+            "score": state.score_results,
+            "finalScore": state.final_scores,
+            "total": result.scores if result is not None else {},
         })
         return data
 

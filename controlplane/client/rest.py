@@ -10,7 +10,6 @@ server's ``Status`` (reason, message, code), and streams watches as
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from typing import Any, AsyncIterator
@@ -20,6 +19,7 @@ import aiohttp
 import yaml
 
 from controlplane import __version__
+from controlplane.api import codec
 from controlplane.api.resources import Resource
 from controlplane.log import event
 
@@ -128,7 +128,7 @@ class RestClient:
                       body: Any = None, content_type: str = "application/json",
                       timeout: float | None = None) -> Any:
         """Send one request; returns the decoded JSON answer (or None)."""
-        data = None if body is None else json.dumps(body)
+        data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
@@ -236,12 +236,15 @@ async def iter_json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[Any]:
     """Decode a streamed body of one JSON document per line (a watch stream,
     the trace stream); blank lines are skipped. Raises ValueError on bad JSON."""
     buf = b""
+    loads = codec.loads
     async for chunk in resp.content.iter_any():
         buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
+        if b"\n" not in chunk:
+            continue
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
             if line.strip():
-                yield json.loads(line)
+                yield loads(line)
 
 
 def raise_for_status(status: int, text: str) -> None:
@@ -251,8 +254,8 @@ def raise_for_status(status: int, text: str) -> None:
 
 def _decode(status: int, text: str) -> Any:
     try:
-        body = json.loads(text) if text else None
-    except json.JSONDecodeError:
+        body = codec.loads(text) if text else None
+    except ValueError:
         body = None
     if status >= 300:
         if isinstance(body, dict) and body.get("kind") == "Status":

@@ -18,7 +18,7 @@ meaning follow seed 000's list (client -> apiserver -> etcd -> controller-manage
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 #: step number -> short title, as in seed 000 (the 13 steps of pod creation).
@@ -54,7 +54,11 @@ class StepRecord:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The JSON shape; ``data`` is shared, not copied (callers encode it at once)."""
+        return {"step": self.step, "component": self.component, "action": self.action,
+                "object": dict(self.object), "owners": list(self.owners),
+                "resourceVersion": self.resourceVersion, "time": self.time,
+                "detail": self.detail, "data": self.data}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "StepRecord":
