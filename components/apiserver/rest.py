@@ -385,7 +385,9 @@ class RestHandlers:
         dry = dry_run(request)
 
         def mutate(cur: dict) -> dict:
-            new = make_new(codec.clone(cur))
+            # cur is the store's private copy; make_new (the PUT body, or a patch function,
+            # which returns a new value) leaves it untouched for the checks against "old"
+            new = make_new(cur)
             if not isinstance(new, dict):
                 raise st.bad_request("the patched object is not an object")
             new.setdefault("apiVersion", resource.api_version)

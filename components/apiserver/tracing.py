@@ -11,12 +11,12 @@ Each record goes to the :class:`~controlplane.trace.buffer.TraceBuffer` and one 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 from aiohttp import web
 
+from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage import StoreEvent
 from controlplane.trace.buffer import TraceBuffer
@@ -104,7 +104,7 @@ class Tracer:
     async def handle_post(self, request: web.Request) -> web.Response:
         """``POST /debug/controlplane/trace`` body ``{"records": [StepRecord dicts]}``."""
         try:
-            body = json.loads(await request.read())
+            body = codec.loads(await request.read())
             raw = body["records"]
             if not isinstance(raw, list):
                 raise ValueError("records must be a list")
@@ -133,7 +133,7 @@ class Tracer:
         seen = set()
         for r in self.buffer.snapshot(since):
             seen.add(id(r))
-            await resp.write((json.dumps(r.to_dict()) + "\n").encode())
+            await resp.write(codec.dumps(r.to_dict()) + b"\n")
         try:
             while True:
                 try:
@@ -141,7 +141,7 @@ class Tracer:
                 except StopAsyncIteration:
                     break
                 if id(r) not in seen:
-                    await resp.write((json.dumps(r.to_dict()) + "\n").encode())
+                    await resp.write(codec.dumps(r.to_dict()) + b"\n")
                 nxt = asyncio.ensure_future(sub.__anext__())
         except (ConnectionResetError, asyncio.CancelledError):
             nxt.cancel()

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import copy
 import json
+
+from controlplane.api import codec
 from typing import Any
 
 PATCH_DIRECTIVE = "$patch"
@@ -43,14 +45,28 @@ def json_merge_patch(target: Any, patch: Any) -> Any:
     key and other values merge recursively (lists replace).
     """
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return _clone(patch)
+    out = codec.clone(target) if isinstance(target, dict) else {}
+    _merge_into(out, patch)
+    return out
+
+
+def _clone(v: Any) -> Any:
+    return codec.clone(v) if isinstance(v, (dict, list)) else v
+
+
+def _merge_into(out: dict, patch: dict) -> None:
+    """Merge ``patch`` into ``out`` (a private copy) in place: one copy per patch, not per level."""
     for k, v in patch.items():
         if v is None:
             out.pop(k, None)
+        elif isinstance(v, dict):
+            cur = out.get(k)
+            if not isinstance(cur, dict):
+                cur = out[k] = {}
+            _merge_into(cur, v)
         else:
-            out[k] = json_merge_patch(out.get(k), v)
-    return out
+            out[k] = _clone(v)
 
 
 # --------------------------------------------------------------------------- RFC 6902
@@ -143,7 +159,7 @@ def json_patch(target: Any, ops: list) -> Any:
     """
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
-    doc = copy.deepcopy(target)
+    doc = _clone(target)
     for n, op in enumerate(ops):
         if not isinstance(op, dict):
             raise PatchError(f"operation {n} is not an object")
@@ -292,7 +308,7 @@ def _merge_list(orig: list, patch: list, kind: str, path: str) -> list:
     if key is None or not all(isinstance(x, dict) for x in patch) or not all(isinstance(x, dict) for x in orig):
         return [_strip_directives(x) for x in patch
                 if not (isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "merge" and len(x) == 1)]
-    out = [copy.deepcopy(x) for x in orig]
+    out = list(orig)  # orig is part of strategic_merge_patch's private copy
     for x in patch:
         directive = x.get(PATCH_DIRECTIVE)
         if directive == "merge" and len(x) == 1:
@@ -322,7 +338,7 @@ def _merge_map(orig: dict, patch: dict, kind: str, path: str) -> dict:
         return {}
     if directive not in (None, "merge"):
         raise PatchError(f"Unknown patch type: {directive} in map: {patch}")
-    out = copy.deepcopy(orig)
+    out = dict(orig)  # orig is part of strategic_merge_patch's private copy
     retain = patch.get(RETAIN_KEYS)
     if retain is not None:
         if not isinstance(retain, list):
@@ -389,4 +405,4 @@ def strategic_merge_patch(target: Any, patch: Any, kind: str) -> Any:
         raise PatchError("strategic merge patch must be a JSON object")
     if not isinstance(target, dict):
         target = {}
-    return _merge_map(target, patch, kind, "")
+    return _merge_map(codec.clone(target), patch, kind, "")
