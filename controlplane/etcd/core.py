@@ -27,7 +27,7 @@ import zlib
 from aetcd.rpc import kv_pb2, rpc_pb2
 
 from .. import log as cplog
-from . import errors, wal
+from . import bolt, errors, wal
 from .lease import Lessor
 from .mvcc import Change, Store, WriteTxn, in_range
 from .watch import WatchHub
@@ -261,6 +261,21 @@ class Core:
         size = await loop.run_in_executor(self._snap_executor, dd.write_snapshot_stream, header, capture.chunks())
         cplog.event(log, "etcd.snapshot", revision=capture.rev, bytes=size, wal_gen=gen,
                     ms=round((time.monotonic() - t0) * 1000, 1))
+
+    async def backend_snapshot(self) -> bytes:
+        """The store as an etcd backend database (bbolt) + its SHA-256, for Maintenance.Snapshot.
+
+        Captured in one loop step (:class:`~.wal.SnapshotCapture`), built in the snapshot thread.
+        """
+        capture = wal.SnapshotCapture(self.store)
+        leases = [(l.id, l.ttl) for l in self.lessor.leases.values()]
+        index = self.applied_index
+
+        def build() -> bytes:
+            return bolt.with_checksum(bolt.build(capture.versions(), capture.rev, capture.compact_rev,
+                                                 leases, index))
+
+        return await asyncio.get_running_loop().run_in_executor(self._snap_executor, build)
 
     async def close(self) -> None:
         """Flush, snapshot and close the data dir (graceful stop)."""

@@ -362,6 +362,14 @@ class SnapshotCapture:
         self.keys = list(store.keys)
         self.hist = dict(store.hist)
 
+    def versions(self) -> Iterator:
+        """Every captured KeyValue (key order, then revision order)."""
+        rev, hist = self.rev, self.hist
+        for key in self.keys:
+            for kv in tuple(hist[key]):
+                if kv.mod_revision <= rev:
+                    yield kv
+
     def chunks(self, batch: int = 2000) -> Iterator[bytes]:
         """The RangeResponse encoding (``kvs`` = field 2) of every captured version, in pieces."""
         rev, hist = self.rev, self.hist

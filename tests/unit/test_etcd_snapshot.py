@@ -2,7 +2,10 @@
 an unclean stop (snapshot + WAL replay) rebuilds exactly the store that was acknowledged."""
 
 import asyncio
+import json
 import os
+
+import pytest
 
 from aetcd.rpc import rpc_pb2
 
@@ -94,3 +97,68 @@ def test_capture_serialises_the_store_as_of_its_revision():
     for i in range(10):  # later writes, new keys included, are not part of it
         core.put(rpc_pb2.PutRequest(key=b"/c/%d" % i, value=b"later"))
     assert b"".join(cap.chunks(batch=3)) == want
+
+
+@pytest.mark.realetcd
+@pytest.mark.skipif(not os.path.exists("/usr/bin/etcd") or not os.path.exists("/usr/bin/etcdctl"),
+                    reason="needs /usr/bin/etcd and /usr/bin/etcdctl")
+async def test_etcdctl_snapshot_save_status_restore_into_real_etcd(tmp_path):
+    """Maintenance.Snapshot streams a bbolt db that etcdctl reads and a real etcd restores from."""
+    import aetcd
+    from controlplane.etcd.server import serve
+
+    from .test_etcd_support import Proc, free_port
+
+    server = await serve(["http://127.0.0.1:0"], str(tmp_path / "emb"))
+    try:
+        async with aetcd.Client("127.0.0.1", server.port) as c:
+            for i in range(120):
+                await c.put(b"/s/%d" % (i % 40), b"v%d" % i)
+            await c.delete(b"/s/3")
+            lease = await c.lease(600)
+            await c.put(b"/leased", b"x", lease=lease)
+            await c.compact(50)
+            want = {kv.key: (kv.value, kv.create_revision, kv.mod_revision, kv.version)
+                    for kv in await c.get_prefix(b"/")}
+        rev = server.core.store.rev
+        db = str(tmp_path / "snap.db")
+        r = await _etcdctl("--endpoints", server.endpoint, "snapshot", "save", db)
+        assert r[0] == 0, r
+    finally:
+        await server.stop()
+    code, out, err = await _etcdctl("-w", "json", "snapshot", "status", db)
+    assert code == 0, err
+    status = json.loads(out)
+    assert status["revision"] == rev and status["totalKey"] > 40
+    peer, port = free_port(), free_port()
+    restored = str(tmp_path / "restored")
+    code, _, err = await _etcdctl("snapshot", "restore", db, "--data-dir", restored, "--name", "default",
+                                  "--initial-cluster", f"default=http://127.0.0.1:{peer}",
+                                  "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}")
+    assert code == 0, err
+    url = f"http://127.0.0.1:{port}"
+    proc = await asyncio.create_subprocess_exec(
+        "/usr/bin/etcd", "--data-dir", restored, "--name", "default", "--listen-client-urls", url,
+        "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+        "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+        "--initial-cluster", f"default=http://127.0.0.1:{peer}",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    real = Proc(proc)
+    try:
+        await real.wait_ready(r"ready to serve client requests|serving insecure client requests")
+        async with aetcd.Client("127.0.0.1", port) as c:
+            got = {kv.key: (kv.value, kv.create_revision, kv.mod_revision, kv.version)
+                   for kv in await c.get_prefix(b"/")}
+            assert got == want
+            assert (await c.get_lease_info(lease.id)).grantedTTL == 600
+            assert (await c.put(b"/after", b"y")).header.revision == rev + 1
+    finally:
+        await real.stop()
+
+
+async def _etcdctl(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        "/usr/bin/etcdctl", *args, env=dict(os.environ, ETCDCTL_API="3"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    return proc.returncode, out.decode(), err.decode()
