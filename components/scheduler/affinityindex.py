@@ -37,12 +37,17 @@ KINDS = ("required_anti_affinity", "required_affinity", "preferred_affinity",
          "preferred_anti_affinity")
 
 
-def _bump(counts: Counts, pair: Pair, n: int) -> None:
+def bump(counts: Counts, pair: Pair, n: int) -> None:
+    """Add ``n`` to ``counts[pair]``, dropping the entry when it reaches 0 (as
+    kube-scheduler's topologyToMatchedTermCount.update)."""
     v = counts.get(pair, 0) + n
     if v > 0:
         counts[pair] = v
     else:
         counts.pop(pair, None)
+
+
+_bump = bump
 
 
 class AffinityIndex:

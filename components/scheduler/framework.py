@@ -6,6 +6,11 @@ a plugin implements the ones it needs:
 
 * ``less(a, b)``                                    QueueSort
 * ``pre_filter(state, pod, snapshot) -> Status|None`` PreFilter (``SKIP`` skips its Filter)
+* ``pre_filter_add_pod`` / ``pre_filter_remove_pod(state, pod, pod_info, node_info)
+  -> Status|None``                                   PreFilterExtensions AddPod/RemovePod: update
+  the plugin's PreFilter state as if ``pod_info`` were added to / removed from
+  ``node_info`` (preemption's dry run, nominated pods); called on a
+  :meth:`CycleState.clone`, never for a plugin whose PreFilter said SKIP
 * ``filter(state, pod, node_info) -> Status|None``   Filter (None means Success)
 * ``post_filter(state, pod, snapshot, diagnosis) -> Status`` PostFilter
 * ``pre_score(state, pod, nodes, snapshot) -> Status|None`` PreScore (``SKIP`` skips its Score)
@@ -89,6 +94,30 @@ class CycleState(dict):
         self._score_dicts: tuple[int, dict, dict] | None = None
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        self._owned: set[str] = set()
+
+    def clone(self) -> "CycleState":
+        """A copy for a what-if run (preemption's dry run on one node, filtering with
+        nominated pods): plugin data is shared, and a PreFilter extension that changes
+        its data copies it first (copy on write, see :meth:`owns`); the recorded filter
+        verdicts and the skip sets are shared with this state (CycleState.Clone)."""
+        c = CycleState(self.record, self.framework)
+        c.update(self)
+        c.nominated = self.nominated
+        c.filter_results = self.filter_results
+        c.skip_filter = self.skip_filter
+        c.skip_score = self.skip_score
+        return c
+
+    def owns(self, key: str, copy) -> Any:
+        """Plugin data under ``key`` that this state may change in place: the first
+        time this state asks, ``copy(data)`` is stored (the data may be shared with
+        the state it was cloned from, or with the cache's indexes); later calls return
+        that copy. Raises KeyError when PreFilter stored nothing under ``key``."""
+        if key not in self._owned:
+            self[key] = copy(self[key])
+            self._owned.add(key)
+        return self[key]
 
     def _scores(self) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
         cached = self._score_dicts
@@ -238,6 +267,29 @@ class Framework:
                 continue
             st.plugin = p.name
             return st
+        return Status()
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Any, pod_to_add: Any,
+                                         node: Any) -> Status:
+        """Each PreFilter extension's AddPod, skipping plugins whose PreFilter said SKIP;
+        the first non-success (code ERROR, ``plugin`` set) stops
+        (framework.go RunPreFilterExtensionAddPod)."""
+        return self._run_extension("pre_filter_add_pod", state, pod, pod_to_add, node)
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Any, pod_to_remove: Any,
+                                            node: Any) -> Status:
+        """Each PreFilter extension's RemovePod (framework.go RunPreFilterExtensionRemovePod)."""
+        return self._run_extension("pre_filter_remove_pod", state, pod, pod_to_remove, node)
+
+    def _run_extension(self, method: str, state: CycleState, pod: Any, other: Any, node: Any) -> Status:
+        for p in self.pre_filter_plugins:
+            fn = getattr(p, method, None)
+            if fn is None or p.name in state.skip_filter:
+                continue
+            st = fn(state, pod, other, node)
+            if st is not None and not st.is_success():
+                return Status(ERROR, f"running {method} on PreFilter plugin {p.name}: {st.message()}",
+                              plugin=p.name)
         return Status()
 
     def run_filter(self, state: CycleState, pod: Any, node: Any) -> Status | None:

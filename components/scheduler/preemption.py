@@ -15,10 +15,10 @@ Priority is ``spec.priority`` (an int). The apiserver does not serve PriorityCla
 whatever integer its spec carries (0 when unset, by admission defaults). PodDisruptionBudgets
 are not served either, so no victim ever violates one.
 
-Limits: while dry-running a node, the PreFilter state of InterPodAffinity and
-PodTopologySpread is not updated for the removed victims (kube-scheduler's
-``RunPreFilterExtensionRemovePod``); those plugins judge the node as if the victims
-were still counted in their pre-computed domain counts.
+Each node's dry run works on a clone of the cycle state; removing (and re-adding) a
+potential victim runs the PreFilter extensions' RemovePod (AddPod), so InterPodAffinity
+and PodTopologySpread judge the node without the victims
+(``RunPreFilterExtensionRemovePod``).
 """
 
 from __future__ import annotations
@@ -104,12 +104,19 @@ def num_candidates(num_nodes: int, percentage: int = MIN_CANDIDATE_NODES_PERCENT
 
 
 def select_victims_on_node(run_filter: Callable[[Any], Status | None], pod: PodInfo,
-                           node: Any) -> tuple[list[PodInfo], Status]:
+                           node: Any,
+                           removed_hook: Callable[[PodInfo], Status] | None = None,
+                           added_hook: Callable[[PodInfo], Status] | None = None,
+                           ) -> tuple[list[PodInfo], Status]:
     """The fewest, least important pods to evict from ``node`` so that ``pod`` fits.
 
     Removes every pod of lower priority; if the pod still does not fit, returns the
     filter's status. Otherwise re-adds the potential victims most important first,
-    keeping each one whose return still lets the pod fit ("reprieve"). ``node`` is
+    keeping each one whose return still lets the pod fit ("reprieve"). ``removed_hook``
+    / ``added_hook(pod_info) -> Status`` run after each removal / re-addition: the
+    PreFilter extensions' RemovePod / AddPod on the dry run's cycle state, so plugins
+    with pre-computed counts (InterPodAffinity, PodTopologySpread) see the victims
+    gone; a non-success from them ends the dry run with that status. ``node`` is
     restored before returning. Returns (victims most important first, status):
     UnschedulableAndUnresolvable "No preemption victims found for incoming pod" when
     no pod has lower priority (SelectVictimsOnNode).
@@ -117,10 +124,15 @@ def select_victims_on_node(run_filter: Callable[[Any], Status | None], pod: PodI
     potential = [p for p in node.pods.values() if p.priority < pod.priority]
     if not potential:
         return [], Status(UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
-    for p in potential:
-        node.remove_pod(p.key)
-    removed = list(potential)
+    removed: list[PodInfo] = []
     try:
+        for p in potential:
+            node.remove_pod(p.key)
+            removed.append(p)
+            if removed_hook is not None:
+                st = removed_hook(p)
+                if not st.is_success():
+                    return [], st
         st = run_filter(node)
         if st is not None and not st.is_success():
             return [], st
@@ -128,9 +140,17 @@ def select_victims_on_node(run_filter: Callable[[Any], Status | None], pod: PodI
         victims: list[PodInfo] = []
         for p in potential:
             node.add_pod(p)
+            if added_hook is not None:
+                st = added_hook(p)
+                if not st.is_success():
+                    return [], st
             st = run_filter(node)
             if st is not None and not st.is_success():
                 node.remove_pod(p.key)
+                if removed_hook is not None:
+                    st = removed_hook(p)
+                    if not st.is_success():
+                        return [], st
                 victims.append(p)
         return victims, Status()
     finally:
@@ -221,8 +241,11 @@ class Evaluator:
             candidates: list[Candidate] = []
             for i in range(len(potential)):
                 ni = potential[(offset + i) % len(potential)]
+                dry = state.clone()  # DryRunPreemption: one state copy per node
                 victims, st = select_victims_on_node(
-                    lambda node: fwk.run_filter(state, pod, node), pod, ni)
+                    lambda node, dry=dry: fwk.run_filter(dry, pod, node), pod, ni,
+                    lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_remove_pod(dry, pod, p, ni),
+                    lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_add_pod(dry, pod, p, ni))
                 if st.is_success() and victims:
                     candidates.append(Candidate(ni.name, victims))
                     if len(candidates) >= want:

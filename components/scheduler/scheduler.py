@@ -338,8 +338,8 @@ class Scheduler:
         feasible = []
         run_filter = fwk.run_filter
         if self.nominated:
-            def run_filter(state, pod, node, _plain=fwk.run_filter):
-                return self.run_filter_with_nominated(_plain, state, pod, node)
+            def run_filter(state, pod, node, _fwk=fwk):
+                return self.run_filter_with_nominated(_fwk, state, pod, node)
         statuses = diagnosis.node_to_status
         evaluated = 0
         for i in range(n_all):
@@ -358,25 +358,34 @@ class Scheduler:
         self.next_start_node_index = (start + evaluated) % n_all
         return feasible, diagnosis, evaluated
 
-    def run_filter_with_nominated(self, run_filter, state: CycleState, pi: PodInfo, node) -> Status | None:
+    def run_filter_with_nominated(self, fwk: Framework, state: CycleState, pi: PodInfo,
+                                  node) -> Status | None:
         """Filter ``node`` as if the pods nominated there with priority >= the pod's
-        were already on it, then (if that passes) as it is; the pod must pass both
-        (framework.go RunFilterPluginsWithNominatedPods)."""
+        were already on it — on the node and, through the PreFilter extensions' AddPod,
+        in a clone of the cycle state (InterPodAffinity and PodTopologySpread counts) —
+        then (if that passes) as it is; the pod must pass both
+        (framework.go RunFilterPluginsWithNominatedPods, addNominatedPods)."""
         noms = self.nominated.get(node.name)
         added = [p for k, p in noms.items() if k != pi.key and p.priority >= pi.priority
                  and k not in node.pods] if noms else []
         if not added:
-            return run_filter(state, pi, node)
-        for p in added:
-            node.add_pod(p)
+            return fwk.run_filter(state, pi, node)
+        with_nominated = state.clone()
+        done = []
         try:
-            st = run_filter(state, pi, node)
-        finally:
             for p in added:
+                node.add_pod(p)
+                done.append(p)
+                st = fwk.run_pre_filter_extension_add_pod(with_nominated, pi, p, node)
+                if not st.is_success():
+                    return st
+            st = fwk.run_filter(with_nominated, pi, node)
+        finally:
+            for p in done:
                 node.remove_pod(p.key)
         if st is not None:
             return st
-        return run_filter(state, pi, node)
+        return fwk.run_filter(state, pi, node)
 
     def select_host(self, nodes: list, totals: list[int]) -> str:
         """The highest total; ties broken uniformly at random (selectHost)."""

@@ -21,6 +21,7 @@ Sources: pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go,scoring.
 
 from __future__ import annotations
 
+from components.scheduler.affinityindex import bump as _bump
 from components.scheduler.framework import (MAX_NODE_SCORE, SKIP, UNSCHEDULABLE,
                                             UNSCHEDULABLE_AND_UNRESOLVABLE, Status)
 
@@ -77,12 +78,54 @@ class InterPodAffinity:
         anti = [(t, idx.matching_counts((t,))) for t in req_anti]
         if not existing and not req_aff and not req_anti:
             return Status(SKIP)
-        self_affine = bool(req_aff) and not affinity and matches_all_terms(req_aff, pod, ns_labels)
-        state[_PRE] = (existing, affinity, anti, self_affine)
+        matches_own = bool(req_aff) and matches_all_terms(req_aff, pod, ns_labels)
+        state[_PRE] = (existing, affinity, anti, matches_own, snapshot.ns_labels)
         return None
 
+    # -- PreFilterExtensions (filtering.go AddPod/RemovePod, updateWithPod) ------------
+    def pre_filter_add_pod(self, state, pod, pod_to_add, node) -> Status | None:
+        """Count ``pod_to_add`` on ``node`` in the PreFilter state: its required
+        anti-affinity terms that match the pod, the pod's required affinity (when it
+        matches all the terms) and each of the pod's anti-affinity terms it matches."""
+        self._update(state, pod, pod_to_add, node, 1)
+        return None
+
+    def pre_filter_remove_pod(self, state, pod, pod_to_remove, node) -> Status | None:
+        """Stop counting ``pod_to_remove`` on ``node`` (preemption's victims)."""
+        self._update(state, pod, pod_to_remove, node, -1)
+        return None
+
+    @staticmethod
+    def _copy_state(pre):
+        existing, affinity, anti, matches_own, ns_labels = pre
+        return (dict(existing), dict(affinity), [(t, dict(c)) for t, c in anti], matches_own, ns_labels)
+
+    def _update(self, state, pod, other, node, sign: int) -> None:
+        labels = node.labels
+        if not labels:
+            return
+        existing, affinity, anti, _, ns_labels = state.owns(_PRE, self._copy_state)
+        pod_ns = ns_labels(pod.namespace)
+        for t in other.required_anti_affinity:
+            v = labels.get(t.topology_key)
+            if v is not None and t.matches(pod, pod_ns):
+                _bump(existing, (t.topology_key, v), sign)
+        other_ns = ns_labels(other.namespace)
+        if pod.required_affinity and matches_all_terms(pod.required_affinity, other, other_ns):
+            for t in pod.required_affinity:
+                v = labels.get(t.topology_key)
+                if v is not None:
+                    _bump(affinity, (t.topology_key, v), sign)
+        for t, counts in anti:
+            v = labels.get(t.topology_key)
+            if v is not None and t.matches(other, other_ns):
+                _bump(counts, (t.topology_key, v), sign)
+
     def filter(self, state, pod, node) -> Status | None:
-        existing, affinity, anti, self_affine = state[_PRE]
+        existing, affinity, anti, matches_own, _ = state[_PRE]
+        # the first pod of a self-affine group: no pod anywhere matches its affinity
+        # terms yet, and it matches them itself (filtering.go satisfyPodAffinity)
+        self_affine = matches_own and not affinity
         labels = node.labels
         if pod.required_affinity:
             pods_exist = True

@@ -43,6 +43,7 @@ NAME = "PodTopologySpread"
 ERR_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
 ERR_CONSTRAINTS = "node(s) didn't match pod topology spread constraints"
 _PRE = "PodTopologySpread.prefilter"
+_PRE_EXT = "PodTopologySpread.prefilter.constraints"
 _SCORE = "PodTopologySpread.prescore"
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -118,6 +119,14 @@ def default_selector(pod, listers: dict) -> LabelSelector:
     return LabelSelector(tuple(reqs))
 
 
+def _min_count(c: Constraint, d: dict[str, int]) -> int:
+    """The global minimum of matching pods over the eligible domains; 0 while there
+    are fewer than ``minDomains`` domains (common.go minMatchNum)."""
+    if len(d) < c.min_domains:
+        return 0
+    return min(d.values()) if d else 2 ** 31 - 1
+
+
 def _count(node, sel: LabelSelector, namespace: str) -> int:
     """Pods on ``node`` in ``namespace``, not being deleted, matching ``sel``
     (common.go countPodsMatchSelector)."""
@@ -175,17 +184,22 @@ class PodTopologySpread:
             return [], True
         return [_parse(c, pod.labels, sel) for c in defaults], True
 
+    @staticmethod
+    def _node_policy(pod):
+        """(has node affinity, the compiled required node affinity matcher) of ``pod``."""
+        spec = pod.pod.get("spec") or {}
+        req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+               .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        has_affinity = bool(spec.get("nodeSelector")) or req is not None
+        return has_affinity, compile_required(spec.get("nodeSelector") or {},
+                                              None if req is None else req.get("nodeSelectorTerms") or [])
+
     def _domain_counts(self, pod, snapshot, cs: list[Constraint], require_all: bool = True,
                        skip_hostname: bool = False):
         """Per constraint {domain value: matching pods} over the snapshot's nodes that
         count (all topology keys present when ``require_all``; the inclusion policies).
         Pod counts per node come from the cache's :class:`SelectorCounts`."""
-        spec = pod.pod.get("spec") or {}
-        req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-               .get("requiredDuringSchedulingIgnoredDuringExecution"))
-        has_affinity = bool(spec.get("nodeSelector")) or req is not None
-        affinity = compile_required(spec.get("nodeSelector") or {},
-                                    None if req is None else req.get("nodeSelectorTerms") or [])
+        has_affinity, affinity = self._node_policy(pod)
         tolerations = pod.tolerations
         counts: list[dict[str, int]] = [{} for _ in cs]
         keys = [c.topology_key for c in cs]
@@ -235,15 +249,51 @@ class PodTopologySpread:
             return Status(SKIP)
         counts = self._domain_counts(pod, snapshot, cs)
         pre = []
+        self_matches = []
         for c, d in zip(cs, counts):
-            if len(d) < c.min_domains:
-                m = 0
-            else:
-                m = min(d.values()) if d else 2 ** 31 - 1
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            pre.append((c.topology_key, d, c.max_skew - self_match + m))
+            self_matches.append(self_match)
+            pre.append((c.topology_key, d, c.max_skew - self_match + _min_count(c, d)))
         state[_PRE] = pre
+        state[_PRE_EXT] = (cs, self_matches, self._node_policy(pod))
         return None
+
+    # -- PreFilterExtensions (filtering.go AddPod/RemovePod, updateWithPod) ------------
+    def pre_filter_add_pod(self, state, pod, pod_to_add, node) -> Status | None:
+        """Count ``pod_to_add`` in ``node``'s domain of each DoNotSchedule constraint
+        whose selector it matches, when it is in the pod's namespace and ``node`` counts
+        for the constraint (all topology keys, the inclusion policies)."""
+        self._update(state, pod, pod_to_add, node, 1)
+        return None
+
+    def pre_filter_remove_pod(self, state, pod, pod_to_remove, node) -> Status | None:
+        """Stop counting ``pod_to_remove`` in ``node``'s domains (preemption's victims)."""
+        self._update(state, pod, pod_to_remove, node, -1)
+        return None
+
+    def _update(self, state, pod, other, node, sign: int) -> None:
+        if other.namespace != pod.namespace or \
+                (other.pod.get("metadata") or {}).get("deletionTimestamp"):
+            return  # terminating pods are not counted (countPodsMatchSelector)
+        cs, self_matches, (has_affinity, affinity) = state[_PRE_EXT]
+        labels = node.labels
+        if any(c.topology_key not in labels for c in cs):
+            return
+        pre = None
+        for i, c in enumerate(cs):
+            if not c.selector.matches(other.labels):
+                continue
+            if c.honor_node_affinity and has_affinity and not affinity(labels, node.name):
+                continue
+            if c.honor_node_taints and find_untolerated(
+                    node.taints, pod.tolerations, ("NoSchedule", "NoExecute")) is not None:
+                continue
+            if pre is None:
+                pre = state.owns(_PRE, lambda p: [(k, dict(d), h) for k, d, h in p])
+            key, d, _ = pre[i]
+            v = labels[c.topology_key]
+            d[v] = d.get(v, 0) + sign
+            pre[i] = (key, d, c.max_skew - self_matches[i] + _min_count(c, d))
 
     def filter(self, state, pod, node) -> Status | None:
         labels = node.labels
