@@ -123,6 +123,9 @@ class APIServer:
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._errors], client_max_size=4 * 1024 * 1024)
+        # the resource paths first: aiohttp tries routes in order, and nearly every request is one
+        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
         def static(make):
             async def handler(request: web.Request) -> web.Response:
                 return json_response(make())
@@ -139,8 +142,6 @@ class APIServer:
         app.router.add_get("/openapi/v3/{tail:.*}", self._openapi)
         app.router.add_post("/debug/controlplane/trace", self.tracer.handle_post)
         app.router.add_get("/debug/controlplane/trace", self.tracer.handle_get)
-        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
-        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
         return app
 
     async def _health(self, request: web.Request) -> web.Response:

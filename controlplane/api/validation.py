@@ -716,6 +716,11 @@ def _validate_pod_update(new: dict, old: dict, errs: ErrorList) -> None:
 # --------------------------------------------------------------------------- per kind
 
 def _validate_pod(obj: dict, old: dict | None, errs: ErrorList) -> None:
+    if old is not None and obj.get("spec") == old.get("spec"):
+        # an update leaving the stored (validated) spec as it is — status and metadata
+        # writes, the bulk of pod traffic: nothing in the spec to (re)check; the status
+        # strategy resets the spec anyway (pkg/registry/core/pod/strategy.go podStatusStrategy)
+        return
     validate_pod_spec(obj.get("spec"), "spec", errs)
     if old is not None:
         _validate_pod_update(obj, old, errs)
