@@ -30,6 +30,16 @@ from controlplane.cli.cluster import LocalCluster  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, in seconds (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -74,6 +84,7 @@ async def main(args: argparse.Namespace) -> None:
                         done.set()
                         return
 
+        cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         wt = asyncio.create_task(watch())
         dep = {"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "bench", "namespace": "default"},
@@ -112,6 +123,11 @@ async def main(args: argparse.Namespace) -> None:
               f"{args.image_pull_seconds}s + start {args.container_start_seconds}s)")
         print(f"{'submission -> Running':<34} p50 {pct(lat_run, 50):7.2f} s    "
               f"p99 {pct(lat_run, 99):7.2f} s    (Kubernetes SLO: pod startup p99 <= 5 s)")
+        print("\nCPU seconds per process during the run (where the time goes):")
+        for svc in cluster.services:
+            after = cpu_seconds(svc.proc.pid) if svc.proc else 0.0
+            print(f"  {svc.name:<20} {after - cpu_before.get(svc.name, 0.0):7.2f} s")
+        print(f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     finally:
         await client.close()
         await cluster.stop()
