@@ -115,8 +115,7 @@ class Core:
         self.member_id = int(dd.meta.get("member_id", self.member_id))
         store, lessor = self.store, self.lessor
         if dd.snapshot is not None:
-            snap = rpc_pb2.RangeResponse.FromString(dd.snapshot_blob)
-            store.load(dd.snapshot["rev"], dd.snapshot["compact_rev"], snap.kvs)
+            store.load(dd.snapshot["rev"], dd.snapshot["compact_rev"], dd.snapshot_versions())
             for lease_id, ttl in dd.snapshot.get("leases", []):
                 lessor.grant(lease_id, ttl)
             for key in store.keys:

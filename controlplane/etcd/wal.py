@@ -28,12 +28,15 @@ taken in one event-loop step, so serialising a big store runs in a worker thread
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 import zlib
 from typing import Iterable, Iterator
 
-from aetcd.rpc import rpc_pb2
+from aetcd.rpc import kv_pb2, rpc_pb2
+
+KeyValue = kv_pb2.KeyValue
 
 FORMAT = "controlplane-etcd"
 VERSION = 1
@@ -97,15 +100,16 @@ def encode_revision(rev: int, kvs) -> bytes:
 class DataDir:
     """An opened data dir: :meth:`open` validates/creates it, :meth:`recover` yields its history.
 
-    Attributes after :meth:`open`: ``meta`` (dict), ``snapshot`` (dict header or None) and
-    ``snapshot_kvs`` (bytes), ``gen`` (current WAL generation). Raises :class:`DataDirError`.
+    Attributes after :meth:`open`: ``meta`` (dict), ``snapshot`` (dict header or None; its
+    versions come from :meth:`snapshot_versions`), ``gen`` (current WAL generation). Raises
+    :class:`DataDirError`.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.meta: dict = {}
         self.snapshot: dict | None = None
-        self.snapshot_blob = b""
+        self._snapshot_data_at = 0
         self.gen = 0
         self._fd: int | None = None
 
@@ -165,22 +169,62 @@ class DataDir:
         return os.path.join(self.path, f"wal-{gen:016d}.log")
 
     def _read_snapshot(self, path: str) -> None:
+        """Read and check the snapshot header; verify the blob's size and CRC by streaming it."""
         try:
             with open(path, "rb") as f:
-                data = f.read()
-            line, _, blob = data.partition(b"\n")
-            hdr = json.loads(line)
-            if hdr.get("version", 0) > VERSION:
-                raise DataDirError(f"data dir {self.path}: snapshot format version {hdr.get('version')} "
-                                   f"is newer than this server's {VERSION}")
-            if len(blob) != hdr["size"] or zlib.crc32(blob) != hdr["crc"]:
+                line = f.readline()
+                hdr = json.loads(line)
+                if hdr.get("version", 0) > VERSION:
+                    raise DataDirError(f"data dir {self.path}: snapshot format version {hdr.get('version')} "
+                                       f"is newer than this server's {VERSION}")
+                size = crc = 0
+                while chunk := f.read(1 << 20):
+                    size += len(chunk)
+                    crc = zlib.crc32(chunk, crc)
+            if size != hdr["size"] or crc != hdr["crc"]:
                 raise ValueError("checksum mismatch")
         except DataDirError:
             raise
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise DataDirError(f"data dir {self.path}: corrupt snapshot ({e})") from None
         self.snapshot = hdr
-        self.snapshot_blob = blob
+        self._snapshot_data_at = len(line)
+
+    def snapshot_versions(self) -> Iterator:
+        """The snapshot's KeyValues, parsed one at a time from the file (memory: one chunk, and
+        each version its own small message). Raises DataDirError on a malformed blob."""
+        path = os.path.join(self.path, "snapshot")
+        with open(path, "rb") as f:
+            f.seek(self._snapshot_data_at)
+            buf = b""
+            pos = 0
+            while True:
+                chunk = f.read(1 << 20)
+                buf = buf[pos:] + chunk
+                pos = 0
+                n = len(buf)
+                while pos < n:
+                    # one RangeResponse.kvs entry: tag 0x12, varint length, KeyValue bytes
+                    if buf[pos] != 0x12:
+                        raise DataDirError(f"data dir {self.path}: corrupt snapshot (unexpected field)")
+                    length = shift = 0
+                    i = pos + 1
+                    while i < n and buf[i] & 0x80:
+                        length |= (buf[i] & 0x7F) << shift
+                        shift += 7
+                        i += 1
+                    if i >= n:
+                        break
+                    length |= buf[i] << shift
+                    end = i + 1 + length
+                    if end > n:
+                        break
+                    yield KeyValue.FromString(buf[i + 1:end])
+                    pos = end
+                if not chunk:
+                    if pos < len(buf):
+                        raise DataDirError(f"data dir {self.path}: corrupt snapshot (truncated)")
+                    return
 
     # ------------------------------------------------------------------ recovery
     def records(self) -> Iterator[tuple[int, object]]:
@@ -201,11 +245,25 @@ class DataDir:
     def _read_wal(self, gen: int, last: bool):
         """Yield the records of one WAL file; return the offset after the last good record."""
         path = self._wal_path(gen)
-        with open(path, "rb") as f:
-            data = f.read()
         name = os.path.basename(path)
-        if not data.startswith(WAL_MAGIC):
-            if last and WAL_MAGIC.startswith(data.rstrip(b"\0")):
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            # mapped, not read: a segment is mostly preallocated zeros
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        try:
+            data = memoryview(mm) if mm is not None else memoryview(b"")
+            try:
+                return (yield from self._records_in(data, name, last))
+            finally:
+                data.release()
+        finally:
+            if mm is not None:
+                mm.close()
+
+    def _records_in(self, data: memoryview, name: str, last: bool):
+        if data[:len(WAL_MAGIC)] != WAL_MAGIC:
+            head = bytes(data[:len(WAL_MAGIC)]).rstrip(b"\0")
+            if last and WAL_MAGIC.startswith(head) and _all_zero(data, len(head)):
                 return None  # created but its first write never became durable: start it afresh
             raise DataDirError(f"data dir {self.path}: {name} is not a WAL file")
         pos = len(WAL_MAGIC)
@@ -244,7 +302,7 @@ class DataDir:
                                    f"in {name} (newer format?)")
             msg = cls()
             try:
-                msg.ParseFromString(data[pos + 9:end])
+                msg.ParseFromString(bytes(data[pos + 9:end]))
             except Exception as e:  # DecodeError
                 raise DataDirError(f"data dir {self.path}: undecodable WAL record at offset {pos} ({e})") from None
             yield rtype, msg
@@ -386,8 +444,17 @@ class SnapshotCapture:
             yield b"".join(parts)
 
 
-def _all_zero(data: bytes, start: int) -> bool:
-    return not data[start:].strip(b"\0")
+_ZEROS = bytes(1 << 20)
+
+
+def _all_zero(data, start: int) -> bool:
+    """True if ``data[start:]`` (bytes or memoryview) holds only zero bytes; no big copies."""
+    n = len(data)
+    for i in range(start, n, len(_ZEROS)):
+        j = min(n, i + len(_ZEROS))
+        if data[i:j] != _ZEROS[:j - i]:
+            return False
+    return True
 
 
 def _preallocate(fd: int, size: int) -> None:
