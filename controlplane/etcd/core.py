@@ -80,7 +80,7 @@ class Core:
         self.applied_index = 1
         self.store = Store()
         self.lessor = Lessor()
-        self.hub = WatchHub(self.store, self.header)
+        self.hub = WatchHub(self.store, self.header, max_request_bytes=max_request_bytes)
         self.datadir = wal.DataDir(data_dir) if data_dir else None
         self._buf: list[bytes] = []
         self._pending: list[tuple[int, list[Change]]] = []

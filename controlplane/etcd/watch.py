@@ -41,7 +41,7 @@ class Watcher:
     """One watch: key range, options and delivery position (``next_rev``)."""
 
     __slots__ = ("id", "stream", "key", "end", "prev_kv", "no_put", "no_delete",
-                 "progress_notify", "next_rev", "synced")
+                 "progress_notify", "fragment", "next_rev", "synced")
 
     def __init__(self, wid: int, stream: "WatchStream", req: rpc_pb2.WatchCreateRequest) -> None:
         self.id = wid
@@ -52,6 +52,7 @@ class Watcher:
         self.no_put = NOPUT in req.filters
         self.no_delete = NODELETE in req.filters
         self.progress_notify = req.progress_notify
+        self.fragment = req.fragment
         self.next_rev = 0
         self.synced = False
 
@@ -84,8 +85,10 @@ class WatchHub:
     """All watch streams of one server; ``header(rev)`` builds a ResponseHeader."""
 
     def __init__(self, store: Store, header: Callable[[int], rpc_pb2.ResponseHeader],
-                 max_queue: int = 1024) -> None:
+                 max_queue: int = 1024, max_request_bytes: int = 1536 * 1024) -> None:
         self.store = store
+        #: responses of ``fragment`` watchers bigger than this are split (etcd --max-request-bytes)
+        self.max_request_bytes = max_request_bytes
         self.header = header
         self.max_queue = max_queue
         self.notified_rev = store.rev
@@ -119,7 +122,7 @@ class WatchHub:
             w.next_rev = last + 1
             if resp is not None and resp.events:
                 resp.header.CopyFrom(header)
-                stream.push(resp)
+                stream.push_events(w, resp)
 
     def progress(self) -> None:
         """Periodic progress notification to synced ``progress_notify`` watchers with idle streams."""
@@ -149,6 +152,31 @@ class WatchStream:
     def push(self, resp: rpc_pb2.WatchResponse) -> None:
         self.queue.append(resp)
         self.wake.set()
+
+    def push_events(self, w: Watcher, resp: rpc_pb2.WatchResponse) -> None:
+        """Queue an event response; for a ``fragment`` watcher, one bigger than the server's max
+        request size is split into responses marked ``fragment=true`` but the last (etcd
+        ``v3rpc/watch.go`` sendFragments; a single event is never split)."""
+        limit = self.hub.max_request_bytes
+        if not w.fragment or len(resp.events) < 2 or resp.ByteSize() < limit:
+            self.push(resp)
+            return
+        events = list(resp.events)
+        i = 0
+        while i < len(events):
+            part = rpc_pb2.WatchResponse(header=resp.header, watch_id=resp.watch_id, fragment=True)
+            part.events.append(events[i])
+            i += 1
+            size = part.ByteSize()
+            while i < len(events):
+                size += events[i].ByteSize() + 5  # field tag + length prefix
+                if size >= limit:
+                    break
+                part.events.append(events[i])
+                i += 1
+            if i == len(events):
+                part.fragment = False
+            self.push(part)
 
     def close(self) -> None:
         self.closed = True
@@ -234,7 +262,7 @@ class WatchStream:
                 last = rev
             if n:
                 resp.header.CopyFrom(hub.header(upto))
-                self.push(resp)
+                self.push_events(w, resp)
             if done:
                 w.next_rev = upto + 1
                 del self.unsynced[w]

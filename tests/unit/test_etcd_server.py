@@ -305,3 +305,37 @@ async def test_alarms_nospace_blocks_writes_until_disarmed_and_hash(stubs):
     with pytest.raises(grpc.aio.AioRpcError) as e:
         await m.HashKV(R.HashKVRequest(revision=999))
     assert e.value.code() == grpc.StatusCode.OUT_OF_RANGE
+
+
+async def test_watch_fragment_splits_big_responses_like_etcd():
+    server = await serve(["http://127.0.0.1:0"], None, max_request_bytes=1024)
+    try:
+        async with grpc.aio.insecure_channel(server.endpoint) as ch:
+            kv, watch = rpc_pb2_grpc.KVStub(ch), rpc_pb2_grpc.WatchStub(ch)
+            for i in range(6):
+                await kv.Put(R.PutRequest(key=b"/f/%d" % i, value=b"x" * 400))
+            results = {}
+            for fragment in (False, True):
+                reqs: asyncio.Queue = asyncio.Queue()
+
+                async def gen():
+                    while (q := await reqs.get()) is not None:
+                        yield q
+
+                stream = watch.Watch(gen())
+                reqs.put_nowait(R.WatchRequest(create_request=R.WatchCreateRequest(
+                    key=b"/f/", range_end=b"/f0", start_revision=2, fragment=fragment)))
+                assert (await asyncio.wait_for(stream.read(), 5)).created
+                got = []
+                while sum(len(r.events) for r in got) < 6:
+                    got.append(await asyncio.wait_for(stream.read(), 5))
+                reqs.put_nowait(None)
+                stream.cancel()
+                results[fragment] = got
+            assert len(results[False]) == 1  # replay batches revisions into one response
+            parts = results[True]
+            assert len(parts) > 1 and [p.fragment for p in parts] == [True] * (len(parts) - 1) + [False]
+            assert all(p.ByteSize() <= 1024 + 600 for p in parts)
+            assert [e.kv.key for p in parts for e in p.events] == [b"/f/%d" % i for i in range(6)]
+    finally:
+        await server.stop()
