@@ -10,9 +10,10 @@ sched-0) are scheduled first, untimed, then ``--pods`` pods (sched-1) are timed.
 Workloads: basic (small requests), affinity (required node affinity on a zone
 label), anti-affinity (SchedulingPodAntiAffinity: every pod ``color: green`` with
 required anti-affinity to green pods on ``kubernetes.io/hostname``),
-topology-spreading (DoNotSchedule maxSkew 1 on zone per app). Each line prints
-scheduler_perf's CI floor (``threshold`` in test/integration/scheduler_perf/
-{misc,affinity}/performance-config.yaml) beside our figure, and the load average.
+topology-spreading (TopologySpreading: 5000 plain init pods, then ``color: blue`` pods
+with DoNotSchedule maxSkew 5 over three zones). Each line prints scheduler_perf's CI
+floor (``threshold`` in test/integration/scheduler_perf/{misc,affinity,
+topology_spreading}/performance-config.yaml) beside our figure, and the load average.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ class RecordingBinder:
 
 def make_node(i: int) -> dict:
     return {"metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}",
-                                                         "zone": f"zone-{i % 10}"}},
+                                                         "zone": f"zone-{i % 10}",
+                                                         # labelNodePrepareStrategy of TopologySpreading
+                                                         "topology.kubernetes.io/zone": f"moon-{i % 3 + 1}"}},
             "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}
 
 
@@ -56,9 +59,14 @@ def make_node(i: int) -> dict:
 #: 5000Nodes_10000Pods 220 (init 5000); SchedulingPodAntiAffinity/5000Nodes_2000Pods 60
 #: (init 1000 in sched-0, measured in sched-1, every pod "color: green" with required
 #: anti-affinity to green pods of both namespaces on kubernetes.io/hostname). The
-#: topology-spreading floor (85) was not found in the current config; kept approximate.
+#: TopologySpreading/5000Nodes_5000Pods threshold 460 (topology_spreading/
+#: performance-config.yaml: nodes labelled topology.kubernetes.io/zone moon-1..3, 5000
+#: init pods from pod-default.yaml, measured pods "color: blue" with a DoNotSchedule
+#: maxSkew 5 constraint on the zone, templates/pod-with-topology-spreading.yaml).
 WORKLOADS = {"basic": (1000, 10000, 680), "affinity": (5000, 10000, 220),
-             "anti-affinity": (1000, 2000, 60), "topology-spreading": (1000, 10000, 85)}
+             "anti-affinity": (1000, 2000, 60), "topology-spreading": (5000, 5000, 460)}
+#: the template of the init pods when it is not the measured pods' own
+INIT_TEMPLATE = {"topology-spreading": "basic"}
 FLOORS = {w: f for w, (_, _, f) in WORKLOADS.items()}
 
 
@@ -77,10 +85,13 @@ def make_pod(i: int, workload: str, namespace: str = "default") -> dict:
              "namespaces": ["sched-1", "sched-0"]}]}}
         spec["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "500Mi"},
                                               "limits": {"cpu": "100m", "memory": "500Mi"}}
-    elif workload == "topology-spreading":
-        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+    elif workload == "topology-spreading":  # templates/pod-with-topology-spreading.yaml
+        labels = {"color": "blue"}
+        spec["topologySpreadConstraints"] = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
                                               "whenUnsatisfiable": "DoNotSchedule",
-                                              "labelSelector": {"matchLabels": labels}}]
+                                              "labelSelector": {"matchLabels": {"color": "blue"}}}]
+        spec["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "500Mi"},
+                                              "limits": {"cpu": "100m", "memory": "500Mi"}}
     return {"metadata": {"name": f"pod-{i}", "namespace": namespace, "uid": f"u{namespace}{i}",
                          "labels": labels}, "spec": spec}
 
@@ -109,7 +120,7 @@ async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple
     for ns in ("sched-0", "sched-1"):
         s.on_namespace_add({"metadata": {"name": ns}})
     for i in range(init_pods):
-        s.on_pod_add(make_pod(i, workload, "sched-0"))
+        s.on_pod_add(make_pod(i, INIT_TEMPLATE.get(workload, workload), "sched-0"))
     init_done = await drain(s)
     for i in range(pods):
         s.on_pod_add(make_pod(i, workload, "sched-1"))

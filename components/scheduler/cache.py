@@ -178,6 +178,24 @@ class Snapshot:
                 lambda: ((pi, n.name) for n in self.nodes for pi in n.pods.values()))
         return self._selector_counts
 
+    def domain_values(self, key: str) -> dict[str, int]:
+        """The values of node label ``key`` over the nodes → how many nodes have each
+        (topology domains for PodTopologySpread); cached until :meth:`labels_changed`."""
+        cache = self.__dict__.setdefault("_domains", {})
+        d = cache.get(key)
+        if d is None:
+            d = {}
+            for n in self.nodes:
+                v = n.labels.get(key)
+                if v is not None:
+                    d[v] = d.get(v, 0) + 1
+            cache[key] = d
+        return d
+
+    def labels_changed(self) -> None:
+        """A node's labels changed: forget the cached :meth:`domain_values`."""
+        self.__dict__.pop("_domains", None)
+
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
 
@@ -247,6 +265,8 @@ class Cache:
         old_images = ni.images if had_node else {}
         old_labels = ni.labels if had_node else {}
         ni.set_node(node)
+        if old_labels != ni.labels and had_node and self._snapshot is not None:
+            self._snapshot.labels_changed()
         if ni.pods and old_labels != ni.labels:
             self._relabel(ni, old_labels, ni.labels)
         if old_images != ni.images:

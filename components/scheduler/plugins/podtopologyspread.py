@@ -208,13 +208,18 @@ class PodTopologySpread:
         simple = len(cs) == 1 and not (cs[0].honor_node_affinity and has_affinity) \
             and not cs[0].honor_node_taints
         if simple:  # the common case, kept tight: one constraint, no inclusion policy to apply
-            key, d, pn = keys[0], counts[0], per_node[0]
+            key, pn = keys[0], per_node[0]
             if pn is None:
                 return counts
-            for n in snapshot.nodes:
-                v = n.labels.get(key)
-                if v is not None:
-                    d[v] = d.get(v, 0) + pn.get(n.name, 0)
+            # every domain starts at 0; then only the nodes holding matching pods
+            d = counts[0] = dict.fromkeys(snapshot.domain_values(key), 0)
+            by_name = snapshot.by_name
+            for name, n in pn.items():
+                ni = by_name.get(name)
+                if ni is not None:
+                    v = ni.labels.get(key)
+                    if v is not None:
+                        d[v] += n
             return counts
         for n in snapshot.nodes:
             labels = n.labels
