@@ -221,3 +221,31 @@ def test_list_defaulting_uses_given_constraints():
         Handle(services=Store(SVC)))
     assert filt(plugin, mkpod("x", {"app": "web"}), nodes) == {"a": ERR_CONSTRAINTS, "b": None}
     assert filt(plugin, mkpod("x", {"app": "db"}), nodes) == "skip"
+
+
+def test_domains_follow_node_relabels_through_the_cache():
+    # the common case counts domains from a per-snapshot cache of label values: a
+    # node moving to another zone must move its domain too
+    from components.scheduler.cache import Cache
+    cache = Cache()
+    cache.add_node(mknode("a", "z1"))
+    cache.add_node(mknode("b", "z2"))
+    cache.add_pod(mkpod("w0", {"app": "web"}, "a"))
+    plugin = PodTopologySpread()
+    pi = PodInfo(mkpod("p", {"app": "web"}, spread=spread()))
+
+    def verdicts():
+        snap = cache.snapshot()
+        state = CycleState()
+        plugin.pre_filter(state, pi, snap)
+        return {n.name: (plugin.filter(state, pi, n) or None) and plugin.filter(state, pi, n).reasons[0]
+                for n in snap.nodes}
+
+    assert cache.snapshot().domain_values(ZONE_KEY) == {"z1": 1, "z2": 1}
+    assert verdicts() == {"a": ERR_CONSTRAINTS, "b": None}
+    cache.update_node(mknode("b", "z1"))  # one zone left: z1 holds 1, the minimum is 1
+    assert cache.snapshot().domain_values(ZONE_KEY) == {"z1": 2}
+    assert verdicts() == {"a": None, "b": None}
+
+
+ZONE_KEY = "topology.kubernetes.io/zone"
