@@ -31,7 +31,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     logging.logProcesses = False
     logging.logMultiprocessing = False
     server = APIServer(etcd_servers.split(",")[0], bookmark_interval=bookmark_interval,
-                       compaction_interval=compaction_interval)
+                       compaction_interval=compaction_interval, gc_sweep_interval=600.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

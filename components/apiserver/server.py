@@ -26,6 +26,7 @@ from components.apiserver import discovery
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
+from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
 from components.apiserver.rest import WARNINGS, RestHandlers, json_response
 from components.apiserver.routing import parse
@@ -50,7 +51,8 @@ class APIServer:
 
     def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
-                 max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0) -> None:
+                 max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
+                 gc_sweep_interval: float = 0.0) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -65,6 +67,8 @@ class APIServer:
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
         self.inflight = {"readOnly": 0, "mutating": 0}
         self.request_timeout = request_timeout
+        #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (see gcpolicy.py)
+        self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -93,9 +97,13 @@ class APIServer:
             except KeyExists:
                 pass
         self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
+        if self.gc_freezer is not None:
+            self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
 
     async def stop(self) -> None:
+        if self.gc_freezer is not None:
+            await self.gc_freezer.stop()
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:
