@@ -107,3 +107,39 @@ def test_big_cluster_records_outcome_only():
     rec = StepRecord(9, "scheduler", "picked n1", {"kind": "Pod", "namespace": "default", "name": "p"},
                      data={"selectedNode": "n1", "recorded": False})
     assert "not recorded" in render(rec)
+
+
+async def test_explain_max_nodes_limits_the_record_and_scores_are_per_node():
+    t = Trace()
+    s = Scheduler(None, trace=t, rng=random.Random(0), binder_override=Binder(), explain_max_nodes=2)
+    s.on_node_add(node("node01", cpu="1"))
+    s.on_node_add(node("node02", cpu="4"))
+    await run(s, pod("small"))
+    d = last_step9(t.records, "default", "small").data
+    assert d["recorded"] is True
+    # the scores are recorded as columns and served per node, raw and weighted
+    assert set(d["score"]) == set(d["finalScore"]) == {"node01", "node02"}
+    for n in ("node01", "node02"):
+        for plugin, raw in d["score"][n].items():
+            assert d["finalScore"][n][plugin] == raw * d["weights"].get(plugin, 1)
+        assert sum(d["finalScore"][n].values()) == d["total"][n]
+    # the record goes out as JSON with the same shape
+    assert StepRecord.from_dict(rec_json(last_step9(t.records, "default", "small"))).data == d
+    s.on_node_add(node("node03"))
+    await run(s, pod("big-cluster"))
+    d = last_step9(t.records, "default", "big-cluster").data
+    assert d["recorded"] is False and d["selectedNode"] and "filter" not in d
+    assert "(per-node verdicts were not recorded" in render(last_step9(t.records, "default", "big-cluster"))
+
+
+def rec_json(rec: StepRecord) -> dict:
+    from controlplane.api import codec
+    return codec.loads(codec.dumps(rec.to_dict()))
+
+
+def test_scheduler_cli_rejects_a_negative_explain_limit():
+    from click.testing import CliRunner
+
+    from components.scheduler.cli import command
+    r = CliRunner().invoke(command, ["--master", "http://127.0.0.1:1", "--explain-max-nodes", "-1"])
+    assert r.exit_code == 2 and "--explain-max-nodes" in r.output
