@@ -15,6 +15,7 @@ import copy
 import datetime
 import secrets
 import string
+import time
 import uuid
 from typing import Any
 
@@ -47,9 +48,15 @@ TOP_FIELDS: dict[str, set[str]] = {
 }
 
 
+_NOW: list = [0, ""]
+
+
 def now_rfc3339() -> str:
-    """Current UTC time as Kubernetes' metav1.Time (second precision, ``Z``)."""
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Current UTC time as Kubernetes' metav1.Time (second precision, ``Z``); formatted once a second."""
+    sec = int(time.time())
+    if _NOW[0] != sec:
+        _NOW[0], _NOW[1] = sec, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sec))
+    return _NOW[1]
 
 
 def random_suffix(n: int = 5) -> str:

@@ -14,6 +14,7 @@ ErrFormatWrong, ErrSuffix) and ``suffix.go``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -38,6 +39,19 @@ BINARY_SUFFIXES: dict[str, Fraction] = {
 
 
 def parse_quantity(s: str | int | float | Fraction) -> Fraction:
+    """Parse a Kubernetes quantity into an exact :class:`Fraction` of base units (memoized for
+    strings: the same few request/limit strings are parsed on every pod write)."""
+    if isinstance(s, str):
+        return _parse_str(s)
+    return _parse_quantity(s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_str(s: str) -> Fraction:
+    return _parse_quantity(s)
+
+
+def _parse_quantity(s: str | int | float | Fraction) -> Fraction:
     """Parse a Kubernetes quantity into an exact :class:`Fraction` of base units.
 
     ``"100m"`` → 1/10, ``"1Gi"`` → 1073741824, ``"1e3"`` → 1000, ``2`` → 2.
