@@ -66,7 +66,8 @@ async def run_scheduler(server: str, config, record_results: bool,
         await wait_ready(client)
         nodes = Informer(client, NODES)
         pods = Informer(client, PODS)
-        sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler"),
+        # events through 4 writers: a burst of Scheduled events leaves connections for bindings
+        sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler", max_in_flight=4),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,
                           explain_max_nodes=explain_max_nodes, pod_lister=pods.get)
         for res in SPREAD_SELECTOR_SOURCES:  # PodTopologySpread default constraints

@@ -32,24 +32,57 @@ class EventRecorder:
     becomes ``source.host`` (kubelets set their node name).
     """
 
-    def __init__(self, client: RestClient, component: str, host: str | None = None) -> None:
+    def __init__(self, client: RestClient, component: str, host: str | None = None, *,
+                 max_in_flight: int | None = None, queue_size: int = 1000) -> None:
+        """``max_in_flight``: None = one task per event (default); N = a queue of at
+        most ``queue_size`` events written by N background writers, so a burst of
+        events never takes every connection from the component's other requests (the
+        scheduler's bindings). A full queue drops the event with a warning, as
+        client-go's event broadcaster does (``watch.DropIfChannelFull``, queue 1000)."""
         self.client = client
         self.component = component
         self.host = host
         self._seen: dict[tuple, dict] = {}
         self._tasks: set[asyncio.Task] = set()
+        self.max_in_flight = max_in_flight
+        self._queue: asyncio.Queue | None = asyncio.Queue(queue_size) if max_in_flight else None
+        self._writers: list[asyncio.Task] = []
+        self.dropped = 0
 
     def event(self, obj: dict, type_: str, reason: str, message: str,
               field_path: str | None = None) -> None:
         """Fire and forget: schedule the write and return at once."""
+        if self._queue is not None:
+            if not self._writers:
+                loop = asyncio.get_running_loop()
+                self._writers = [loop.create_task(self._writer()) for _ in range(self.max_in_flight or 1)]
+            try:
+                self._queue.put_nowait((obj, type_, reason, message, field_path))
+            except asyncio.QueueFull:
+                self.dropped += 1
+                log.warning("event dropped (queue full): %s %s", reason,
+                            (obj.get("metadata") or {}).get("name"))
+            return
         t = asyncio.get_running_loop().create_task(
             self._write(obj, type_, reason, message, field_path))
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)
 
+    async def _writer(self) -> None:
+        assert self._queue is not None
+        while True:
+            item = await self._queue.get()
+            try:
+                await self._write(*item)
+            finally:
+                self._queue.task_done()
+
     async def flush(self) -> None:
+        """Wait until every event recorded so far has been written (or failed)."""
         if self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self._queue is not None and self._writers:
+            await self._queue.join()
 
     async def _write(self, obj: dict, type_: str, reason: str, message: str,
                      field_path: str | None) -> None:
