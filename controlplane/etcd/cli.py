@@ -12,6 +12,7 @@ one-line error and exit status 1.
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 
@@ -95,6 +96,9 @@ async def _main(**kwargs) -> int:
     from .server import serve
 
     server = await serve(**kwargs)
+    # the recovered store lives as long as the process: keep it out of the cyclic GC's
+    # generations, so collections stay short (no multi-ms pauses with 100k keys)
+    gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
