@@ -57,7 +57,7 @@ def _duration(text: str) -> float:
 def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
             initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
             max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, log_level) -> None:
-    """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance.Status, Cluster.MemberList)."""
+    """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance: Status/Alarm/Snapshot/Hash, Cluster.MemberList)."""
     log = cplog.setup("etcd", log_level)
     try:
         interval = _duration(progress_interval)
