@@ -18,7 +18,8 @@ are not served either, so no victim ever violates one.
 Each node's dry run works on a clone of the cycle state; removing (and re-adding) a
 potential victim runs the PreFilter extensions' RemovePod (AddPod), so InterPodAffinity
 and PodTopologySpread judge the node without the victims
-(``RunPreFilterExtensionRemovePod``).
+(``RunPreFilterExtensionRemovePod``); the dry run filters with the pods nominated to
+the node (priority >= the preemptor's) counted, as ``RunFilterPluginsWithNominatedPods``.
 """
 
 from __future__ import annotations
@@ -221,10 +222,15 @@ class Evaluator:
         return True, ""
 
     def find_candidates(self, fwk: Any, state: CycleState, pod: PodInfo, snapshot: Any,
-                        diagnosis: Diagnosis) -> tuple[list[Candidate], dict[str, Status]]:
+                        diagnosis: Diagnosis, run_filter: Callable | None = None,
+                        ) -> tuple[list[Candidate], dict[str, Status]]:
         """Dry-run preemption on the nodes where it might help (those not rejected as
         UnschedulableAndUnresolvable), from a random offset, until enough candidates.
+        ``run_filter(state, pod, node)``: the filter of the dry run (default the
+        framework's; the scheduler passes its filter with nominated pods, as
+        SelectVictimsOnNode runs RunFilterPluginsWithNominatedPods).
         Returns (candidates, node name → status for nodes where it did not help)."""
+        run_filter = run_filter or fwk.run_filter
         nodes = snapshot.nodes
         potential = []
         for n in nodes:
@@ -243,7 +249,7 @@ class Evaluator:
                 ni = potential[(offset + i) % len(potential)]
                 dry = state.clone()  # DryRunPreemption: one state copy per node
                 victims, st = select_victims_on_node(
-                    lambda node, dry=dry: fwk.run_filter(dry, pod, node), pod, ni,
+                    lambda node, dry=dry: run_filter(dry, pod, node), pod, ni,
                     lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_remove_pod(dry, pod, p, ni),
                     lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_add_pod(dry, pod, p, ni))
                 if st.is_success() and victims:
@@ -259,14 +265,16 @@ class Evaluator:
         return candidates, statuses
 
     def preempt(self, fwk: Any, state: CycleState, pod: PodInfo, snapshot: Any,
-                diagnosis: Diagnosis) -> tuple[Candidate | None, Status]:
-        """The whole PostFilter: eligibility, candidates, the best candidate. Returns
-        (the chosen Candidate, Success) or (None, Unschedulable with kube-scheduler's
-        message without the ``preemption: `` prefix)."""
+                diagnosis: Diagnosis, run_filter: Callable | None = None,
+                ) -> tuple[Candidate | None, Status]:
+        """The whole PostFilter: eligibility, candidates, the best candidate
+        (``run_filter`` as for :meth:`find_candidates`). Returns (the chosen Candidate,
+        Success) or (None, Unschedulable with kube-scheduler's message without the
+        ``preemption: `` prefix)."""
         ok, why = self.eligible(pod, snapshot, diagnosis)
         if not ok:
             return None, Status(UNSCHEDULABLE, why)
-        candidates, statuses = self.find_candidates(fwk, state, pod, snapshot, diagnosis)
+        candidates, statuses = self.find_candidates(fwk, state, pod, snapshot, diagnosis, run_filter)
         if not candidates:
             reasons = []
             for n in snapshot.nodes:

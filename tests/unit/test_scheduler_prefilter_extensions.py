@@ -257,3 +257,20 @@ def test_extensions_skip_plugins_whose_prefilter_skipped():
     other = PodInfo(pod("o", node_name="a", anti={"x": "y"}))
     assert fwk.run_pre_filter_extension_add_pod(state, pi, other, nodes[0]).is_success()
     assert fwk.run_pre_filter_extension_remove_pod(state, pi, other, nodes[0]).is_success()
+
+
+@pytest.mark.parametrize("nominee_priority, want_node, want_victims", [
+    # a more important pod nominated to n1 keeps its room: evicting from n1 would not
+    # help, so n2 (whose victim is more important than n1's) is chosen
+    (100, "n2", ["mid"]),
+    # a less important nominee does not count: n1 and its least important victim win
+    (10, "n1", ["low"]),
+])
+async def test_preemption_dry_run_counts_nominated_pods(nominee_priority, want_node, want_victims):
+    s, c = make([node("n1"), node("n2")],
+                [pod("low", cpu="1", priority=0, node_name="n1"),
+                 pod("mid", cpu="1", priority=5, node_name="n2")])
+    await _nominate(s, pod("nominee", cpu="1", priority=nominee_priority, nominated="n1"))
+    assert await attempt(s, pod("high", cpu="1500m", priority=50)) is None
+    assert nominated_node(c, "high") == want_node
+    assert deleted(c) == want_victims

@@ -36,7 +36,12 @@ class DefaultPreemption:
         fwk = getattr(state, "framework", None)
         if fwk is None:  # no framework to dry-run filters with
             return Status(UNSCHEDULABLE, "preemption: " + NOT_HELPFUL)
-        cand, st = self.evaluator.preempt(fwk, state, pod, snapshot, diagnosis)
+        with_nominated = getattr(self.handle, "run_filter_with_nominated", None)
+        run_filter = None
+        if with_nominated is not None and getattr(self.handle, "nominated", None):
+            def run_filter(st, p, node):  # RunFilterPluginsWithNominatedPods
+                return with_nominated(fwk, st, p, node)
+        cand, st = self.evaluator.preempt(fwk, state, pod, snapshot, diagnosis, run_filter)
         if cand is None:
             return Status(st.code, "preemption: " + st.message())
         state.nominated = cand
