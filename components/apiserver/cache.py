@@ -317,12 +317,15 @@ class WatchCache:
     def get(self, key: str) -> dict | None:
         return self.objects.get(key)
 
-    def watch(self, matches: Predicate, resource_version: int | None) -> tuple[CacheWatcher, int]:
+    def watch(self, matches: Predicate, resource_version: int | None,
+              initial_events_end: bool = False) -> tuple[CacheWatcher, int]:
         """Register a watcher; returns it and the revision its initial events reach.
 
         ``resource_version`` None (or 0) → synthetic ADDED for every matching object;
         N → replay ring events with revision > N. Raises TooOldResourceVersion.
         Registration and the initial events happen with no await in between.
+        ``initial_events_end``: after the synthetic ADDED events, a BOOKMARK at the cache
+        revision annotated ``k8s.io/initial-events-end: "true"`` (WatchList, ``cacher.go``).
         """
         w = CacheWatcher(matches, self.queue_size + len(self.objects) + len(self.ring))
         if not resource_version:
@@ -330,6 +333,12 @@ class WatchCache:
                 o = self.objects[k]
                 if matches(o):
                     w.pending.append(WatchEvent("ADDED", o, int(o["metadata"]["resourceVersion"])))
+            if initial_events_end:
+                r = self.resource
+                w.pending.append(WatchEvent("BOOKMARK", {
+                    "kind": r.kind, "apiVersion": r.api_version,
+                    "metadata": {"resourceVersion": str(self.revision),
+                                 "annotations": {"k8s.io/initial-events-end": "true"}}}, self.revision))
         else:
             if resource_version < self.oldest:
                 raise TooOldResourceVersion(resource_version, self.oldest + 1)

@@ -26,6 +26,7 @@ from controlplane.log import event
 from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
 from controlplane.storage import collection_prefix, object_key
 
+from components.apiserver import listoptions
 from components.apiserver import protobuf
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -264,7 +265,8 @@ class RestHandlers:
         resource = info.resource
         matches = self._matcher(resource, request, info.namespace)
         rv = request.query.get("resourceVersion", "")
-        _parse_rv(rv)
+        rv_n = _parse_rv(rv)
+        match, _ = listoptions.parse(request.query, watch=False)
         limit_s = request.query.get("limit", "") or "0"
         try:
             limit = max(int(limit_s), 0)
@@ -273,16 +275,28 @@ class RestHandlers:
         cont = request.query.get("continue", "")
         meta: dict[str, Any] = {}
         cache = self.s.caches.get(resource.plural if not resource.group else f"{resource.plural}.{resource.group}")
-        if rv == "0" and not cont and cache is not None:
+        # where the list is served from (cacher.go shouldDelegateList / etcd3 store GetList):
+        # RV "0" → the watch cache as it is; RV N (NotOlderThan, the default match) without
+        # limit → the cache once it has reached N; Exact N → etcd at revision N; RV unset,
+        # a limit or a continue token → etcd (a consistent read)
+        from_cache = cache is not None and not cont and match != listoptions.EXACT and (
+            rv == "0" or (rv_n is not None and not limit))
+        if from_cache:
+            if rv_n and not await cache.wait_for_revision(rv_n):
+                raise listoptions.too_large_resource_version(rv_n, cache.revision)
             items, rev = cache.list(matches, info.namespace)
         else:
+            exact = rv_n if match == listoptions.EXACT else 0
             try:
-                res = await self.s.store.list(collection_prefix(resource, info.namespace), limit=limit,
-                                              continue_token=cont, predicate=matches)
+                res = await self.s.store.list(collection_prefix(resource, info.namespace), revision=exact or 0,
+                                              limit=limit, continue_token=cont, predicate=matches)
             except ValueError as e:
                 raise st.bad_request(str(e)) from None
             except Expired as e:
-                raise st.expired(str(e)) from None
+                raise st.expired("The resourceVersion for the provided list is too old." if exact and not cont
+                                 else str(e)) from None
+            except TooLargeResourceVersion:
+                raise listoptions.too_large_resource_version(exact, await self.s.store.current_revision()) from None
             items, rev = res.items, res.revision
             if res.continue_token:
                 meta["continue"] = res.continue_token

@@ -4,6 +4,10 @@
 200, chunked, one ``{"type":..., "object":...}`` JSON line per event, flushed per event.
 RV unset or "0": synthetic ADDED for current objects, then live events; RV=N: events after N,
 or one ERROR event (Status 410 Expired "too old resource version: N (M)") and close.
+``sendInitialEvents=true&resourceVersionMatch=NotOlderThan`` (a streaming list, WatchList):
+ADDED for the state not older than RV (RV unset: the current etcd revision), then — with
+``allowWatchBookmarks`` — a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` at the
+revision of that state, then changes; ``sendInitialEvents=false``: changes only.
 BOOKMARK events (object = the kind with only ``metadata.resourceVersion``) every
 ``bookmark_interval`` seconds and when the timeout ends, only when requested.
 With the Table Accept each object is a one-row meta.k8s.io Table.
@@ -21,6 +25,7 @@ from aiohttp import web
 from controlplane.api import codec
 from controlplane.log import event
 
+from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.cache import TooOldResourceVersion, WatchEvent
@@ -54,9 +59,11 @@ class WatchServer:
         except ValueError:
             raise st.bad_request(f"invalid timeoutSeconds: {request.query.get('timeoutSeconds')!r}") from None
         bookmarks = _bool(request.query.get("allowWatchBookmarks"))
+        _, send_initial = listoptions.parse(request.query, watch=True)
         table = wants_table(request)
         if rv:
-            await cache.wait_for_revision(rv)
+            if not await cache.wait_for_revision(rv) and send_initial:
+                raise listoptions.too_large_resource_version(rv, cache.revision)
         elif request.query.get("resourceVersion", "") == "":
             # unset = "most recent": a consistent read, so the initial events include every
             # write acknowledged before this request (cacher ConsistentListFromCache)
@@ -64,7 +71,14 @@ class WatchServer:
         resp = web.StreamResponse(status=200, headers={"Content-Type": TABLE_CT if table else "application/json"})
         resp.enable_chunked_encoding()
         try:
-            watcher, _ = cache.watch(matches, rv)
+            if send_initial:
+                # streaming list: the state (not older than RV) as ADDED, then the bookmark
+                # that ends the initial events, then changes (cacher.go Watch, WatchList)
+                watcher, _ = cache.watch(matches, None, initial_events_end=bookmarks)
+            elif send_initial is False:
+                watcher, _ = cache.watch(matches, rv or cache.revision)  # changes only
+            else:
+                watcher, _ = cache.watch(matches, rv)
         except TooOldResourceVersion as e:
             await resp.prepare(request)
             await self._send(resp, "ERROR", st.expired(str(e)).body())
@@ -120,6 +134,10 @@ class WatchServer:
 
     @staticmethod
     def _table_line(resource: Any, ev: WatchEvent) -> bytes:
+        if ev.type == "BOOKMARK":
+            return codec.dumps({"type": "BOOKMARK", "object": {
+                "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
+                "columnDefinitions": [], "rows": []}}) + b"\n"
         obj = _with_type(resource, ev.object)
         obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"

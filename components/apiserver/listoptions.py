@@ -1,0 +1,79 @@
+"""List/watch options: ``resourceVersionMatch`` and ``sendInitialEvents`` validation.
+
+The rules and messages of ``ValidateListOptions`` / ``validateWatchOptions``
+(``staging/src/k8s.io/apimachinery/pkg/apis/meta/internalversion/validation/validation.go``,
+WatchList enabled); a violation is 422 Invalid on ``ListOptions.meta.k8s.io`` with one
+cause per error, as ``handlers/get.go`` answers it. ``too_large_resource_version`` is
+``NewTooLargeResourceVersionError`` (``apimachinery/pkg/api/errors``): 504 Timeout,
+retry after 1 s.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from components.apiserver import status as st
+
+EXACT = "Exact"
+NOT_OLDER_THAN = "NotOlderThan"
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+def _flag(v: str | None) -> bool | None:
+    if v is None:
+        return None
+    return v.lower() in ("1", "true", "t", "yes")
+
+
+def parse(query: Mapping[str, str], watch: bool) -> tuple[str, bool | None]:
+    """(resourceVersionMatch, sendInitialEvents or None) of a list/watch query; raises 422."""
+    match = query.get("resourceVersionMatch", "")
+    send_initial = _flag(query.get("sendInitialEvents"))
+    rv = query.get("resourceVersion", "")
+    cont = query.get("continue", "")
+    errs: list[tuple[str, str, str]] = []  # (field, reason, detail)
+
+    def forbidden(field: str, msg: str) -> None:
+        errs.append((field, "FieldValueForbidden", f"Forbidden: {msg}"))
+
+    def unsupported(field: str, value: str, supported: list[str]) -> None:
+        vals = ", ".join(f'"{s}"' for s in supported)
+        errs.append((field, "FieldValueNotSupported", f'Unsupported value: "{value}": supported values: {vals}'))
+
+    if watch:
+        if send_initial is not None and match != NOT_OLDER_THAN:
+            forbidden("resourceVersionMatch", f"sendInitialEvents requires setting resourceVersionMatch to {NOT_OLDER_THAN}")
+        if match:
+            if send_initial is None:
+                forbidden("resourceVersionMatch",
+                          "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+            if match != NOT_OLDER_THAN:
+                unsupported("resourceVersionMatch", match, [NOT_OLDER_THAN])
+            if cont:
+                forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+    else:
+        if match:
+            if not rv:
+                forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+            if cont:
+                forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+            if match not in (EXACT, NOT_OLDER_THAN):
+                unsupported("resourceVersionMatch", match, [EXACT, NOT_OLDER_THAN, ""])
+            if match == EXACT and rv == "0":
+                forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        if send_initial is not None:
+            forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+    if errs:
+        texts = [f"{f}: {d}" for f, _, d in errs]
+        joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+        raise st.invalid("ListOptions", "meta.k8s.io", "",
+                         [{"reason": r, "message": d, "field": f} for f, r, d in errs],
+                         f'ListOptions.meta.k8s.io "" is invalid: {joined}')
+    return match, send_initial
+
+
+def too_large_resource_version(requested: int, current: int) -> st.APIError:
+    """504 "Too large resource version: N, current: M" (the cache did not reach N in time)."""
+    return st.APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+                       {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                        "retryAfterSeconds": 1})
