@@ -200,6 +200,7 @@ async def fanout(base: str, watchers: int, writes: int) -> tuple[list[float], in
 async def main(args: argparse.Namespace) -> None:
     tmp = tempfile.mkdtemp(prefix="bench-apiserver-")
     procs: list[subprocess.Popen] = []
+    etcd_pid = 0
     try:
         if args.etcd_servers:
             etcd_url = args.etcd_servers
@@ -208,6 +209,7 @@ async def main(args: argparse.Namespace) -> None:
                                  os.path.join(tmp, "etcd")], os.path.join(tmp, "etcd.log"),
                                 r"event=etcd\.ready listen=(\S+)")
             procs.append(p)
+            etcd_pid = p.pid
         api, base = start(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
                           os.path.join(tmp, "apiserver.log"), r"event=apiserver\.ready url=(\S+)")
         procs.append(api)
@@ -224,11 +226,14 @@ async def main(args: argparse.Namespace) -> None:
             await create_pods(s, base, [f"warm-{i}" for i in range(256)], args.clients)
 
             names = [f"pod-{i:06d}" for i in range(args.pods)]
-            c0 = cpu_seconds(api.pid)
+            c0, e0, l0 = cpu_seconds(api.pid), cpu_seconds(etcd_pid) if etcd_pid else 0.0, os.getloadavg()[0]
             lat, wall, errors = await create_pods(s, base, names, args.clients)
-            c1 = cpu_seconds(api.pid)
+            c1, e1 = cpu_seconds(api.pid), cpu_seconds(etcd_pid) if etcd_pid else 0.0
             print(f"{'create (' + str(args.clients) + ' clients)':<30} {len(names) / wall:7.0f} pods/s   "
-                  f"{ms(lat)}   errors {errors}   apiserver CPU {(c1 - c0) / len(names) * 1e6:.0f} us/create")
+                  f"{ms(lat)}   errors {errors}")
+            print(f"{'':<30} CPU per create: apiserver {(c1 - c0) / len(names) * 1e6:.0f} us"
+                  + (f", etcd {(e1 - e0) / len(names) * 1e6:.0f} us" if etcd_pid else "")
+                  + f"; load average {l0:.1f} -> {os.getloadavg()[0]:.1f} (2 cores shared)")
             c0 = cpu_seconds(api.pid)
             lat = await gets(s, base, names, args.gets, args.clients)
             c1 = cpu_seconds(api.pid)
