@@ -292,6 +292,23 @@ class Framework:
                               plugin=p.name)
         return Status()
 
+    def filter_runner(self, state: CycleState):
+        """``run(state, pod, node) -> Status | None``: :meth:`run_filter` for one cycle,
+        with the plugins its PreFilter skipped left out up front (the hot loop of a
+        cycle: one call per evaluated node). Recording cycles get :meth:`run_filter`."""
+        if state.record:
+            return self.run_filter
+        chain = [(p.name, p.filter) for p in self.filter_plugins if p.name not in state.skip_filter]
+
+        def run(state: CycleState, pod: Any, node: Any) -> Status | None:
+            for name, f in chain:
+                st = f(state, pod, node)
+                if st is not None and st.code != SUCCESS:
+                    st.plugin = name
+                    return st
+            return None
+        return run
+
     def run_filter(self, state: CycleState, pod: Any, node: Any) -> Status | None:
         """Filter plugins in order; the first rejection wins. None = feasible."""
         skip = state.skip_filter

@@ -336,7 +336,7 @@ class Scheduler:
         want = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n_all)
         start = self.next_start_node_index % n_all
         feasible = []
-        run_filter = fwk.run_filter
+        run_filter = fwk.filter_runner(state)
         if self.nominated:
             def run_filter(state, pod, node, _fwk=fwk):
                 return self.run_filter_with_nominated(_fwk, state, pod, node)

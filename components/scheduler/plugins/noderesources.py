@@ -135,15 +135,18 @@ class NodeResourcesBalancedAllocation:
             return [self.score(state, pod, n) for n in nodes]
         pc, pm = pod.requests.milli_cpu, pod.requests.memory
         out = []
+        append = out.append
         for n in nodes:
-            a, u = n.allocatable, n.requested
-            fr = []
-            if a.milli_cpu:
-                fr.append(min((u.milli_cpu + pc) / a.milli_cpu, 1.0))
-            if a.memory:
-                fr.append(min((u.memory + pm) / a.memory, 1.0))
-            std = abs(fr[0] - fr[1]) / 2 if len(fr) == 2 else 0.0
-            out.append(int((1 - std) * MAX_NODE_SCORE))
+            a = n.allocatable
+            ac, am = a.milli_cpu, a.memory
+            if ac and am:  # two fractions: std = |f1 - f2| / 2; one or none: 0
+                u = n.requested
+                fc = (u.milli_cpu + pc) / ac
+                fm = (u.memory + pm) / am
+                d = (fc if fc < 1.0 else 1.0) - (fm if fm < 1.0 else 1.0)
+                append(int((1 - (d if d >= 0 else -d) / 2) * MAX_NODE_SCORE))
+            else:
+                append(MAX_NODE_SCORE)
         return out
 
     def score(self, state, pod, node) -> int:
