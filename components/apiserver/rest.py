@@ -27,6 +27,7 @@ from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooL
 from controlplane.storage import collection_prefix, object_key
 
 from components.apiserver import listoptions
+from components.apiserver import podlog
 from components.apiserver import protobuf
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -689,6 +690,7 @@ class RestHandlers:
                              f'Binding "{name}" is invalid: target.name: Required value')
         pods = R.PODS
         key = object_key(pods, info.namespace, name)
+        dry = dry_run(request)
 
         def assign(pod: dict) -> dict:
             md = pod["metadata"]
@@ -716,14 +718,41 @@ class RestHandlers:
         try:
             pod = await self.s.store.guaranteed_update(key, assign, precondition_uid=bmd.get("uid"),
                                                        resource_plural="pods", name=name,
-                                                       cached=self._cached(pods, key))
+                                                       cached=self._cached(pods, key), dry_run=dry)
         except KeyNotFound:
             raise st.not_found(pods, name) from None
         except Conflict as e:
             raise st.conflict(pods, name, str(e)) from None
+        if dry:
+            return json_response(st.success(code=201), 201)  # dryRun=All: checked, not written
         self.s.tracer.on_bound(pod)
         event(log, "pod.bound", pod=f"{info.namespace}/{name}", node=node, rv=pod["metadata"]["resourceVersion"])
         return json_response(st.success(code=201), 201)
+
+    async def evict(self, request: web.Request, info: RequestInfo) -> web.Response:
+        """``POST pods/NAME/eviction`` with a policy/v1 Eviction: delete the pod with the
+        Eviction's ``deleteOptions``; 201 Success Status (``pkg/registry/core/pod/storage/eviction.go``).
+        PodDisruptionBudgets are not served, so every eviction is allowed."""
+        body = decode_body(await read_body(request), request.content_type)
+        if not isinstance(body, dict) or body.get("kind", "Eviction") != "Eviction":
+            raise st.bad_request("the body of the request must be an Eviction (policy/v1)")
+        ename = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+        if ename and ename != info.name:
+            raise st.bad_request("name in URL does not match name in Eviction object")
+        dopts = body.get("deleteOptions") or {}
+        if not isinstance(dopts, dict):
+            raise st.bad_request("deleteOptions must be an object")
+        opts = self._delete_options(dopts, request)
+        opts["dryRun"] = dry_run(request) or bool(dopts.get("dryRun"))
+        await self._delete_one(info, info.name, opts)
+        event(log, "pod.evicted", pod=f"{info.namespace}/{info.name}", dry_run=opts["dryRun"])
+        return json_response(st.success(code=201), 201)
+
+    async def pod_log(self, request: web.Request, info: RequestInfo) -> web.Response:
+        """``GET pods/NAME/log``: text/plain, synthesized (see :mod:`components.apiserver.podlog`)."""
+        pod = await self._get_current(info)
+        text = podlog.render(pod, request.query)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     @staticmethod
     def _scale_of(resource: Any, obj: dict) -> dict:
@@ -767,7 +796,8 @@ class RestHandlers:
         try:
             out = await self.s.store.guaranteed_update(self._key(info), mutate, resource_plural=resource.plural,
                                                        cached=self._cached(resource, self._key(info)),
-                                                       group=resource.group, name=info.name)
+                                                       group=resource.group, name=info.name,
+                                                       dry_run=dry_run(request))
         except KeyNotFound:
             raise st.not_found(resource, info.name) from None
         return json_response(self._scale_of(resource, out))

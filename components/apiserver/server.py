@@ -296,6 +296,14 @@ class APIServer:
             if m != "PUT":
                 raise st.method_not_allowed()
             return await rest.update(request, info)
+        if sub == "eviction":
+            if m != "POST":
+                raise st.method_not_allowed()
+            return await rest.evict(request, info)
+        if sub == "log":
+            if m != "GET":
+                raise st.method_not_allowed()
+            return await rest.pod_log(request, info)
         if sub not in (None, "status", "scale"):
             raise st.method_not_allowed()
         if m == "GET":
