@@ -37,9 +37,6 @@ log = logging.getLogger("etcd")
 RequestOp = rpc_pb2.RequestOp
 Compare = rpc_pb2.Compare
 
-#: a group of at most this many writes is synced on the loop itself (unless the WAL thread is
-#: rotating the file for a snapshot), larger groups in the WAL thread
-INLINE_SYNC_WRITES = 1
 #: etcd default --max-txn-ops
 MAX_TXN_OPS = 128
 #: etcd default --max-request-bytes (1.5 MiB)
@@ -91,7 +88,6 @@ class Core:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-wal")
         self._snap_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-snap")
         self._snap_task: asyncio.Task | None = None
-        self._rotating = False
         #: active alarms, (member id, AlarmType) in activation order (not persisted)
         self.alarms: dict[tuple[int, int], None] = {}
         #: group commits so far and the writes they carried (logged at stop)
@@ -193,12 +189,9 @@ class Core:
                 waiters, self._waiters = self._waiters, []
                 pending, self._pending = self._pending, []
                 try:
-                    if len(waiters) <= INLINE_SYNC_WRITES and not self._rotating:
-                        # a lone write (a sequential client): fdatasync right here, sparing two
-                        # thread hand-offs; nothing else was waiting to run on the loop anyway
-                        self.datadir.write_sync(data)
-                    else:
-                        await loop.run_in_executor(self._executor, self.datadir.write_sync, data)
+                    # in the WAL thread even for a lone write: an fdatasync on the loop (tried)
+                    # stalls reads and watch delivery whenever the disk is slow (watch p99 x5)
+                    await loop.run_in_executor(self._executor, self.datadir.write_sync, data)
                 except OSError as e:
                     self._broken = f"WAL write failed: {e}"
                     cplog.event(log, "etcd.wal.failed", logging.ERROR, error=str(e))
@@ -250,11 +243,7 @@ class Core:
         capture = wal.SnapshotCapture(self.store)
         leases = [[l.id, l.ttl] for l in self.lessor.leases.values()]
         rotated = loop.run_in_executor(self._executor, dd.rotate)  # queued now, same step as the capture
-        self._rotating = True
-        try:
-            gen = await rotated
-        finally:
-            self._rotating = False
+        gen = await rotated
         header = {"rev": capture.rev, "compact_rev": capture.compact_rev, "wal_gen": gen, "leases": leases}
         t0 = time.monotonic()
         size = await loop.run_in_executor(self._snap_executor, dd.write_snapshot_stream, header, capture.chunks())
