@@ -9,6 +9,7 @@ SIGTERM/SIGINT stop it gracefully. A malformed ``--etcd-servers`` URL is a one-l
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import signal
 
@@ -18,9 +19,12 @@ from aiohttp import web
 from controlplane.log import event, setup
 from controlplane.storage.etcd import parse_endpoint
 
+from components.apiserver.servicealloc import parse_port_range
+
 
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
-                compaction_interval: float) -> None:
+                compaction_interval: float, service_cluster_ip_range: str = "10.96.0.0/12",
+                service_node_port_range: str = "30000-32767") -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening."""
     from components.apiserver.server import APIServer
     log = setup("apiserver")
@@ -31,7 +35,9 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     logging.logProcesses = False
     logging.logMultiprocessing = False
     server = APIServer(etcd_servers.split(",")[0], bookmark_interval=bookmark_interval,
-                       compaction_interval=compaction_interval, gc_sweep_interval=600.0)
+                       compaction_interval=compaction_interval, gc_sweep_interval=600.0,
+                       service_cluster_ip_range=service_cluster_ip_range,
+                       service_node_port_range=service_node_port_range)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -49,6 +55,11 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     site = web.TCPSite(runner, bind_address, port)
     await site.start()
     actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        await server.ensure_kubernetes_service(bind_address if bind_address not in ("0.0.0.0", "::") else "127.0.0.1",
+                                               actual)
+    except Exception as e:  # never keeps the apiserver from serving
+        event(log, "apiserver.kubernetes_service_error", logging.WARNING, error=str(e)[:200])
     event(log, "apiserver.ready", url=f"http://{bind_address}:{actual}")
     await stop.wait()
     event(log, "apiserver.stopping")
@@ -77,8 +88,12 @@ def _run(coro) -> None:
               help="Seconds between watch BOOKMARK events.")
 @click.option("--compaction-interval", default=300.0, show_default=True, type=float,
               help="Seconds between etcd compactions.")
+@click.option("--service-cluster-ip-range", default="10.96.0.0/12", show_default=True,
+              help="CIDR from which Service cluster IPs are allocated.")
+@click.option("--service-node-port-range", default="30000-32767", show_default=True,
+              help="Port range for NodePort Services.")
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
-            compaction_interval: float) -> None:
+            compaction_interval: float, service_cluster_ip_range: str, service_node_port_range: str) -> None:
     """Kubernetes API server (HTTP) backed by etcd."""
     try:
         for url in etcd_servers.split(","):
@@ -86,6 +101,18 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--etcd-servers")
     try:
-        _run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval))
+        net = ipaddress.ip_network(service_cluster_ip_range, strict=False)
+        if net.num_addresses < 8:
+            raise ValueError("the range must hold at least 8 addresses")
+    except ValueError as e:
+        raise click.BadParameter(f"{service_cluster_ip_range!r}: {e}", param_hint="--service-cluster-ip-range")
+    try:
+        parse_port_range(service_node_port_range)
+    except ValueError:
+        raise click.BadParameter(f"{service_node_port_range!r}: expected FROM-TO, e.g. 30000-32767",
+                                 param_hint="--service-node-port-range")
+    try:
+        _run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
+                   service_cluster_ip_range, service_node_port_range))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

@@ -30,6 +30,7 @@ from components.apiserver import listoptions
 from components.apiserver import podlog
 from components.apiserver import protobuf
 from components.apiserver import semantics as sem
+from components.apiserver import servicealloc
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import TooOldResourceVersion
@@ -232,6 +233,16 @@ class RestHandlers:
             raise st.invalid(resource.kind, resource.group, name, causes,
                              sem.invalid_message(resource.kind, name, causes))
 
+    def _allocate(self, resource: Any, obj: dict, old: dict | None, dry: bool) -> None:
+        """Services: ClusterIP / NodePort allocation (:mod:`components.apiserver.servicealloc`); 422."""
+        if resource.kind != "Service" or self.s.service_allocator is None:
+            return
+        try:
+            self.s.service_allocator.allocate(obj, old, dry_run=dry)
+        except servicealloc.AllocationError as e:
+            name = (obj.get("metadata") or {}).get("name", "")
+            raise st.invalid("Service", "", name, e.causes, sem.invalid_message("Service", name, e.causes)) from None
+
     def _check_type(self, resource: Any, obj: Any) -> None:
         if not isinstance(obj, dict):
             raise st.bad_request("the body of the request was in an unknown format - expected an object")
@@ -335,6 +346,7 @@ class RestHandlers:
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, name)
+        self._allocate(resource, obj, None, dry_run(request))
         if dry_run(request):
             return await self._dry_create(request, resource, object_key(resource, info.namespace, name), obj)
         try:
@@ -411,6 +423,8 @@ class RestHandlers:
             new["metadata"].pop("resourceVersion", None)
             sem.apply_defaults(resource.kind, new)
             self._validate(resource, new, cur)
+            if sub == "":
+                self._allocate(resource, new, cur, dry)
             if strategy.should_delete_during_update(resource.kind, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
                 deleting["obj"] = new
@@ -498,6 +512,7 @@ class RestHandlers:
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, info.name)
+        self._allocate(resource, obj, None, dry_run(request))
         if dry_run(request):
             return await self._dry_create(request, resource, self._key(info), obj)
         try:

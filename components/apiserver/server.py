@@ -27,6 +27,7 @@ from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
 from components.apiserver.gcpolicy import GCFreezer
+from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.metrics import Metrics
 from components.apiserver.rest import WARNINGS, RestHandlers, json_response
 from components.apiserver.routing import parse
@@ -52,7 +53,8 @@ class APIServer:
     def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
-                 gc_sweep_interval: float = 0.0) -> None:
+                 gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
+                 service_node_port_range: str = "30000-32767") -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -69,6 +71,9 @@ class APIServer:
         self.request_timeout = request_timeout
         #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (see gcpolicy.py)
         self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
+        self.service_allocator = ServiceAllocator(
+            service_cluster_ip_range, service_node_port_range,
+            services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -100,6 +105,44 @@ class APIServer:
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
+
+    async def ensure_kubernetes_service(self, host: str, port: int) -> None:
+        """The ``kubernetes`` Service in ``default`` at the range's first address (port 443 →
+        the apiserver's ``port``) and its Endpoints ``host:port``, kept as the apiserver's
+        endpoint reconciler does (``pkg/controlplane/controller/kubernetesservice``,
+        ``pkg/controlplane/reconcilers``). Written only when missing or different."""
+        svc_key = object_key(R.SERVICES, "default", "kubernetes")
+        ep_key = object_key(R.ENDPOINTS, "default", "kubernetes")
+        ports = [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]
+        svc = {"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "kubernetes", "namespace": "default",
+                            "labels": {"component": "apiserver", "provider": "kubernetes"}},
+               "spec": {"type": "ClusterIP", "clusterIP": self.service_allocator.kubernetes_ip,
+                        "clusterIPs": [self.service_allocator.kubernetes_ip], "ports": ports,
+                        "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                        "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"}}
+        ep = {"apiVersion": "v1", "kind": "Endpoints",
+              "metadata": {"name": "kubernetes", "namespace": "default",
+                           "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+              "subsets": [{"addresses": [{"ip": host}],
+                           "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
+        for key, obj in ((svc_key, svc), (ep_key, ep)):
+            kind = obj["kind"]
+            strategy.prepare_for_create(kind, obj, "default", True)
+            try:
+                await self.store.create(key, obj)
+                continue
+            except KeyExists:
+                pass
+
+            def refresh(cur: dict, want: dict = obj) -> dict:
+                for f in ("spec", "subsets"):
+                    if f in want:
+                        cur[f] = want[f] if f == "subsets" else {**cur.get("spec", {}), **want["spec"]}
+                return cur
+            await self.store.guaranteed_update(key, refresh)
+        event(log, "apiserver.kubernetes_service", cluster_ip=self.service_allocator.kubernetes_ip,
+              endpoint=f"{host}:{port}")
 
     async def stop(self) -> None:
         if self.gc_freezer is not None:
@@ -237,8 +280,8 @@ class APIServer:
                     raise
             except Unavailable as e:
                 resp = json_response(st.unavailable(str(e)).body(), 503)
-            except asyncio.CancelledError:
-                raise
+            except (asyncio.CancelledError, ConnectionResetError):
+                raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:
                 log.exception("internal error")
                 resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)

@@ -1,0 +1,190 @@
+"""ClusterIP and NodePort allocation for Services, after ``pkg/registry/core/service/storage/alloc.go``.
+
+* ``spec.clusterIP`` unset on a ClusterIP/NodePort/LoadBalancer Service → a random free
+  address of the service CIDR (``--service-cluster-ip-range``, default ``10.96.0.0/12``;
+  the network and broadcast addresses and the first address — the ``kubernetes``
+  Service's — are never handed out); ``"None"`` → headless, nothing allocated; an
+  address given → it must be in the range and free. ``clusterIPs`` mirrors it.
+* NodePort/LoadBalancer: every port without ``nodePort`` gets a random free port of
+  ``--service-node-port-range`` (default 30000-32767); a given one must be in range and free.
+* On update the allocated values carry over when the new object leaves them unset
+  (``patchAllocatedValues``): ``kubectl apply`` sends no clusterIP; ports gain node ports
+  when the type becomes NodePort/LoadBalancer. ExternalName Services hold neither.
+
+"Allocated" = used by a Service in the watch cache, or handed out in the last
+``hold`` seconds (a create still on its way to etcd). Errors are 422 Invalid causes with
+the Kubernetes messages (``ipallocator``/``portallocator`` ErrNotInRange, ErrAllocated).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import time
+from typing import Callable, Iterable
+
+ALLOCATING_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
+NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
+
+
+class AllocationError(Exception):
+    """A given clusterIP/nodePort that cannot be had: ``causes`` as StatusCause dicts."""
+
+    def __init__(self, causes: list[dict]) -> None:
+        super().__init__("; ".join(f"{c['field']}: {c['message']}" for c in causes))
+        self.causes = causes
+
+
+def parse_port_range(text: str) -> tuple[int, int]:
+    """``"30000-32767"`` → (30000, 32767); raises ValueError."""
+    lo, _, hi = text.partition("-")
+    a, b = int(lo), int(hi or lo)
+    if not (0 < a <= b <= 65535):
+        raise ValueError(f"invalid port range {text!r}")
+    return a, b
+
+
+class ServiceAllocator:
+    """Allocates from ``cidr`` and ``node_ports``; ``services()`` yields the stored Services."""
+
+    def __init__(self, cidr: str = "10.96.0.0/12", node_ports: str = "30000-32767",
+                 services: Callable[[], Iterable[dict]] = lambda: (), hold: float = 30.0) -> None:
+        self.net = ipaddress.ip_network(cidr, strict=False)
+        self.port_range = parse_port_range(node_ports)
+        self.services = services
+        self.hold = hold
+        self._held_ips: dict[str, float] = {}
+        self._held_ports: dict[int, float] = {}
+
+    @property
+    def kubernetes_ip(self) -> str:
+        """The first address of the range: the ``kubernetes`` Service's (``default``)."""
+        return str(self.net.network_address + 1)
+
+    # ----------------------------------------------------------------- usage
+    def _used(self, skip_uid: str | None) -> tuple[set[str], set[int]]:
+        now = time.monotonic()
+        for d in (self._held_ips, self._held_ports):
+            for k in [k for k, t in d.items() if now - t > self.hold]:
+                del d[k]
+        ips, ports = set(self._held_ips), set(self._held_ports)
+        for svc in self.services():
+            md, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+            if skip_uid and md.get("uid") == skip_uid:
+                continue
+            for ip in spec.get("clusterIPs") or [spec.get("clusterIP")]:
+                if ip and ip != "None":
+                    ips.add(ip)
+            for p in spec.get("ports") or []:
+                if isinstance(p, dict) and p.get("nodePort"):
+                    ports.add(p["nodePort"])
+        return ips, ports
+
+    def _pick_ip(self, used: set[str]) -> str:
+        size = self.net.num_addresses
+        first = int(self.net.network_address)
+        lo, hi = 2, size - 2          # skip network, .1 (kubernetes), broadcast
+        if hi < lo:
+            raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
+                                    "message": "failed to allocate a serviceIP: range is full"}])
+        for _ in range(64):
+            ip = str(ipaddress.ip_address(first + random.randint(lo, hi)))
+            if ip not in used:
+                return ip
+        for off in range(lo, hi + 1):
+            ip = str(ipaddress.ip_address(first + off))
+            if ip not in used:
+                return ip
+        raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
+                                "message": "failed to allocate a serviceIP: range is full"}])
+
+    def _pick_port(self, used: set[int]) -> int:
+        lo, hi = self.port_range
+        free = hi - lo + 1 - len([p for p in used if lo <= p <= hi])
+        if free <= 0:
+            raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.ports",
+                                    "message": "failed to allocate a nodePort: range is full"}])
+        while True:
+            p = random.randint(lo, hi)
+            if p not in used:
+                return p
+
+    # ----------------------------------------------------------------- API
+    def allocate(self, svc: dict, old: dict | None = None, dry_run: bool = False) -> None:
+        """Fill ``svc``'s clusterIP(s) and node ports in place (create, or update from ``old``).
+
+        Raises :class:`AllocationError` for a given address/port out of range or taken."""
+        spec = svc.setdefault("spec", {})
+        ospec = (old or {}).get("spec") or {}
+        typ = spec.get("type") or "ClusterIP"
+        uid = ((old or svc).get("metadata") or {}).get("uid")
+        used_ips, used_ports = self._used(uid)
+        causes: list[dict] = []
+        if typ == "ExternalName":
+            return
+        # cluster IP
+        ip = spec.get("clusterIP") or ""
+        if not ip and ospec.get("clusterIP"):
+            ip = ospec["clusterIP"]           # carried over (patchAllocatedValues)
+        if ip == "None":
+            spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
+        elif typ in ALLOCATING_TYPES:
+            if not ip:
+                ip = self._pick_ip(used_ips)
+                if not dry_run:
+                    self._held_ips[ip] = time.monotonic()
+            elif ip != ospec.get("clusterIP"):
+                causes += self._check_ip(ip, used_ips)
+            spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
+        # node ports
+        old_ports = {(p.get("port"), p.get("protocol", "TCP")): p.get("nodePort")
+                     for p in ospec.get("ports") or [] if isinstance(p, dict)}
+        for i, p in enumerate(spec.get("ports") or []):
+            if not isinstance(p, dict):
+                continue
+            if typ not in NODE_PORT_TYPES:
+                continue
+            np = p.get("nodePort")
+            prev = old_ports.get((p.get("port"), p.get("protocol", "TCP")))
+            if not np and prev:
+                p["nodePort"] = prev
+                continue
+            if not np:
+                np = self._pick_port(used_ports)
+                used_ports.add(np)
+                if not dry_run:
+                    self._held_ports[np] = time.monotonic()
+                p["nodePort"] = np
+            elif np != prev:
+                causes += self._check_port(np, used_ports, i)
+                used_ports.add(np)
+        if causes:
+            raise AllocationError(causes)
+
+    def _check_ip(self, ip: str, used: set[str]) -> list[dict]:
+        field = "spec.clusterIPs"
+        try:
+            addr = ipaddress.ip_address(ip)
+        except ValueError:
+            return [{"reason": "FieldValueInvalid", "field": field,
+                     "message": f'Invalid value: ["{ip}"]: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'}]
+        if addr not in self.net or addr in (self.net.network_address, self.net.broadcast_address):
+            return [{"reason": "FieldValueInvalid", "field": field,
+                     "message": f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: the provided IP ({ip}) is '
+                                f"not in the valid range. The range of valid IPs is {self.net}"}]
+        if ip in used:
+            return [{"reason": "FieldValueInvalid", "field": field,
+                     "message": f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: provided IP is already allocated'}]
+        return []
+
+    def _check_port(self, port: int, used: set[int], i: int) -> list[dict]:
+        field = f"spec.ports[{i}].nodePort"
+        lo, hi = self.port_range
+        if not isinstance(port, int) or not lo <= port <= hi:
+            return [{"reason": "FieldValueInvalid", "field": field,
+                     "message": f"Invalid value: {port}: provided port is not in the valid range. "
+                                f"The range of valid ports is {lo}-{hi}"}]
+        if port in used:
+            return [{"reason": "FieldValueInvalid", "field": field,
+                     "message": f"Invalid value: {port}: provided port is already allocated"}]
+        return []
