@@ -11,9 +11,7 @@ Errors are raised as :class:`~components.apiserver.status.APIError` (answered as
 from __future__ import annotations
 
 import asyncio
-import copy
 import datetime
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +84,12 @@ async def read_body(request: web.Request) -> bytes:
         if len(data) > MAX_BODY:
             raise st.too_large()
     return bytes(data)
+
+
+def body_content_type(request: web.Request) -> str:
+    """The request's Content-Type; absent → "" (decoded as JSON, the first supported media
+    type, as ``negotiation.NegotiateInputSerializer``) — aiohttp would say octet-stream."""
+    return request.headers.get("Content-Type", "")
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:
@@ -246,9 +250,13 @@ class RestHandlers:
     def _check_type(self, resource: Any, obj: Any) -> None:
         if not isinstance(obj, dict):
             raise st.bad_request("the body of the request was in an unknown format - expected an object")
+        # the request path gives the default group/version/kind: a body may leave them out
+        # (handlers/create.go decodes with defaultGVK = the scope's kind)
+        if not obj.get("kind"):
+            obj["kind"] = resource.kind
+        if not obj.get("apiVersion") and obj["kind"] == resource.kind:
+            obj["apiVersion"] = resource.api_version
         kind, av = obj.get("kind"), obj.get("apiVersion")
-        if not kind:
-            raise st.bad_request(f"Object 'Kind' is missing in '{json.dumps(obj)[:200]}'")
         if kind != resource.kind or (av and av != resource.api_version):
             raise st.bad_request(f"the API version in the data ({av}) does not match the expected API version "
                                  f"({resource.api_version})" if kind == resource.kind else
@@ -324,7 +332,7 @@ class RestHandlers:
 
     async def create(self, request: web.Request, info: RequestInfo) -> web.Response:
         resource = info.resource
-        obj = decode_body(await read_body(request), request.content_type)
+        obj = decode_body(await read_body(request), body_content_type(request))
         if resource.kind == "Binding" or info.subresource == "binding":
             return await self.bind(request, info, obj)
         self._check_type(resource, obj)
@@ -384,7 +392,7 @@ class RestHandlers:
 
     async def update(self, request: web.Request, info: RequestInfo) -> web.Response:
         resource = info.resource
-        obj = decode_body(await read_body(request), request.content_type)
+        obj = decode_body(await read_body(request), body_content_type(request))
         if info.subresource == "scale":
             return await self._update_scale(request, info, lambda cur: obj)
         self._check_type(resource, obj)
@@ -748,7 +756,7 @@ class RestHandlers:
         """``POST pods/NAME/eviction`` with a policy/v1 Eviction: delete the pod with the
         Eviction's ``deleteOptions``; 201 Success Status (``pkg/registry/core/pod/storage/eviction.go``).
         PodDisruptionBudgets are not served, so every eviction is allowed."""
-        body = decode_body(await read_body(request), request.content_type)
+        body = decode_body(await read_body(request), body_content_type(request))
         if not isinstance(body, dict) or body.get("kind", "Eviction") != "Eviction":
             raise st.bad_request("the body of the request must be an Eviction (policy/v1)")
         ename = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
