@@ -107,6 +107,14 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+def _same_placement(a: dict, b: dict) -> bool:
+    """Whether pods ``a`` and ``b`` give the same PodInfo and index entries."""
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    return (ma.get("uid") == mb.get("uid") and ma.get("labels") == mb.get("labels")
+            and ma.get("deletionTimestamp") == mb.get("deletionTimestamp")
+            and a.get("spec") == b.get("spec"))
+
+
 def normalize_image(name: str) -> str:
     """``nginx`` → ``nginx:latest``; names with a tag or digest are kept
     (imagelocality.normalizedImageName)."""
@@ -382,6 +390,17 @@ class Cache:
         self._place(pi, pi.node_name)
 
     def update_pod(self, old: dict, new: dict) -> None:
+        """A bound pod changed. When nothing the cache derives from it changed (spec,
+        labels, uid, deletionTimestamp — a kubelet's status update), the cached PodInfo
+        just takes the new object; otherwise the pod is counted again (cache.go UpdatePod)."""
+        key = PodInfo.key_of(new)
+        name = self._pod_node.get(key)
+        if name is not None and key not in self._assumed:
+            ni = self._nodes.get(name)
+            pi = ni.pods.get(key) if ni is not None else None
+            if pi is not None and _same_placement(pi.pod, new):
+                pi.pod = new
+                return
         self.add_pod(new)
 
     def remove_pod(self, pod: dict) -> None:

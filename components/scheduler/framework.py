@@ -123,13 +123,13 @@ class CycleState(dict):
         cached = self._score_dicts
         if cached is not None and cached[0] == len(self.score_columns):
             return cached[1], cached[2]
-        names = self.score_nodes
-        raw: dict[str, dict[str, int]] = {n: {} for n in names}
-        final: dict[str, dict[str, int]] = {n: {} for n in names}
-        for plugin, w, scores in self.score_columns:
-            for n, sc in zip(names, scores):
-                raw[n][plugin] = sc
-                final[n][plugin] = sc * w
+        names, cols = self.score_nodes, self.score_columns
+        plugins = [p for p, _, _ in cols]
+        raw: dict[str, dict[str, int]] = {
+            n: dict(zip(plugins, row)) for n, row in zip(names, zip(*(sc for _, _, sc in cols)))}
+        final: dict[str, dict[str, int]] = {
+            n: dict(zip(plugins, row)) for n, row in zip(
+                names, zip(*(sc if w == 1 else [x * w for x in sc] for _, w, sc in cols)))}
         self._score_dicts = (len(self.score_columns), raw, final)
         return raw, final
 

@@ -127,19 +127,6 @@ def _min_count(c: Constraint, d: dict[str, int]) -> int:
     return min(d.values()) if d else 2 ** 31 - 1
 
 
-def _count(node, sel: LabelSelector, namespace: str) -> int:
-    """Pods on ``node`` in ``namespace``, not being deleted, matching ``sel``
-    (common.go countPodsMatchSelector)."""
-    if sel.nothing:
-        return 0
-    n = 0
-    for ep in node.pods.values():
-        if ep.namespace == namespace and sel.matches(ep.labels) and \
-                not (ep.pod.get("metadata") or {}).get("deletionTimestamp"):
-            n += 1
-    return n
-
-
 class PodTopologySpread:
     """``args``: PodTopologySpreadArgs (``defaultingType`` System|List,
     ``defaultConstraints``); ``handle``: the scheduler (its ``listers`` feed the
@@ -333,19 +320,23 @@ class PodTopologySpread:
         for i, c in enumerate(cs):
             size = len(names) - len(ignored) if c.topology_key == HOSTNAME else len(sizes[i])
             weights.append(math.log(size + 2))
-        state[_SCORE] = (cs, all_counts, weights, ignored)
+        # on hostname the count is the node's own: matching pods per node from the
+        # cache's SelectorCounts (live, read only during this cycle)
+        per_node = [snapshot.selector_counts.counts(pod.namespace, c.selector)
+                    if c.topology_key == HOSTNAME else None for c in cs]
+        state[_SCORE] = (cs, all_counts, weights, ignored, per_node)
         return None
 
     def score(self, state, pod, node) -> int:
-        cs, counts, weights, ignored = state[_SCORE]
+        cs, counts, weights, ignored, per_node = state[_SCORE]
         if node.name in ignored:
             return -1
         s = 0.0
-        for c, d, w in zip(cs, counts, weights):
+        for c, d, w, pn in zip(cs, counts, weights, per_node):
             v = node.labels.get(c.topology_key)
             if v is None:
                 continue
-            cnt = _count(node, c.selector, pod.namespace) if c.topology_key == HOSTNAME else d.get(v, 0)
+            cnt = pn.get(node.name, 0) if pn is not None else d.get(v, 0)
             s += cnt * w + (c.max_skew - 1)
         return int(math.floor(s + 0.5))
 
