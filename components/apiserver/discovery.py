@@ -3,13 +3,15 @@
 Shapes: ``/version`` (version.Info), ``/api`` (APIVersions), ``/apis`` (APIGroupList),
 ``/api/v1`` and ``/apis/G/V`` (APIResourceList), as served by
 ``staging/src/k8s.io/apiserver/pkg/endpoints/discovery/``. ``/openapi/v3`` (root index
-with ``serverRelativeURL``) and one minimal document per group-version whose ``patch``
+with ``serverRelativeURL``) and one document per group-version — the kinds' main fields
+from :mod:`controlplane.api.schemas`, for ``kubectl explain`` — whose ``patch``
 operations carry ``x-kubernetes-group-version-kind`` and a ``fieldValidation`` parameter,
 which makes kubectl skip client-side validation and send ``fieldValidation=Strict``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -17,6 +19,7 @@ from typing import Any
 
 import controlplane
 from controlplane.api import resources as R
+from controlplane.api import schemas as schemas_table
 
 _SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
               "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"]}
@@ -89,8 +92,9 @@ def _openapi_key(gv: str) -> str:
     return f"api/{gv}" if "/" not in gv else f"apis/{gv}"
 
 
+@functools.lru_cache(maxsize=None)
 def openapi_doc(gv: str) -> dict | None:
-    """Minimal OpenAPI v3 document of one group-version (``api/v1``, ``apis/apps/v1``)."""
+    """(Built once; read-only.) OpenAPI v3 document of one group-version (``api/v1``, ``apis/apps/v1``)."""
     rs = group_versions().get(gv)
     if rs is None:
         return None
@@ -101,9 +105,7 @@ def openapi_doc(gv: str) -> dict | None:
     for r in rs:
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         ref = f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"
-        schemas[ref] = {"type": "object", "x-kubernetes-group-version-kind": [gvk],
-                        "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                                       "metadata": {"type": "object"}}}
+        schemas[ref] = {**schemas_table.kind_schema(r.kind, r.api_version), "x-kubernetes-group-version-kind": [gvk]}
         item = r.path("{namespace}" if r.namespaced else None, "{name}")
         op = lambda verb, extra=(): {  # noqa: E731
             "operationId": f"{verb}{r.kind}", "x-kubernetes-action": verb,
@@ -113,10 +115,12 @@ def openapi_doc(gv: str) -> dict | None:
         paths[item.lstrip("/") if False else item] = {"get": op("get"), "put": op("put"), "patch": op("patch"),
                                                       "delete": op("delete")}
         paths[r.path("{namespace}" if r.namespaced else None)] = {"get": op("list"), "post": op("post")}
+    schemas.update(schemas_table.component_schemas())
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": controlplane.KUBE_VERSION},
             "paths": paths, "components": {"schemas": schemas}}
 
 
+@functools.lru_cache(maxsize=None)
 def openapi_root() -> dict:
     """``/openapi/v3`` index: ``{"paths": {"api/v1": {"serverRelativeURL": ...}, ...}}``."""
     out = {}
