@@ -165,3 +165,54 @@ def openapi_v2_protobuf() -> bytes:
     """
     info = _pb_field(1, b"Kubernetes") + _pb_field(2, controlplane.KUBE_VERSION.encode())
     return _pb_field(1, b"2.0") + _pb_field(2, info)
+
+
+#: Content type of aggregated discovery (``apidiscovery.k8s.io/v2``), as kubectl asks for it.
+AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether an Accept header asks for aggregated discovery v2 (before plain JSON)."""
+    for part in accept.split(","):
+        p = part.replace(" ", "")
+        if "g=apidiscovery.k8s.io" in p and "v=v2" in p.split(";") and "as=APIGroupDiscoveryList" in p:
+            return True
+        if p.startswith("application/json") and "as=" not in p:
+            return False
+    return False
+
+
+def _discovery_resource(r: R.Resource) -> dict[str, Any]:
+    e: dict[str, Any] = {"resource": r.plural,
+                         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                         "scope": "Namespaced" if r.namespaced else "Cluster",
+                         "singularResource": r.singular, "verbs": list(r.verbs)}
+    if r.short_names:
+        e["shortNames"] = list(r.short_names)
+    if r.categories:
+        e["categories"] = list(r.categories)
+    subs = []
+    for sub in r.subresources:
+        kind, g, v = _SUB_KIND.get(sub, (r.kind, r.group, r.version))
+        subs.append({"subresource": sub, "responseKind": {"group": g, "version": v, "kind": kind},
+                     "verbs": _SUB_VERBS.get(sub, ["get"])})
+    if subs:
+        e["subresources"] = subs
+    return e
+
+
+@functools.lru_cache(maxsize=None)
+def aggregated_discovery(core: bool) -> dict:
+    """``/api`` (``core``) or ``/apis`` as an APIGroupDiscoveryList (aggregated discovery v2,
+    ``staging/src/k8s.io/api/apidiscovery/v2/types.go``; KEP-3352): every group, version and
+    resource in one document, so kubectl needs one request instead of one per group-version."""
+    groups: dict[str, dict[str, list]] = {}
+    for r in R.RESOURCES:
+        if bool(r.group) == core:
+            continue
+        groups.setdefault(r.group, {}).setdefault(r.version, []).append(_discovery_resource(r))
+    items = [{"metadata": {"name": g, "creationTimestamp": None},
+              "versions": [{"version": v, "resources": rs, "freshness": "Current"} for v, rs in vs.items()]}
+             for g, vs in groups.items()]
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {}, "items": items}

@@ -186,8 +186,16 @@ class APIServer:
             app.router.add_get(p, self._health)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/api", static(discovery.api_versions))
-        app.router.add_get("/apis", static(discovery.api_group_list))
+        def disco(make, core: bool):
+            async def handler(request: web.Request) -> web.Response:
+                if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                    resp = json_response(discovery.aggregated_discovery(core), content_type=discovery.AGGREGATED_CT)
+                    resp.headers["Vary"] = "Accept"
+                    return resp
+                return json_response(make())
+            return handler
+        app.router.add_get("/api", disco(discovery.api_versions, True))
+        app.router.add_get("/apis", disco(discovery.api_group_list, False))
         app.router.add_get("/openapi/v3", static(discovery.openapi_root))
         app.router.add_get("/openapi/v2", self._openapi_v2)
         app.router.add_get("/openapi/v3/{tail:.*}", self._openapi)
