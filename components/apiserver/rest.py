@@ -24,6 +24,7 @@ from controlplane.log import event
 from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
 from controlplane.storage import collection_prefix, object_key
 
+from components.apiserver import fieldmanager
 from components.apiserver import listoptions
 from components.apiserver import podlog
 from components.apiserver import protobuf
@@ -494,14 +495,49 @@ class RestHandlers:
         if info.subresource == "scale":
             return await self._update_scale(request, info, lambda cur: apply(cur))
         if ct == "application/apply-patch+yaml":
-            self._check_type(resource, patch)
-            try:
-                await self.s.store.get(self._key(info))
-            except KeyNotFound:
-                patch.setdefault("metadata", {})["name"] = info.name
-                return await self._create_from(request, info, patch)
+            return await self._server_side_apply(request, info, patch)
         try:
             return await self._write(request, info, self._strict_wrap(request, apply), precondition)
+        except APIErrorFromPatch as e:
+            raise st.APIError(422, "Invalid", str(e)) from None
+
+    async def _server_side_apply(self, request: web.Request, info: RequestInfo, config: Any) -> web.Response:
+        """``PATCH`` with ``application/apply-patch+yaml``: server-side apply by ``?fieldManager``
+        (required), ``?force=true`` to take conflicting fields over; conflicts → 409 with
+        FieldManagerConflict causes (:mod:`components.apiserver.fieldmanager`)."""
+        resource = info.resource
+        manager = request.query.get("fieldManager", "")
+        if not manager:
+            raise st.invalid("PatchOptions", "meta.k8s.io", "", [{
+                "reason": "FieldValueRequired", "message": "Required value: is required for apply patch",
+                "field": "fieldManager"}], 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
+                                          "is required for apply patch")
+        force = _bool(request.query.get("force"))
+        self._check_type(resource, config)
+        cmd = config.get("metadata") or {}
+        if cmd.get("name") and cmd["name"] != info.name:
+            raise st.bad_request(f"the name of the object ({cmd['name']}) does not match the name on the URL "
+                                 f"({info.name})")
+        now = strategy.now_rfc3339()
+        try:
+            await self.s.store.get(self._key(info))
+        except KeyNotFound:
+            obj = codec.clone(config)
+            obj.setdefault("metadata", {})["name"] = info.name
+            obj["metadata"]["managedFields"] = [{
+                "manager": manager, "operation": "Apply", "apiVersion": resource.api_version, "time": now,
+                "fieldsType": "FieldsV1", "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.kind, config))}]
+            return await self._create_from(request, info, obj)
+
+        def make_new(cur: dict) -> dict:
+            try:
+                return fieldmanager.apply(resource.kind, cur, config, manager, resource.api_version, now, force)
+            except sem.PatchError as e:
+                raise APIErrorFromPatch(str(e)) from None
+        try:
+            return await self._write(request, info, self._strict_wrap(request, make_new), None)
+        except fieldmanager.ApplyConflict as e:
+            raise st.APIError(409, "Conflict", e.message(), {"causes": e.causes()}) from None
         except APIErrorFromPatch as e:
             raise st.APIError(422, "Invalid", str(e)) from None
 

@@ -95,3 +95,36 @@ def test_get_raw_resource_version_match(kubectl):
     assert exact["metadata"]["resourceVersion"] == rv
     bad = kubectl("get", "--raw", "/api/v1/pods?resourceVersionMatch=Exact", check=False)
     assert bad.returncode != 0 and "resourceVersionMatch is forbidden unless resourceVersion is provided" in bad.stderr
+
+
+SSA = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ssa
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: ssa}}}}
+  template:
+    metadata: {{labels: {{app: ssa}}}}
+    spec:
+      containers:
+      - name: c
+        image: nginx:1.27
+"""
+
+
+def test_apply_server_side(kubectl):
+    out = kubectl("apply", "--server-side", "-f", "-", input=SSA.format(replicas=2)).stdout
+    assert out.strip() == "deployment.apps/ssa serverside-applied"
+    kubectl("apply", "--server-side", "-f", "-", input=SSA.format(replicas=3))
+    assert kubectl("get", "deploy", "ssa", "-o", "jsonpath={.spec.replicas}").stdout == "3"
+    p = kubectl("apply", "--server-side", "--field-manager", "other", "-f", "-", input=SSA.format(replicas=5),
+                check=False)
+    assert p.returncode != 0
+    assert 'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas' in p.stderr
+    kubectl("apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", "-",
+            input=SSA.format(replicas=5))
+    got = json.loads(kubectl("get", "deploy", "ssa", "-o", "json", "--show-managed-fields").stdout)
+    assert got["spec"]["replicas"] == 5
+    assert {m["manager"] for m in got["metadata"]["managedFields"]} == {"kubectl", "other"}
