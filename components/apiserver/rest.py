@@ -428,6 +428,9 @@ class RestHandlers:
                 raise st.bad_request("the patched object is not an object")
             new.setdefault("apiVersion", resource.api_version)
             new.setdefault("kind", resource.kind)
+            nmd = new.get("metadata")
+            if isinstance(nmd, dict) and "managedFields" not in nmd and (cur.get("metadata") or {}).get("managedFields"):
+                nmd["managedFields"] = cur["metadata"]["managedFields"]  # omitted in an update: kept
             strategy.prepare_for_update(resource.kind, new, cur, sub)
             new["metadata"].pop("resourceVersion", None)
             sem.apply_defaults(resource.kind, new)

@@ -98,3 +98,9 @@ async def test_apply_over_http(api):
                         headers={"Content-Type": "application/merge-patch+json"})
     got = await r.json()
     assert {m["manager"] for m in got["metadata"]["managedFields"]} == {"kubectl", "other"}
+    # a PUT that leaves managedFields out keeps them
+    body = {k: v for k, v in got.items()}
+    body["metadata"] = {k: v for k, v in got["metadata"].items() if k != "managedFields"}
+    r = await api.put(url, json=body)
+    put = await r.json()
+    assert r.status == 200 and {m["manager"] for m in put["metadata"]["managedFields"]} == {"kubectl", "other"}
