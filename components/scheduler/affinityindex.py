@@ -151,17 +151,22 @@ class SelectorCounts:
     :meth:`pod_added` / :meth:`pod_removed` (at most ``max_keys`` selectors, least
     recently used dropped). The returned dicts are live: do not change them."""
 
-    def __init__(self, all_pods: Callable[[], Iterable[tuple[PodInfo, str]]], max_keys: int = 256) -> None:
+    def __init__(self, all_pods: Callable[[], Iterable[tuple[PodInfo, str]]], max_keys: int = 256,
+                 node_labels: Callable[[str], dict | None] | None = None) -> None:
+        """``node_labels(node name)``: the labels of a node the scheduler has a Node
+        object for, else None (:meth:`domain_counts` counts only such nodes)."""
         self.all_pods = all_pods
         self.max_keys = max_keys
+        self.node_labels = node_labels or (lambda name: None)
         self._by_key: OrderedDict[tuple[str, object], dict[str, int]] = OrderedDict()
+        self._domains: OrderedDict[tuple[str, object, str], dict[str, int]] = OrderedDict()
 
     @staticmethod
     def _counts(pi: PodInfo) -> bool:
         return not (pi.pod.get("metadata") or {}).get("deletionTimestamp")
 
     def pod_added(self, pi: PodInfo, node_name: str, sign: int = 1) -> None:
-        if not self._by_key or not self._counts(pi):
+        if not (self._by_key or self._domains) or not self._counts(pi):
             return
         for (ns, sel), d in self._by_key.items():
             if ns == pi.namespace and sel.matches(pi.labels):
@@ -170,9 +175,42 @@ class SelectorCounts:
                     d[node_name] = n
                 else:
                     d.pop(node_name, None)
+        labels = None
+        for (ns, sel, key), d in self._domains.items():
+            if ns == pi.namespace and sel.matches(pi.labels):
+                if labels is None:
+                    labels = self.node_labels(node_name) or {}
+                v = labels.get(key)
+                if v is not None:
+                    bump(d, v, sign)
 
     def pod_removed(self, pi: PodInfo, node_name: str) -> None:
         self.pod_added(pi, node_name, -1)
+
+    def nodes_changed(self) -> None:
+        """A node came, went or changed labels: forget the :meth:`domain_counts`."""
+        self._domains.clear()
+
+    def domain_counts(self, namespace: str, selector, key: str) -> dict[str, int]:
+        """``{value of node label key: matching pods}`` over the nodes with a Node object
+        (only domains holding matching pods appear). Built from :meth:`counts` on first
+        use, then kept up to date; live: do not change it."""
+        k = (namespace, selector, key)
+        d = self._domains.get(k)
+        if d is not None:
+            self._domains.move_to_end(k)
+            return d
+        d = {}
+        for name, n in self.counts(namespace, selector).items():
+            labels = self.node_labels(name)
+            if labels:
+                v = labels.get(key)
+                if v is not None:
+                    d[v] = d.get(v, 0) + n
+        self._domains[k] = d
+        if len(self._domains) > self.max_keys:
+            self._domains.popitem(last=False)
+        return d
 
     def counts(self, namespace: str, selector) -> dict[str, int]:
         key = (namespace, selector)

@@ -183,7 +183,8 @@ class Snapshot:
         made by hand)."""
         if self._selector_counts is None:
             self._selector_counts = SelectorCounts(
-                lambda: ((pi, n.name) for n in self.nodes for pi in n.pods.values()))
+                lambda: ((pi, n.name) for n in self.nodes for pi in n.pods.values()),
+                node_labels=lambda name: self.by_name[name].labels if name in self.by_name else None)
         return self._selector_counts
 
     def domain_values(self, key: str) -> dict[str, int]:
@@ -230,7 +231,11 @@ class Cache:
         #: namespace name -> labels (from the namespaces informer)
         self._ns_labels: dict[str, dict[str, str]] = {}
         self.affinity_index = AffinityIndex(self.namespace_labels, self._all_counted_pods)
-        self.selector_counts = SelectorCounts(self._all_placed_pods)
+        self.selector_counts = SelectorCounts(self._all_placed_pods, node_labels=self._node_labels)
+
+    def _node_labels(self, name: str) -> dict | None:
+        ni = self._nodes.get(name)
+        return ni.labels if ni is not None and ni.node is not None else None
 
     def _all_placed_pods(self):
         for ni in self._nodes.values():
@@ -273,6 +278,8 @@ class Cache:
         old_images = ni.images if had_node else {}
         old_labels = ni.labels if had_node else {}
         ni.set_node(node)
+        if old_labels != ni.labels or not had_node:
+            self.selector_counts.nodes_changed()
         if old_labels != ni.labels and had_node and self._snapshot is not None:
             self._snapshot.labels_changed()
         if ni.pods and old_labels != ni.labels:
@@ -321,6 +328,7 @@ class Cache:
         else:
             del self._nodes[name]
         self._snapshot = None
+        self.selector_counts.nodes_changed()
 
     def node_count(self) -> int:
         return sum(1 for n in self._nodes.values() if n.node is not None)

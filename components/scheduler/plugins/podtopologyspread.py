@@ -195,18 +195,12 @@ class PodTopologySpread:
         simple = len(cs) == 1 and not (cs[0].honor_node_affinity and has_affinity) \
             and not cs[0].honor_node_taints
         if simple:  # the common case, kept tight: one constraint, no inclusion policy to apply
-            key, pn = keys[0], per_node[0]
-            if pn is None:
+            key = keys[0]
+            if per_node[0] is None:
                 return counts
-            # every domain starts at 0; then only the nodes holding matching pods
+            # every domain starts at 0; the cache keeps matching pods per domain
             d = counts[0] = dict.fromkeys(snapshot.domain_values(key), 0)
-            by_name = snapshot.by_name
-            for name, n in pn.items():
-                ni = by_name.get(name)
-                if ni is not None:
-                    v = ni.labels.get(key)
-                    if v is not None:
-                        d[v] += n
+            d.update(snapshot.selector_counts.domain_counts(pod.namespace, cs[0].selector, key))
             return counts
         for n in snapshot.nodes:
             labels = n.labels
