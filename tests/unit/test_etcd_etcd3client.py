@@ -74,4 +74,4 @@ async def test_python_etcd3_own_suite(etcd3_python, tmp_path):
         print(report, file=sys.stderr)
         # every test real etcd passes, ours passes too
         assert set(ours["failures"]) <= set(theirs["failures"]), report
-    assert ours["passed"] >= 75, report
+    assert ours["passed"] >= 78, report  # 82 minus 3 that need a 3-member cluster, 1 that needs auth
