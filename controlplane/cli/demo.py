@@ -190,7 +190,7 @@ class Demo:
                     self.out(format_record(rec, self.t0, self.color))
                 if len(running) >= want and all(
                         stored_rv.get(uid, 0) >= int(p["metadata"]["resourceVersion"])
-                        for uid, p in running.items()):
+                        for uid, p in running.items()) and self._all_steps_seen(running):
                     await self._drain_stragglers(records, reorder)
                     for rec in reorder.drain():
                         self.out(format_record(rec, self.t0, self.color))
@@ -210,6 +210,16 @@ class Demo:
                         stored_rv[rec.uid] = max(stored_rv.get(rec.uid, 0), int(rec.resourceVersion))
         finally:
             pods_task.cancel()
+
+    def _all_steps_seen(self, running: dict[str, dict]) -> bool:
+        """Every step of the flow has a record (skipped ones aside), and every
+        running pod has its kubelet's step 12: records from other processes
+        arrive in batches, possibly after the pod shows Running."""
+        seen = self.flow.steps_seen()
+        if any(n not in seen and not self._skipped(n) for n in range(2, 14)):
+            return False
+        kubelet_seen = {r.uid for r in self.flow.records if r.step == 12}
+        return all(uid in kubelet_seen for uid in running)
 
     async def _drain_stragglers(self, records: asyncio.Queue[StepRecord], reorder: Reorder,
                                 quiet: float = 0.3, limit: float = 2.0) -> None:
