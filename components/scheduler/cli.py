@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from dataclasses import dataclass
+from dataclasses import replace
 
 import click
 
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
-from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
+from controlplane.cli.common import (LeaderElection, client_options, leader_election_options, run_until_signalled,
+                                     server_or_exit)
 from controlplane.client.events import EventRecorder
-from controlplane.client.leaderelection import LeaderElector
 from controlplane.client.informer import Informer
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
@@ -41,18 +40,6 @@ from controlplane.trace.emitter import TraceEmitter
 DEFAULT_EXPLAIN_MAX_NODES = 100
 
 
-@dataclass
-class LeaderElection:
-    """``--leader-elect*`` settings: durations in seconds, the Lease's name/namespace."""
-
-    enabled: bool = False
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    resource_name: str = "kube-scheduler"
-    resource_namespace: str = "kube-system"
-
-
 async def run_scheduler(server: str, config, record_results: bool,
                         leader_elect: "bool | LeaderElection",
                         explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES) -> None:
@@ -60,7 +47,8 @@ async def run_scheduler(server: str, config, record_results: bool,
     while holding the Lease when leader election is on). Raises RuntimeError
     "leaderelection lost" when the Lease is lost. ``explain_max_nodes``: the largest
     cluster whose per-node verdicts and scores go into each step-9 record."""
-    le = leader_elect if isinstance(leader_elect, LeaderElection) else LeaderElection(bool(leader_elect))
+    le = (leader_elect if isinstance(leader_elect, LeaderElection)
+          else LeaderElection(bool(leader_elect), resource_name="kube-scheduler"))
     log = logging.getLogger("scheduler")
     async with RestClient(server, "scheduler") as client:
         await wait_ready(client)
@@ -91,9 +79,7 @@ async def run_scheduler(server: str, config, record_results: bool,
             if not le.enabled:
                 await sched.run()
                 return
-            elector = LeaderElector(client, le.resource_namespace, le.resource_name,
-                                    lease_duration=le.lease_duration, renew_deadline=le.renew_deadline,
-                                    retry_period=le.retry_period)
+            elector = le.elector(client)
             await elector.run(sched.run)
             if elector.lost.is_set():
                 raise RuntimeError("leaderelection lost")
@@ -118,36 +104,20 @@ SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS,
               type=click.IntRange(0), help="record per-node filter verdicts and scores in the "
               "step-9 trace record (`controlplane explain pod`) only while the cluster has at "
               "most this many nodes")
-@click.option("--leader-elect/--no-leader-elect", default=False, show_default=True,
-              help="schedule only while holding the Lease (see --leader-elect-resource-*)")
-@click.option("--leader-elect-lease-duration", default="15s", show_default=True, metavar="DURATION")
-@click.option("--leader-elect-renew-deadline", default="10s", show_default=True, metavar="DURATION")
-@click.option("--leader-elect-retry-period", default="2s", show_default=True, metavar="DURATION")
-@click.option("--leader-elect-resource-name", default="kube-scheduler", show_default=True)
-@click.option("--leader-elect-resource-namespace", default="kube-system", show_default=True)
+@leader_election_options("kube-scheduler", "schedule only while holding the Lease "
+                         "(see --leader-elect-resource-*)")
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
-            record_results: bool, explain_max_nodes: int, leader_elect: bool,
-            leader_elect_lease_duration: str,
-            leader_elect_renew_deadline: str, leader_elect_retry_period: str,
-            leader_elect_resource_name: str, leader_elect_resource_namespace: str) -> None:
+            record_results: bool, explain_max_nodes: int, leader_election: LeaderElection) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
     server = server_or_exit(master, kubeconfig)
     try:
         config = load_config(config_path)
     except ConfigError as e:
         raise click.UsageError(str(e)) from None
-    le = LeaderElection(leader_elect or config.leader_elect,
-                        _seconds(leader_elect_lease_duration, "--leader-elect-lease-duration"),
-                        _seconds(leader_elect_renew_deadline, "--leader-elect-renew-deadline"),
-                        _seconds(leader_elect_retry_period, "--leader-elect-retry-period"),
-                        leader_elect_resource_name, leader_elect_resource_namespace)
-    if le.enabled:
-        try:
-            LeaderElector(None, le.resource_namespace, le.resource_name, "check",
-                          lease_duration=le.lease_duration, renew_deadline=le.renew_deadline,
-                          retry_period=le.retry_period)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from None
+    le = leader_election
+    if config.leader_elect and not le.enabled:   # leaderElection.leaderElect in --config
+        le = replace(le, enabled=True)
+        le.check()
     setup("scheduler")
     use_uvloop()
     run_until_signalled(lambda: run_scheduler(server, config, record_results, le, explain_max_nodes))
@@ -162,12 +132,3 @@ def use_uvloop() -> bool:
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     return True
-
-
-def _seconds(value: str, flag: str) -> float:
-    """A Go duration (``15s``, ``500ms``, ``1m``, ``1.5s``) in seconds; UsageError otherwise."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)(ms|s|m|h)?\s*", value)
-    if not m:
-        raise click.UsageError(f"invalid value {value!r} for {flag}: want a duration like 15s")
-    n = float(m.group(1))
-    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]

@@ -1,5 +1,5 @@
-"""What every service's command line shares: how to reach the apiserver, and
-how to run until SIGTERM/SIGINT.
+"""What every service's command line shares: how to reach the apiserver, Go
+durations, the ``--leader-elect*`` flags, and how to run until SIGTERM/SIGINT.
 
 Flags follow the kube-* binaries: ``--kubeconfig PATH`` and ``--master URL``
 (``--master`` wins). Each is also read from the environment
@@ -9,10 +9,13 @@ Flags follow the kube-* binaries: ``--kubeconfig PATH`` and ``--master URL``
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import re
 import signal
 import sys
-from typing import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
 
 import click
 
@@ -35,6 +38,100 @@ def server_or_exit(master: str | None, kubeconfig: str | None) -> str:
         return resolve_server(master, kubeconfig)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str, flag: str) -> float:
+    """A Go duration (``40s``, ``500ms``, ``1m``, ``1.5s``, ``1m30s``) or a bare number
+    of seconds (``2``), in seconds (float), as ``time.ParseDuration`` for the kube-*
+    binaries' duration flags. Raises click.UsageError naming ``flag`` otherwise."""
+    text = value.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise click.UsageError(f"invalid value {value!r} for {flag}: want a duration like 40s")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    """The ``--leader-elect*`` settings (componentbaseconfig.LeaderElectionConfiguration,
+    ``staging/src/k8s.io/component-base/config/types.go``): durations in seconds, the
+    Lease's name and namespace. Defaults are client-go's 15 s / 10 s / 2 s."""
+
+    enabled: bool = False
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    resource_name: str = ""
+    resource_namespace: str = "kube-system"
+
+    def check(self) -> None:
+        """When enabled, raise click.UsageError unless ``lease_duration > renew_deadline >
+        retry_period * JitterFactor`` (client-go's NewLeaderElector checks)."""
+        if self.enabled:
+            try:
+                self.elector(None, identity="check")
+            except ValueError as e:
+                raise click.UsageError(str(e)) from None
+
+    def elector(self, client: Any, identity: str | None = None) -> Any:
+        """A :class:`controlplane.client.leaderelection.LeaderElector` for these settings
+        on ``client`` (ValueError on inconsistent durations)."""
+        from controlplane.client.leaderelection import LeaderElector
+        return LeaderElector(client, self.resource_namespace, self.resource_name, identity,
+                             lease_duration=self.lease_duration, renew_deadline=self.renew_deadline,
+                             retry_period=self.retry_period)
+
+
+_LEADER_ELECT_FLAGS = ("leader_elect", "leader_elect_lease_duration", "leader_elect_renew_deadline",
+                       "leader_elect_retry_period", "leader_elect_resource_name",
+                       "leader_elect_resource_namespace")
+
+
+def leader_election_options(resource_name: str, help: str) -> Callable[[Callable], Callable]:
+    """Add kube-scheduler's / kube-controller-manager's ``--leader-elect``,
+    ``--leader-elect-lease-duration``, ``--leader-elect-renew-deadline``,
+    ``--leader-elect-retry-period``, ``--leader-elect-resource-name`` (default
+    ``resource_name``) and ``--leader-elect-resource-namespace`` to a click command.
+
+    The command receives them as one keyword ``leader_election`` (a
+    :class:`LeaderElection`); bad durations, or inconsistent ones with
+    ``--leader-elect``, are click.UsageError (one line, exit 2)."""
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            flags = {k: kwargs.pop(k) for k in _LEADER_ELECT_FLAGS}
+            le = LeaderElection(
+                flags["leader_elect"],
+                parse_duration(flags["leader_elect_lease_duration"], "--leader-elect-lease-duration"),
+                parse_duration(flags["leader_elect_renew_deadline"], "--leader-elect-renew-deadline"),
+                parse_duration(flags["leader_elect_retry_period"], "--leader-elect-retry-period"),
+                flags["leader_elect_resource_name"], flags["leader_elect_resource_namespace"])
+            le.check()
+            return fn(leader_election=le, **kwargs)
+
+        for decorator in reversed((
+            click.option("--leader-elect/--no-leader-elect", default=False, show_default=True, help=help),
+            click.option("--leader-elect-lease-duration", default="15s", show_default=True,
+                         metavar="DURATION", help="how long a non-leader waits after the last "
+                         "observed renewal before taking the Lease over"),
+            click.option("--leader-elect-renew-deadline", default="10s", show_default=True,
+                         metavar="DURATION", help="how long the leader keeps trying to renew "
+                         "before it stops leading"),
+            click.option("--leader-elect-retry-period", default="2s", show_default=True,
+                         metavar="DURATION", help="how often candidates try to acquire or renew"),
+            click.option("--leader-elect-resource-name", default=resource_name, show_default=True,
+                         help="name of the Lease"),
+            click.option("--leader-elect-resource-namespace", default="kube-system", show_default=True,
+                         help="namespace of the Lease"),
+        )):
+            wrapper = decorator(wrapper)
+        return wrapper
+    return decorate
 
 
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
