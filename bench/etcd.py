@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import aetcd  # noqa: E402
 from aetcd.rpc import rpc_pb2, rpc_pb2_grpc  # noqa: E402
 
-from tests.unit.test_etcd_support import start_embedded, start_real  # noqa: E402
+from tests.support.etcd import start_embedded, start_real  # noqa: E402
 
 REAL_ETCD = "/usr/bin/etcd"
 

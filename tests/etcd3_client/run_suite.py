@@ -21,7 +21,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from tests.etcd3_client import venv  # noqa: E402
-from tests.unit.test_etcd_support import start_embedded, start_real  # noqa: E402
+from tests.support.etcd import start_embedded, start_real  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

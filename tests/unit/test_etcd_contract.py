@@ -9,7 +9,7 @@ from aetcd.rpc import rpc_pb2 as R, rpc_pb2_grpc
 
 from controlplane.etcd.server import serve
 
-from .test_etcd_support import start_real
+from tests.support.etcd import start_real
 
 pytestmark = [pytest.mark.realetcd,
               pytest.mark.skipif(not os.path.exists("/usr/bin/etcd"), reason="/usr/bin/etcd missing")]

@@ -9,7 +9,7 @@ import sys
 import aetcd
 import pytest
 
-from .test_etcd_support import start_embedded
+from tests.support.etcd import start_embedded
 
 pytestmark = pytest.mark.integration
 

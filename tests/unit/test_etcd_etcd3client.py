@@ -15,7 +15,7 @@ import pytest
 from controlplane.etcd.server import serve
 from tests.etcd3_client import run_suite, venv
 
-from .test_etcd_support import start_real
+from tests.support.etcd import start_real
 
 pytestmark = pytest.mark.etcd3client
 

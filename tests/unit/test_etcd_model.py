@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from controlplane.etcd.server import serve  # noqa: E402
 
-from .test_etcd_support import start_real  # noqa: E402
+from tests.support.etcd import start_real  # noqa: E402
 
 pytestmark = [pytest.mark.realetcd,
               pytest.mark.skipif(not os.path.exists("/usr/bin/etcd"), reason="/usr/bin/etcd missing")]

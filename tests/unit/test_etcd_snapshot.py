@@ -107,7 +107,7 @@ async def test_etcdctl_snapshot_save_status_restore_into_real_etcd(tmp_path):
     import aetcd
     from controlplane.etcd.server import serve
 
-    from .test_etcd_support import Proc, free_port
+    from tests.support.etcd import Proc, free_port
 
     server = await serve(["http://127.0.0.1:0"], str(tmp_path / "emb"))
     try:

@@ -1,4 +1,9 @@
-"""Helpers for etcd tests: run `controlplane etcd` or a real etcd as a subprocess on free ports."""
+"""Helpers for etcd tests and benches: run ``controlplane etcd`` or a real etcd
+(``/usr/bin/etcd``) as a subprocess on free ports, and wait for it to serve.
+
+Used by ``tests/unit/test_etcd_*.py``, ``tests/etcd3_client/run_suite.py`` and
+``bench/etcd.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import sys
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 free right now (bound to port 0, then released)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -58,6 +64,8 @@ class Proc:
 
 
 async def start_embedded(*args: str) -> Proc:
+    """Start ``controlplane etcd`` on a free port (extra etcd flags in ``args``) and
+    wait for its ``event=etcd.ready`` log line (TimeoutError after 15 s)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "controlplane", "etcd", "--listen-client-urls", "http://127.0.0.1:0", *args,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
@@ -68,6 +76,8 @@ async def start_embedded(*args: str) -> Proc:
 
 
 async def start_real(data_dir: str) -> Proc:
+    """Start the real etcd (``/usr/bin/etcd``) on free client and peer ports with its
+    data in ``data_dir``; wait until it serves clients (TimeoutError after 15 s)."""
     port, peer = free_port(), free_port()
     url = f"http://127.0.0.1:{port}"
     proc = await asyncio.create_subprocess_exec(

@@ -1,0 +1,1 @@
+"""Helpers shared by tests and benches (no tests here): etcd subprocesses, fakes."""
