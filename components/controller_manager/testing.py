@@ -315,4 +315,31 @@ class FakeRecorder:
 
 
 def kind_resource(kind: str) -> Resource:
+    """The registry's Resource for ``kind`` (KeyError if none)."""
     return by_kind(kind)
+
+
+def fake_context(config: Any = None, clock: Any = None) -> tuple[FakeClient, Any, list]:
+    """A fresh :class:`FakeClient` and a ControllerContext on it (a :class:`FakeTracer`,
+    events appended to the returned list by :class:`FakeRecorder`; ``config``: a
+    ControllerConfig, ``clock``: e.g. a :class:`FakeClock`). Returns ``(client, ctx, events)``."""
+    from .config import ControllerConfig
+    from .controller import ControllerContext
+    client = FakeClient()
+    events: list = []
+    ctx = ControllerContext(client, client.informers, FakeTracer(),
+                            recorder_factory=lambda c: FakeRecorder(events, c),
+                            config=config or ControllerConfig(), clock=clock or time.time)
+    return client, ctx, events
+
+
+async def settle(*controllers: Any, rounds: int = 200) -> None:
+    """Process the controllers' queued keys (``process_next``) until every queue is
+    empty; AssertionError if they are still busy after ``rounds`` passes."""
+    for _ in range(rounds):
+        busy = [c for c in controllers if len(c.queue)]
+        if not busy:
+            return
+        for c in busy:
+            await c.process_next()
+    raise AssertionError("controllers did not settle")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from components.controller_manager.controller import ControllerContext
 from components.controller_manager.deployment import DeploymentController
 from components.controller_manager.garbagecollector import GarbageCollector
 from components.controller_manager.manager import ControllerManager, select_controllers
 from components.controller_manager.namespace import NamespaceController
 from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
-from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer, fake_context, settle
 from controlplane.api.resources import DEPLOYMENTS, NAMESPACES, PODS, REPLICASETS
 
 
@@ -24,22 +23,9 @@ def deployment(replicas=2):
 
 
 def setup():
-    client = FakeClient()
-    events: list = []
-    ctx = ControllerContext(client, client.informers, FakeTracer(),
-                            recorder_factory=lambda c: FakeRecorder(events, c))
+    client, ctx, _ = fake_context()
     gc = GarbageCollector(ctx)
     return client, ctx, DeploymentController(ctx), ReplicaController(ctx, REPLICASET_KIND), gc
-
-
-async def settle(*controllers, rounds=100):
-    for _ in range(rounds):
-        busy = [c for c in controllers if len(c.queue)]
-        if not busy:
-            return
-        for c in busy:
-            await c.process_next()
-    raise AssertionError("did not settle")
 
 
 async def test_background_cascade_deployment_rs_pods():

@@ -4,12 +4,11 @@ injectable clock (no sleeps)."""
 from __future__ import annotations
 
 from components.controller_manager.config import ControllerConfig
-from components.controller_manager.controller import ControllerContext
 from components.controller_manager.nodelifecycle import NodeLifecycleController
 from components.controller_manager.podgc import PodGCController
 from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
 from components.controller_manager.tainteviction import TaintEvictionController
-from components.controller_manager.testing import FakeClient, FakeClock, FakeRecorder, FakeTracer
+from components.controller_manager.testing import FakeClock, fake_context, settle
 from controlplane.api.resources import LEASES, NODES, PODS, REPLICASETS
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -17,23 +16,9 @@ NOT_READY = "node.kubernetes.io/not-ready"
 
 
 def env(**cfg):
-    client = FakeClient()
-    events: list = []
     clock = FakeClock()
-    ctx = ControllerContext(client, client.informers, FakeTracer(),
-                            recorder_factory=lambda c: FakeRecorder(events, c),
-                            config=ControllerConfig(**cfg), clock=clock)
+    client, ctx, events = fake_context(ControllerConfig(**cfg), clock)
     return client, ctx, events, clock
-
-
-async def settle(*controllers, rounds=200):
-    for _ in range(rounds):
-        busy = [c for c in controllers if len(c.queue)]
-        if not busy:
-            return
-        for c in busy:
-            await c.process_next()
-    raise AssertionError("did not settle")
 
 
 def node(name="node01", ready="True", heartbeat="2024-01-01T00:00:00Z", taints=None, **spec):

@@ -3,34 +3,18 @@ the in-memory fake API."""
 
 from __future__ import annotations
 
-import pytest
 
-from components.controller_manager.controller import ControllerContext
 from components.controller_manager.controller_utils import pods_to_delete, slow_start_batch
 from components.controller_manager.expectations import Expectations
 from components.controller_manager.replicaset import (REPLICASET_KIND, REPLICATIONCONTROLLER_KIND,
                                                       ReplicaController, calculate_status)
-from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+from components.controller_manager.testing import fake_context
+from components.controller_manager.testing import settle
 from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS
 
 
 def make_ctx():
-    client = FakeClient()
-    events: list = []
-    ctx = ControllerContext(client, client.informers, FakeTracer(),
-                            recorder_factory=lambda c: FakeRecorder(events, c))
-    return client, ctx, events
-
-
-async def drain(*controllers, limit: int = 200) -> None:
-    """Process queued keys until every queue is empty (bounded)."""
-    for _ in range(limit):
-        busy = [c for c in controllers if len(c.queue)]
-        if not busy:
-            return
-        for c in busy:
-            await c.process_next()
-    raise AssertionError("controllers did not settle")
+    return fake_context()
 
 
 def rs(name="myapp-99655c7fd", replicas=3, labels=None):
@@ -50,7 +34,7 @@ async def test_creates_missing_pods_with_owner_refs_and_events():
     client, ctx, events = make_ctx()
     c = ReplicaController(ctx, REPLICASET_KIND)
     owner = client.seed(REPLICASETS, rs())
-    await drain(c)
+    await settle(c)
     pods = pods_of(client)
     assert len(pods) == 3
     for p in pods:
@@ -73,9 +57,9 @@ async def test_status_counts_ready_and_available():
     client, ctx, _ = make_ctx()
     c = ReplicaController(ctx, REPLICASET_KIND)
     client.seed(REPLICASETS, rs(replicas=2))
-    await drain(c)
+    await settle(c)
     client.set_pods_ready()
-    await drain(c)
+    await settle(c)
     st = client.all(REPLICASETS)[0]["status"]
     assert st == {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 2,
                   "availableReplicas": 2, "observedGeneration": 1}
@@ -85,20 +69,20 @@ async def test_scale_down_deletes_surplus_by_rank():
     client, ctx, events = make_ctx()
     c = ReplicaController(ctx, REPLICASET_KIND)
     client.seed(REPLICASETS, rs(replicas=3))
-    await drain(c)
+    await settle(c)
     client.set_pods_ready()
-    await drain(c)
+    await settle(c)
     # one more pod, still pending: it must be the one deleted when scaling to 3 again
     cur = client.all(REPLICASETS)[0]
     cur["spec"]["replicas"] = 4
     await client.update(REPLICASETS, cur)
-    await drain(c)
+    await settle(c)
     pending = [p["metadata"]["name"] for p in pods_of(client) if p["status"]["phase"] == "Pending"]
     assert len(pending) == 1 and len(pods_of(client)) == 4
     cur = client.all(REPLICASETS)[0]
     cur["spec"]["replicas"] = 3
     await client.update(REPLICASETS, cur)
-    await drain(c)
+    await settle(c)
     names = {p["metadata"]["name"] for p in pods_of(client)}
     assert len(names) == 3 and pending[0] not in names
     assert ("replicaset-controller", "myapp-99655c7fd", "Normal", "SuccessfulDelete",
@@ -112,13 +96,13 @@ async def test_adopts_orphans_and_releases_non_matching():
     client.seed(PODS, {"metadata": {"name": "orphan", "namespace": "default", "labels": labels},
                        "spec": {"containers": []}})
     owner = client.seed(REPLICASETS, rs(replicas=2))
-    await drain(c)
+    await settle(c)
     pods = {p["metadata"]["name"]: p for p in pods_of(client)}
     assert len(pods) == 2 and "orphan" in pods
     assert pods["orphan"]["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
     # relabel the adopted pod: it is released and replaced
     await client.patch(PODS, "orphan", {"metadata": {"labels": {"app": "other"}}}, "default")
-    await drain(c)
+    await settle(c)
     pods = {p["metadata"]["name"]: p for p in pods_of(client)}
     assert len(pods) == 3
     assert not pods["orphan"]["metadata"].get("ownerReferences")
@@ -133,7 +117,7 @@ async def test_replication_controller_uses_map_selector():
         "spec": {"replicas": 2, "selector": {"app": "nginx"},
                  "template": {"metadata": {"labels": {"app": "nginx"}},
                               "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}})
-    await drain(c)
+    await settle(c)
     pods = pods_of(client)
     assert len(pods) == 2
     assert all(p["metadata"]["ownerReferences"][0]["kind"] == "ReplicationController" for p in pods)

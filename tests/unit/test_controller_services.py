@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-from components.controller_manager.controller import ControllerContext
 from components.controller_manager.endpoint import ENDPOINTS, SERVICES, EndpointController
 from components.controller_manager.serviceaccount import SERVICEACCOUNTS, ServiceAccountsController
-from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
+from components.controller_manager.testing import fake_context, settle
 from controlplane.api.resources import NAMESPACES, PODS
 
 
 def env():
-    client = FakeClient()
-    ctx = ControllerContext(client, client.informers, FakeTracer(), recorder_factory=lambda c: FakeRecorder([], c))
+    client, ctx, _ = fake_context()
     return client, ctx
-
-
-async def settle(*controllers, rounds=200):
-    for _ in range(rounds):
-        busy = [c for c in controllers if len(c.queue)]
-        if not busy:
-            return
-        for c in busy:
-            await c.process_next()
-    raise AssertionError("did not settle")
 
 
 async def test_default_serviceaccount_in_every_active_namespace_and_recreated():
