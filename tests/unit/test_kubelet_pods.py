@@ -17,12 +17,20 @@ from components.kubelet.runtime import SimulatedRuntime
 
 
 class FakeClient:
-    """Keeps pods by name; applies merge patches to status; records deletes."""
+    """Keeps pods by name; applies merge patches to status; records deletes.
+    ``wait_for(predicate)`` waits, without polling, until a status patch makes it true."""
 
     def __init__(self) -> None:
         self.pods: dict[str, dict] = {}
         self.status_patches: list[dict] = []
         self.deletes: list[tuple[str, dict]] = []
+        self.changed = asyncio.Condition()
+
+    async def wait_for(self, predicate, timeout: float = 5.0) -> None:
+        """Return once ``predicate()`` holds, re-checked after every status patch;
+        TimeoutError after ``timeout`` seconds."""
+        async with self.changed:
+            await asyncio.wait_for(self.changed.wait_for(predicate), timeout)
 
     async def patch(self, res, name, patch, namespace=None, *, patch_type="merge", subresource=None):
         assert subresource == "status" and patch_type == "merge"
@@ -31,6 +39,8 @@ class FakeClient:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
         self.status_patches.append(copy.deepcopy(patch["status"]))
         pod["status"] = json_merge_patch(pod.get("status") or {}, patch["status"])
+        async with self.changed:
+            self.changed.notify_all()
         return copy.deepcopy(pod)
 
     async def delete(self, res, name, namespace=None, *, grace_period_seconds=None, preconditions=None,
@@ -203,10 +213,10 @@ async def test_deletion_during_long_init_is_prompt(env):
     pod = make_pod(init=[{"name": "wait", "image": "busybox", "command": ["sh", "-c", "sleep 3600"]}])
     client.pods["web"] = copy.deepcopy(pod)
     w.update_pod(copy.deepcopy(pod))
-    for _ in range(200):  # wait until the init container runs
-        if rt.sandbox("uid-web") and rt.sandbox("uid-web").init_containers:
-            break
-        await asyncio.sleep(0.01)  # polling a condition with a bound
+    # wait until the init container runs (its status says so)
+    await client.wait_for(lambda: "running" in (
+        (client.pods["web"]["status"].get("initContainerStatuses") or [{}])[0].get("state") or {}))
+    assert rt.sandbox("uid-web") and rt.sandbox("uid-web").init_containers
     doomed = copy.deepcopy(client.pods["web"])
     doomed["metadata"]["deletionTimestamp"] = "2025-01-01T00:01:00Z"
     w.update_pod(doomed)
@@ -223,11 +233,8 @@ async def test_exiting_container_terminal_phase(env, restart, code, phase):
                                                  "command": ["sh", "-c", f"exit {code}"]}])
     client.pods["web"] = copy.deepcopy(pod)
     w.update_pod(copy.deepcopy(pod))
-    for _ in range(300):
-        await w.wait_idle()
-        if client.pods["web"]["status"].get("phase") == phase:
-            break
-        await asyncio.sleep(0.01)  # the exit fires from a timer; poll the outcome with a bound
+    # the exit fires from the runtime's timer; its status patch wakes the wait
+    await client.wait_for(lambda: client.pods["web"]["status"].get("phase") == phase)
     st = client.pods["web"]["status"]
     assert st["phase"] == phase
     t = st["containerStatuses"][0]["state"]["terminated"]
@@ -241,16 +248,18 @@ async def test_always_restarts_then_crashloop_backoff(env):
     pod = make_pod(containers=[{"name": "crash", "image": "busybox", "command": ["false"]}])
     client.pods["web"] = copy.deepcopy(pod)
     w.update_pod(copy.deepcopy(pod))
-    seen_backoff = False
-    for _ in range(400):
-        await asyncio.sleep(0.01)  # timers drive exits and restarts; poll the outcome with a bound
+    def reasons_waiting() -> list:
+        return [(cs.get("state") or {}).get("waiting", {}).get("reason")
+                for p in client.status_patches for cs in p.get("containerStatuses") or []]
+
+    def backed_off_and_restarted_twice() -> bool:
+        # timers drive exits and restarts; re-checked after each status patch
         cs = (client.pods["web"]["status"].get("containerStatuses") or [{}])[0]
-        if (cs.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff":
-            seen_backoff = True
-        if seen_backoff and cs.get("restartCount", 0) >= 2:
-            break
+        return "CrashLoopBackOff" in reasons_waiting() and cs.get("restartCount", 0) >= 2
+
+    await client.wait_for(backed_off_and_restarted_twice)
     cs = client.pods["web"]["status"]["containerStatuses"][0]
-    assert seen_backoff and cs["restartCount"] >= 2
+    assert "CrashLoopBackOff" in reasons_waiting() and cs["restartCount"] >= 2
     assert cs["lastState"]["terminated"]["exitCode"] == 1
     assert client.pods["web"]["status"]["phase"] == "Running"
     backoffs = [m for _, r, m, _ in rec.events if r == "BackOff"]
