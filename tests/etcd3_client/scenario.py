@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import traceback
 
 import etcd3
@@ -27,13 +26,33 @@ def check(fn):
     return fn
 
 
-def wait_for(cond, timeout=10.0):
-    """Poll ``cond`` (a cheap local predicate) until true; AssertionError on timeout."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met within %.0fs" % timeout)
-        time.sleep(0.01)
+class Collected:
+    """Watch events gathered by a callback (run on the client's watcher thread); ``wait(n)``
+    blocks until ``n`` have arrived, AssertionError after ``timeout`` seconds."""
+
+    def __init__(self):
+        self.events = []
+        self._cond = threading.Condition()
+
+    def __call__(self, resp):
+        with self._cond:
+            self.events.extend(getattr(resp, "events", ()))
+            self._cond.notify_all()
+
+    def wait(self, n, timeout=10.0):
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.events) >= n, timeout):
+                raise AssertionError("%d watch events not seen within %.0fs" % (n, timeout))
+
+
+def wait_deleted(c, key, timeout=10.0):
+    """Block until ``key`` (bytes or str) is deleted, seen as a DELETE watch event from the
+    key's current revision on; returns at once if it is already gone."""
+    value, meta = c.get(key)
+    if value is None:
+        return
+    ev = c.watch_once(key, timeout=timeout, start_revision=meta.mod_revision + 1)
+    assert isinstance(ev, etcd3.events.DeleteEvent), ev
 
 
 @check
@@ -155,19 +174,19 @@ def watch_prefix_from_revision(c):
 
 @check
 def watch_callback_and_cancel(c):
-    seen = []
-    wid = c.add_watch_prefix_callback("/cb/", lambda resp: seen.extend(getattr(resp, "events", ())))
+    seen = Collected()
+    wid = c.add_watch_prefix_callback("/cb/", seen)
     c.put("/cb/1", "a")
     c.put("/cb/2", "b")
-    wait_for(lambda: len(seen) >= 2)
+    seen.wait(2)
     c.cancel_watch(wid)
-    assert [e.key for e in seen] == [b"/cb/1", b"/cb/2"]
-    marker = []
-    c.add_watch_callback("/cbm", lambda resp: marker.extend(getattr(resp, "events", ())))
+    assert [e.key for e in seen.events] == [b"/cb/1", b"/cb/2"]
+    marker = Collected()
+    c.add_watch_callback("/cbm", marker)
     c.put("/cb/3", "c")  # nothing arrives for a canceled watch: the stream is ordered, so
     c.put("/cbm", "m")   # once the marker's event is here, /cb/3's would have been too
-    wait_for(lambda: marker)
-    assert len(seen) == 2
+    marker.wait(1)
+    assert len(seen.events) == 2
 
 
 @check
@@ -202,7 +221,8 @@ def leases(c):
 def lease_expiry(c):
     lease = c.lease(1)
     c.put("/l/exp", "bye", lease=lease)
-    wait_for(lambda: c.get("/l/exp") == (None, None), timeout=10)
+    wait_deleted(c, "/l/exp")
+    assert c.get("/l/exp") == (None, None)
 
 
 @check
@@ -219,7 +239,8 @@ def locks(c):
     # a lock whose lease expires frees itself
     short = c.lock("exp", ttl=1)
     assert short.acquire(timeout=5)
-    wait_for(lambda: not short.is_acquired(), timeout=10)
+    wait_deleted(c, short.key)
+    assert not short.is_acquired()
     # contention from another thread: the waiter gets it once the holder releases
     holder = c.lock("thr", ttl=10)
     holder.acquire()
