@@ -122,7 +122,7 @@ def scaled_value(v: Any, total: int, round_up: bool) -> int:
         try:
             return int(s)
         except ValueError:
-            raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage") from None
+            raise ValueError("invalid value for IntOrString: invalid type: string is not a percentage") from None
     pct = int(s[:-1])
     x = pct * total / 100
     return math.ceil(x) if round_up else math.floor(x)

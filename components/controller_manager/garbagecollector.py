@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
 
 from controlplane.api.resources import (DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS,
                                         Resource, by_kind)

@@ -18,7 +18,7 @@ import asyncio
 import copy
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource
 from controlplane.client.informer import key_of

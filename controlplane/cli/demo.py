@@ -17,12 +17,11 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any
 
 import click
 import yaml
 
-from controlplane.api.resources import DEPLOYMENTS, NODES, PODS, by_kind
+from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import run_until_signalled
 from controlplane.cli.explain import last_step9, render

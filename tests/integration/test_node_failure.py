@@ -14,7 +14,6 @@ or output-line waits with timeouts.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess

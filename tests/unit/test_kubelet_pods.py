@@ -11,7 +11,6 @@ import pytest
 from controlplane.api.patch import json_merge_patch
 from controlplane.client.rest import ApiError
 
-from components.kubelet import events as ev
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 

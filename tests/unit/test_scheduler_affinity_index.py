@@ -9,7 +9,6 @@ must always equal a fresh scan of the cache, whatever happened before.
 
 from __future__ import annotations
 
-import asyncio
 import random
 
 import pytest

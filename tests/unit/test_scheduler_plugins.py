@@ -6,8 +6,7 @@ import pytest
 
 from components.scheduler.cache import NodeInfo, Snapshot
 from components.scheduler.framework import (SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                            CycleState, FitError, Diagnosis, Status,
-                                            default_normalize_score, histogram,
+                                            CycleState, FitError, Diagnosis, default_normalize_score, histogram,
                                             num_feasible_nodes_to_find)
 from components.scheduler.plugins.imagelocality import ImageLocality
 from components.scheduler.plugins.interpodaffinity import InterPodAffinity

@@ -13,7 +13,6 @@ import random
 
 import pytest
 
-from components.scheduler.framework import FitError
 from components.scheduler.scheduler import Scheduler
 
 
