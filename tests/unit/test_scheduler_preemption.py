@@ -12,32 +12,7 @@ from components.scheduler.podinfo import PodInfo
 from components.scheduler.preemption import (Candidate, num_candidates,
                                              pick_one_node_for_preemption)
 from components.scheduler.scheduler import Scheduler
-
-
-class FakeClient:
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    async def create_subresource(self, res, name, sub, body, ns=None):
-        self.calls.append(("POST", f"{res.plural}/{name}/{sub}", body))
-        return body
-
-    async def patch(self, res, name, patch, ns=None, *, patch_type="merge", subresource=None):
-        self.calls.append(("PATCH", f"{res.plural}/{name}" + (f"/{subresource}" if subresource else ""),
-                           patch))
-        return {}
-
-    async def delete(self, res, name, ns=None, **kw):
-        self.calls.append(("DELETE", f"{res.plural}/{name}", None))
-        return {}
-
-
-class FakeRecorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str, str]] = []
-
-    def event(self, obj, type_, reason, message):
-        self.events.append((obj["metadata"]["name"], type_, reason, message))
+from tests.support.scheduler import RecordingClient, RecordingEvents
 
 
 def node(name: str, cpu: str = "2") -> dict:
@@ -63,7 +38,7 @@ def pod(name: str, cpu: str, priority: int = 0, node_name: str = "", start: str 
 
 
 def make(nodes, bound=()):
-    c, rec = FakeClient(), FakeRecorder()
+    c, rec = RecordingClient(), RecordingEvents()
     s = Scheduler(c, recorder=rec, rng=random.Random(0))
     for n in nodes:
         s.on_node_add(n)
@@ -79,7 +54,7 @@ async def attempt(s: Scheduler, p: dict):
     return res
 
 
-def deleted(c: FakeClient) -> list[str]:
+def deleted(c: RecordingClient) -> list[str]:
     return sorted(path.split("/")[1] for verb, path, _ in c.calls if verb == "DELETE")
 
 

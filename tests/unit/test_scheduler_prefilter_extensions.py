@@ -21,6 +21,7 @@ from components.scheduler.plugins.interpodaffinity import (ERR_ANTI_AFFINITY, ER
 from components.scheduler.plugins.podtopologyspread import ERR_CONSTRAINTS, PodTopologySpread
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler
+from tests.support.scheduler import RecordingClient
 
 HOST, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 
@@ -118,26 +119,8 @@ def test_remove_pod_updates_prefilter_state(name):
 
 
 # -- preemption through the scheduler --------------------------------------------------------
-class FakeClient:
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    async def create_subresource(self, res, name, sub, body, ns=None):
-        self.calls.append(("POST", f"{res.plural}/{name}/{sub}", body))
-        return body
-
-    async def patch(self, res, name, patch, ns=None, *, patch_type="merge", subresource=None):
-        self.calls.append(("PATCH", f"{res.plural}/{name}" + (f"/{subresource}" if subresource else ""),
-                           patch))
-        return {}
-
-    async def delete(self, res, name, ns=None, **kw):
-        self.calls.append(("DELETE", f"{res.plural}/{name}", None))
-        return {}
-
-
 def make(nodes, bound=()):
-    c = FakeClient()
+    c = RecordingClient()
     s = Scheduler(c, rng=random.Random(0))
     for n in nodes:
         s.on_node_add(n)
@@ -153,11 +136,11 @@ async def attempt(s: Scheduler, p: dict):
     return res
 
 
-def deleted(c: FakeClient) -> list[str]:
+def deleted(c: RecordingClient) -> list[str]:
     return sorted(path.split("/")[1] for verb, path, _ in c.calls if verb == "DELETE")
 
 
-def nominated_node(c: FakeClient, name: str) -> str | None:
+def nominated_node(c: RecordingClient, name: str) -> str | None:
     noms = [b["status"].get("nominatedNodeName") for v, p, b in c.calls if p == f"pods/{name}/status"]
     return noms[-1] if noms else None
 

@@ -14,6 +14,7 @@ import random
 import pytest
 
 from components.scheduler.scheduler import Scheduler
+from tests.support.scheduler import RecordingEvents
 
 
 def node(name: str, **labels: str) -> dict:
@@ -51,17 +52,9 @@ class RecordingBinder:
         return Status()
 
 
-class FakeRecorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str, str]] = []
-
-    def event(self, obj, type_, reason, message):
-        self.events.append((obj["metadata"]["name"], type_, reason, message))
-
-
 def make(nodes: list[dict], bound: list[dict] = (), seed: int = 0):
     binder = RecordingBinder()
-    rec = FakeRecorder()
+    rec = RecordingEvents()
     s = Scheduler(None, recorder=rec, record_results=True, rng=random.Random(seed),
                   binder_override=binder)
     for n in nodes:
