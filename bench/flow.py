@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
 from controlplane.cli.cluster import LocalCluster  # noqa: E402
+from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
 
 
@@ -66,26 +67,26 @@ async def main(args: argparse.Namespace) -> None:
         created: dict[str, float] = {}
         bound: dict[str, float] = {}
         running: dict[str, float] = {}
-        lst = await client.list(PODS, "default")
-        rv = lst["metadata"]["resourceVersion"]
         done = asyncio.Event()
 
-        async def watch() -> None:
-            async for typ, pod in client.watch(PODS, "default", resource_version=rv,
-                                               label_selector="app=bench", timeout_seconds=3600):
-                now = time.monotonic()
-                name = pod["metadata"]["name"]
-                created.setdefault(name, now)
-                if pod["spec"].get("nodeName"):
-                    bound.setdefault(name, now)
-                if (pod.get("status") or {}).get("phase") == "Running":
-                    running.setdefault(name, now)
-                    if len(running) >= args.pods:
-                        done.set()
-                        return
+        def seen(pod: dict, *_: dict) -> None:
+            pod = _[-1] if _ else pod  # on_update(old, new): take new
+            now = time.monotonic()
+            name = pod["metadata"]["name"]
+            created.setdefault(name, now)
+            if pod["spec"].get("nodeName"):
+                bound.setdefault(name, now)
+            if (pod.get("status") or {}).get("phase") == "Running":
+                running.setdefault(name, now)
+                if len(running) >= args.pods:
+                    done.set()
 
-        cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
-        wt = asyncio.create_task(watch())
+        # an informer, not a bare watch: it resumes (or relists) if the
+        # apiserver drops a watcher that falls behind, as Kubernetes' cacher does
+        informer = Informer(client, PODS, namespace="default", label_selector="app=bench")
+        informer.add_handlers(on_add=seen, on_update=seen)
+        informer.start()
+        await informer.wait_synced()
         dep = {"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": "bench", "namespace": "default"},
                "spec": {"replicas": args.pods, "selector": {"matchLabels": {"app": "bench"}},
@@ -93,6 +94,7 @@ async def main(args: argparse.Namespace) -> None:
                                      "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                                               "resources": {"requests": {"cpu": "10m",
                                                                                          "memory": "16Mi"}}}]}}}}
+        cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t0 = time.monotonic()
         await client.create(DEPLOYMENTS, dep, "default")
         last = 0
@@ -108,7 +110,7 @@ async def main(args: argparse.Namespace) -> None:
             if time.monotonic() - t0 > args.timeout:
                 print(f"timed out after {args.timeout}s")
                 break
-        wt.cancel()
+        await informer.stop()
         total = max(running.values(), default=t0) - t0
         lat_run = [running[n] - t0 for n in running]
         lat_bind = [bound[n] - created[n] for n in bound if n in created]
