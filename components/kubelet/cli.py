@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from controlplane.api.quantity import parse_quantity
+from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
 from controlplane.log import event, setup
 
@@ -68,6 +69,14 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             idx = node_index_from_name(node_name) if node_index is None else node_index
             nodes = [NodeConfig(name=node_name, index=idx, labels=labels,
                                 pod_cidr=pod_cidr or pod_cidr_for(idx), **res)]
+        for cfg in nodes[:1] + nodes[-1:]:   # the names follow one pattern
+            problems = is_dns1123_subdomain(cfg.name)
+            if problems:   # the apiserver's Node name rule (ValidateNodeName)
+                raise ValueError(f"invalid node name {cfg.name!r}: {problems[0]}")
+        for key, value in labels.items():
+            problems = is_qualified_name(key) + is_valid_label_value(value)
+            if problems:   # metav1validation.ValidateLabels
+                raise ValueError(f"invalid --node-labels {key}={value}: {problems[0]}")
         for opt, val in (("--cpu", cpu), ("--memory", memory), ("--pods", pods),
                          ("--ephemeral-storage", ephemeral_storage)):
             try:

@@ -138,7 +138,10 @@ class LocalCluster:
         Raises RuntimeError (one line) if the data dir is locked, a port is
         taken, or a service exits or is not ready in time.
         """
-        os.makedirs(os.path.join(self.data_dir, "logs"), exist_ok=True)
+        try:
+            os.makedirs(os.path.join(self.data_dir, "logs"), exist_ok=True)
+        except OSError as e:
+            raise RuntimeError(f"cannot use data dir {self.data_dir!r}: {e.strerror or e}") from None
         self._lock_data_dir()
         self._preflight()
         etcd_url = self.etcd_servers

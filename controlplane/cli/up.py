@@ -19,7 +19,8 @@ from controlplane.cli.common import run_until_signalled
 
 
 def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
-    """``("node01=kgc=a,x=y", ...)`` -> ``{"node01": "kgc=a,x=y"}``; raises BadParameter."""
+    """``("node01:kgc=a,x=y", ...)`` -> ``{"node01": "kgc=a,x=y"}``; raises click.BadParameter
+    (exit 2) on a value without ``NODE:`` or without labels."""
     out: dict[str, str] = {}
     for v in values:
         node, sep, labels = v.partition(":")
@@ -35,9 +36,9 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="etcd data, logs and the kubeconfig live here")
 @click.option("--etcd-servers", default=None, metavar="URLS",
               help="use this external etcd (e.g. http://127.0.0.1:2379) instead of starting ours")
-@click.option("--etcd-port", default=2379, show_default=True, type=int,
+@click.option("--etcd-port", default=2379, show_default=True, type=click.IntRange(0, 65535),
               help="client port of the embedded etcd (0: any free port)")
-@click.option("--port", "apiserver_port", default=6443, show_default=True, type=int,
+@click.option("--port", "apiserver_port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="apiserver port on 127.0.0.1 (0: any free port)")
 @click.option("--nodes", default="node01,node02", show_default=True,
               help="comma-separated node names, one kubelet each")

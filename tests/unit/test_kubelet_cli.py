@@ -1,0 +1,39 @@
+"""``controlplane kubelet`` and ``controlplane up`` flags: bad values are one-line usage
+errors (exit 2) before anything connects, never tracebacks or a wait for the apiserver."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from components.kubelet.cli import command as kubelet
+from controlplane.cli.up import command as up
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--node-name", ""], "invalid node name ''"),
+    (["--node-name", "Node_1"], "invalid node name 'Node_1'"),
+    (["--hollow-nodes", "3", "--node-name-prefix", "X"], "invalid node name 'X0'"),
+    (["--node-labels", "kgc=a,a=b=c"], "invalid --node-labels a=b=c"),
+    (["--node-labels", "bad key=a"], "invalid --node-labels bad key=a"),
+    (["--node-labels", "novalue"], "invalid node label 'novalue'"),
+    (["--cpu", "lots"], "invalid --cpu 'lots'"),
+    (["--image-pull-seconds", "-1"], "must be >= 0"),
+])
+def test_kubelet_bad_flags_are_usage_errors(args, message):
+    r = CliRunner().invoke(kubelet, ["--master", "http://127.0.0.1:1", *args])
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--port", "99999"], "99999 is not in the range 0<=x<=65535"),
+    (["--etcd-port", "-1"], "-1 is not in the range 0<=x<=65535"),
+    (["--node-labels", "kgc=a"], "expected NODE:key=value"),
+    (["--nodes", ","], "at least one node is needed"),
+])
+def test_up_bad_flags_are_usage_errors(args, message):
+    r = CliRunner().invoke(up, args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
