@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import signal
 import sys
 
@@ -74,7 +75,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
             progress_notify_interval=interval, snapshot_count=snapshot_count))
     except (DataDirError, ValueError, OSError) as e:
-        cplog.event(log, "etcd.failed", error=str(e))
+        cplog.event(log, "etcd.failed", logging.ERROR, error=str(e))
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
