@@ -6,12 +6,13 @@ is a ``click.Command`` named ``command`` in the module given below.
 
     controlplane etcd                 embedded etcd3-compatible server
     controlplane apiserver            Kubernetes API server (HTTP, talks to etcd)
-    controlplane controller-manager   Deployment / ReplicaSet / ReplicationController controllers
+    controlplane controller-manager   the controllers (workloads, GC, namespaces, nodes, endpoints...)
     controlplane scheduler            the scheduler (filter, score, bind)
     controlplane kubelet              one node (or many hollow nodes) on a simulated runtime
     controlplane up                   all of the above as separate OS processes
     controlplane demo                 the 13-step pod creation flow, traced live
     controlplane trace                print the step records kept by the apiserver
+    controlplane explain pod NAME     the scheduler's per-node verdicts and scores for a pod
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "etcd": ("controlplane.etcd.cli:command", "Run the embedded etcd3-compatible server."),
     "apiserver": ("components.apiserver.cli:command", "Run the Kubernetes API server."),
     "controller-manager": ("components.controller_manager.cli:command",
-                           "Run the Deployment/ReplicaSet/RC controllers and the GC."),
+                           "Run the controllers: workloads, GC, namespaces, nodes, endpoints..."),
     "scheduler": ("components.scheduler.cli:command", "Run the scheduler (filter, score, bind)."),
     "kubelet": ("components.kubelet.cli:command",
                 "Run a kubelet (one node, or many hollow nodes) on a simulated runtime."),
