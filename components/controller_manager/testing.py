@@ -17,7 +17,7 @@ import secrets
 import time
 from typing import Any
 
-from controlplane.api.resources import Resource, by_kind
+from controlplane.api.resources import Resource
 from controlplane.client.informer import key_of
 from controlplane.client.rest import ApiError
 
@@ -312,11 +312,6 @@ class FakeRecorder:
 
     def event(self, obj: dict, type_: str, reason: str, message: str, field_path: str | None = None) -> None:
         self.sink.append((self.component, (obj.get("metadata") or {}).get("name"), type_, reason, message))
-
-
-def kind_resource(kind: str) -> Resource:
-    """The registry's Resource for ``kind`` (KeyError if none)."""
-    return by_kind(kind)
 
 
 def fake_context(config: Any = None, clock: Any = None) -> tuple[FakeClient, Any, list]:

@@ -64,15 +64,9 @@ def pod_start_time(pi: PodInfo) -> float:
     return _FAR_FUTURE
 
 
-def more_important_pod(a: PodInfo, b: PodInfo) -> bool:
-    """Higher priority first; equal priority: the one that started earlier
-    (util.MoreImportantPod)."""
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    return pod_start_time(a) < pod_start_time(b)
-
-
 def _importance_key(pi: PodInfo) -> tuple:
+    """Sort key putting the more important pod first: higher priority, then the one that
+    started earlier (util.MoreImportantPod)."""
     return (-pi.priority, pod_start_time(pi))
 
 

@@ -21,7 +21,7 @@ import asyncio
 import heapq
 import logging
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from components.scheduler.podinfo import PodInfo
 from controlplane.log import event
@@ -331,7 +331,3 @@ def is_pod_updated(old: dict, new: dict) -> bool:
         return {"metadata": md, "spec": p.get("spec")}
     return strip(old) != strip(new)
 
-
-def queued_pod_infos(q: SchedulingQueue) -> list[Any]:
-    """Every pod the queue knows, for debugging."""
-    return list(q.pods.values())

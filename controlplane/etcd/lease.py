@@ -8,7 +8,6 @@ does when a leader is elected (``lessor.Promote``).
 
 from __future__ import annotations
 
-import math
 import random
 import time
 
@@ -97,9 +96,3 @@ class Lessor:
         """Ids of leases whose deadline has passed."""
         now = time.monotonic()
         return [l.id for l in self.leases.values() if l.deadline <= now]
-
-    def next_deadline(self) -> float:
-        """Seconds until the earliest deadline (inf when no leases)."""
-        if not self.leases:
-            return math.inf
-        return min(l.deadline for l in self.leases.values()) - time.monotonic()

@@ -76,9 +76,6 @@ class EtcdServer:
         cplog.event(log, "etcd.stopped", revision=self.core.store.rev, wal_groups=self.core.stats_groups,
                     wal_writes=self.core.stats_writes)
 
-    async def wait_stopped(self) -> None:
-        await self._stopped.wait()
-
 
 async def _lease_loop(core: Core) -> None:
     while True:

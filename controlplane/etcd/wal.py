@@ -364,10 +364,6 @@ class DataDir:
         self._open_wal(self.gen + 1, create=True)
         return self.gen
 
-    def write_snapshot(self, header: dict, blob: bytes) -> None:
-        """Atomically replace the snapshot with ``blob`` (a serialised RangeResponse)."""
-        self.write_snapshot_stream(header, [blob])
-
     def write_snapshot_stream(self, header: dict, chunks: Iterable[bytes]) -> int:
         """Atomically replace the snapshot with the concatenated ``chunks``, then drop WAL files
         older than ``header['wal_gen']``. Streams (memory stays one chunk); returns the blob size.
