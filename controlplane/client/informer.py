@@ -63,19 +63,25 @@ class Informer:
     # -- wiring ----------------------------------------------------------------
     def add_handlers(self, on_add: Handler | None = None, on_update: Handler | None = None,
                      on_delete: Handler | None = None) -> None:
+        """Register event handlers (client-go's AddEventHandler): ``on_add(obj)``,
+        ``on_update(old, new)``, ``on_delete(obj)``; any may be None."""
         self._handlers.append((on_add, on_update, on_delete))
 
     def on_watch_started(self, fn: Handler) -> None:
+        """Call ``fn(resource_version)`` each time a list+watch cycle begins."""
         self._started.append(fn)
 
     def get(self, key: str) -> dict | None:
+        """The cached object under ``namespace/name`` (or ``name``), or None (the lister)."""
         return self.store.get(key)
 
     def list(self) -> Iterable[dict]:
+        """Every cached object (a live view of the store: copy before awaiting)."""
         return self.store.values()
 
     @property
     def has_synced(self) -> bool:
+        """True once the first list is in the store (client-go's HasSynced)."""
         return self._synced.is_set()
 
     async def wait_synced(self, timeout: float = 60.0) -> None:
@@ -83,11 +89,13 @@ class Informer:
         await asyncio.wait_for(self._synced.wait(), timeout)
 
     def start(self) -> asyncio.Task:
+        """Start :meth:`run` as a task (once; later calls return the same task)."""
         if self._task is None:
             self._task = asyncio.create_task(self.run(), name=f"informer-{self.resource.plural}")
         return self._task
 
     async def stop(self) -> None:
+        """Cancel the list-watch task and wait for it to end."""
         if self._task:
             self._task.cancel()
             try:

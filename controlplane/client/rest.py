@@ -106,6 +106,7 @@ class RestClient:
 
     @property
     def session(self) -> aiohttp.ClientSession:
+        """The shared aiohttp session (created on first use, up to 64 connections)."""
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers={"User-Agent": self.user_agent},
@@ -114,6 +115,7 @@ class RestClient:
         return self._session
 
     async def close(self) -> None:
+        """Close the HTTP session (idempotent; a later request opens a new one)."""
         if self._session is not None:
             await self._session.close()
 
@@ -140,6 +142,7 @@ class RestClient:
 
     # -- typed verbs ---------------------------------------------------------
     async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
+        """GET one object (``/api/v1/namespaces/NS/pods/NAME``); ApiError 404 NotFound if absent."""
         return await self.request("GET", res.path(namespace, name))
 
     async def list(self, res: Resource, namespace: str | None = None, *,
@@ -167,15 +170,21 @@ class RestClient:
         return out
 
     async def create(self, res: Resource, obj: dict, namespace: str | None = None) -> dict:
+        """POST ``obj`` to its collection (namespace from the argument, else from
+        ``obj.metadata``); returns the stored object. ApiError 409 AlreadyExists, 422 Invalid."""
         ns = namespace or (obj.get("metadata") or {}).get("namespace") if res.namespaced else None
         return await self.request("POST", res.path(ns), body=obj)
 
     async def update(self, res: Resource, obj: dict, subresource: str | None = None) -> dict:
+        """PUT ``obj`` (or its ``subresource``, e.g. ``status``) by its metadata's name and
+        namespace; ``metadata.resourceVersion`` makes it a guarded update: ApiError 409
+        Conflict when the object changed since (optimistic concurrency)."""
         md = obj["metadata"]
         return await self.request("PUT", res.path(md.get("namespace") if res.namespaced else None,
                                                   md["name"], subresource), body=obj)
 
     async def update_status(self, res: Resource, obj: dict) -> dict:
+        """PUT ``obj`` to its ``/status`` subresource (only ``status`` is kept); as :meth:`update`."""
         return await self.update(res, obj, "status")
 
     async def patch(self, res: Resource, name: str, patch: Any, namespace: str | None = None, *,
@@ -191,6 +200,10 @@ class RestClient:
                      grace_period_seconds: int | None = None,
                      propagation_policy: str | None = None,
                      preconditions: dict | None = None) -> dict:
+        """DELETE with a DeleteOptions body (``gracePeriodSeconds``, ``propagationPolicy``
+        Foreground/Background/Orphan, ``preconditions`` e.g. ``{"uid": ...}``). Returns the
+        object (still there with deletionTimestamp when finalizers or a grace period hold it)
+        or a Status; ApiError 404 NotFound, 409 Conflict on a failed precondition."""
         body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if grace_period_seconds is not None:
             body["gracePeriodSeconds"] = grace_period_seconds

@@ -20,6 +20,15 @@ class ShutDown(Exception):
 
 
 class WorkQueue:
+    """client-go's rate-limited work queue (``staging/src/k8s.io/client-go/util/workqueue``:
+    queue.go's dirty/processing sets, default_rate_limiters.go's per-item exponential
+    backoff): a key waits at most once, is never handed to two workers at once, and a
+    key added while it is processed is queued again by :meth:`done`.
+
+    ``base_delay`` / ``max_delay``: seconds of the per-key backoff of
+    :meth:`add_rate_limited` (``base_delay * 2**failures``, capped).
+    """
+
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
         self._queue: deque[Hashable] = deque()
         self._dirty: set[Hashable] = set()
@@ -69,6 +78,7 @@ class WorkQueue:
         self._failures.pop(key, None)
 
     def num_requeues(self, key: Hashable) -> int:
+        """How many times ``key`` was re-queued with backoff since its last :meth:`forget`."""
         return self._failures.get(key, 0)
 
     async def get(self) -> Hashable:
@@ -91,6 +101,8 @@ class WorkQueue:
             self._notify()
 
     def shutdown(self) -> None:
+        """Stop accepting keys, cancel pending delayed adds and wake every waiter;
+        :meth:`get` raises ShutDown once the queue is empty."""
         self._shutdown = True
         for h in self._timers:
             h.cancel()
