@@ -22,6 +22,9 @@ NAME = "DefaultPreemption"
 
 
 class DefaultPreemption:
+    """The DefaultPreemption PostFilter plugin (see the module docstring); ``args``:
+    DefaultPreemptionArgs, ``handle``: the Scheduler (``prepare_candidate``)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

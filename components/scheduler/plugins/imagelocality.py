@@ -22,6 +22,8 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 class ImageLocality:
+    """The ImageLocality PreScore/Score plugin (see the module docstring)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -86,6 +86,9 @@ _KEY = "NodeAffinity.pre"
 
 
 class NodeAffinity:
+    """The NodeAffinity PreFilter/Filter/PreScore/Score plugin (see the module docstring);
+    ``args``: NodeAffinityArgs (``addedAffinity``)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

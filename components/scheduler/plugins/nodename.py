@@ -10,6 +10,8 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 
 class NodeName:
+    """The NodeName PreFilter/Filter plugin (see the module docstring)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -21,6 +21,8 @@ def conflicts(used: dict[tuple[str, str, int], int], want: tuple[str, str, int])
 
 
 class NodePorts:
+    """The NodePorts PreFilter/Filter plugin (see the module docstring)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -60,6 +60,10 @@ def least_requested_score(requested: int, capacity: int) -> int:
 
 
 class NodeResourcesFit:
+    """The NodeResourcesFit Filter/Score plugin: requests must fit the node's allocatable;
+    the score is LeastAllocated over ``scoringStrategy.resources`` (default cpu and memory,
+    weight 1; the strategy's ``type`` is not read); see the module docstring."""
+
     name = FIT
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
@@ -114,6 +118,10 @@ class NodeResourcesFit:
 
 
 class NodeResourcesBalancedAllocation:
+    """The NodeResourcesBalancedAllocation PreScore/Score plugin: favours nodes whose
+    cpu and memory fractions stay close to each other after placing the pod (see the
+    module docstring)."""
+
     name = BALANCED
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -13,6 +13,8 @@ _TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
 class NodeUnschedulable:
+    """The NodeUnschedulable Filter plugin (see the module docstring)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -18,6 +18,9 @@ def untolerated_taint_reason(taint: dict) -> str:
 
 
 class TaintToleration:
+    """The TaintToleration plugin: Filter on NoSchedule/NoExecute taints, Score on
+    untolerated PreferNoSchedule ones (see the module docstring)."""
+
     name = NAME
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
