@@ -21,7 +21,7 @@ from components.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 API_VERSION = "kubescheduler.config.k8s.io/v1"
-_POINTS = ("multiPoint", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+_POINTS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
            "reserve", "permit", "preBind", "bind", "postBind")
 
 
@@ -110,7 +110,7 @@ def build_framework(profile: dict, handle: Any, percentage: int = 0) -> Framewor
                 continue
             if name not in REGISTRY:
                 raise ConfigError(f"plugins.{point}.disabled: unknown plugin {name!r}")
-            if point in ("multiPoint", "filter", "preFilter"):
+            if point in ("multiPoint", "filter", "preFilter", "preEnqueue"):
                 enabled.discard(name)
             if point in ("multiPoint", "score"):
                 weights[name] = 0

@@ -4,6 +4,9 @@ runner that calls a profile's plugins in order.
 Extension points (``pkg/scheduler/framework/interface.go``), as plugin methods —
 a plugin implements the ones it needs:
 
+* ``pre_enqueue(pod_info) -> Status|None``          PreEnqueue: may the pod enter activeQ
+  at all? A rejection keeps it among the unschedulable pods, gated, until an update
+  of the pod passes (``SchedulingGates``)
 * ``less(a, b)``                                    QueueSort
 * ``pre_filter(state, pod, snapshot) -> Status|None`` PreFilter (``SKIP`` skips its Filter)
 * ``pre_filter_add_pod`` / ``pre_filter_remove_pod(state, pod, pod_info, node_info)
@@ -232,6 +235,7 @@ class Framework:
         def having(method: str) -> list[Any]:
             return [p for p in plugins if callable(getattr(p, method, None))]
 
+        self.pre_enqueue_plugins = having("pre_enqueue")
         self.queue_sort = next(iter(having("less")), None)
         self.pre_filter_plugins = having("pre_filter")
         self.filter_plugins = having("filter")
@@ -255,6 +259,16 @@ class Framework:
             for ev in (fn() if fn else []):
                 out.setdefault(ev, set()).add(p.name)
         return out
+
+    def run_pre_enqueue(self, pod: Any) -> Status:
+        """Each PreEnqueue plugin in order; the first rejection (``plugin`` set) wins,
+        else Success (framework.go RunPreEnqueuePlugins)."""
+        for p in self.pre_enqueue_plugins:
+            st = p.pre_enqueue(pod)
+            if st is not None and not st.is_success():
+                st.plugin = p.name
+                return st
+        return Status()
 
     # -- scheduling cycle --------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Any, snapshot: Any) -> Status:

@@ -10,6 +10,10 @@
   ``max_in_unschedulable`` (5 min) are flushed periodically.
 * a failure whose cycle started before the latest move request goes to backoffQ,
   not to the unschedulable set (moveRequestCycle), so no event is lost.
+* PreEnqueue: every move into activeQ first asks the profile's PreEnqueue plugins
+  (``pre_enqueue``); a rejected pod is kept among the unschedulable pods as *gated*
+  (``QueuedPodInfo.gated``, ``unschedulable_plugins`` = the rejecting plugin), moved by
+  no cluster event, and tried again when the pod itself is updated (moveToActiveQ).
 
 Source: pkg/scheduler/backend/queue/scheduling_queue.go (PriorityQueue),
 pkg/scheduler/framework/types.go (QueuedPodInfo), pkg/scheduler/framework/events.go.
@@ -21,7 +25,7 @@ import asyncio
 import heapq
 import logging
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from components.scheduler.podinfo import PodInfo
 from controlplane.log import event
@@ -29,15 +33,18 @@ from controlplane.log import event
 log = logging.getLogger("scheduler.queue")
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "activeQ", "backoffQ", "unschedulable", "inFlight"
+GATED = "gated"
 
 
 class QueuedPodInfo:
     """A pod in the queue: ``pod_info``, ``timestamp`` (last enqueue, monotonic s),
     ``initial_attempt_timestamp``, ``attempts``, ``unschedulable_plugins`` (names of
-    the plugins that rejected it last time), ``where``."""
+    the plugins that rejected it last time), ``where``, ``gated`` (a PreEnqueue plugin
+    keeps it out of activeQ; ``gating_message`` says why)."""
 
     __slots__ = ("pod_info", "timestamp", "initial_attempt_timestamp", "attempts",
-                 "unschedulable_plugins", "where", "seq", "updated_in_flight")
+                 "unschedulable_plugins", "where", "seq", "updated_in_flight", "gated",
+                 "gating_message")
 
     def __init__(self, pod_info: PodInfo, now: float) -> None:
         self.pod_info = pod_info
@@ -48,6 +55,8 @@ class QueuedPodInfo:
         self.where = ""
         self.seq = 0
         self.updated_in_flight = False
+        self.gated = False
+        self.gating_message = ""
 
     @property
     def key(self) -> str:
@@ -79,14 +88,18 @@ class SchedulingQueue:
 
     ``less``: QueueSort function; ``initial_backoff`` / ``max_backoff`` (seconds);
     ``max_in_unschedulable`` (seconds); ``plugins_for_event``: (resource, action) →
-    plugin names that registered for it; ``clock``: monotonic seconds.
+    plugin names that registered for it; ``clock``: monotonic seconds;
+    ``pre_enqueue``: PodInfo → Status of the pod's profile's PreEnqueue plugins (None:
+    every pod may enter activeQ).
     """
 
     def __init__(self, less: Callable | None = None, *, initial_backoff: float = 1.0,
                  max_backoff: float = 10.0, max_in_unschedulable: float = 300.0,
                  plugins_for_event: dict[tuple[str, str], set[str]] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 pre_enqueue: Callable[[PodInfo], Any] | None = None) -> None:
         self.less = less or _default_less
+        self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -130,6 +143,21 @@ class SchedulingQueue:
         return qp.attempts > 0 and self.backoff_expiry(qp) > self.clock()
 
     def _to_active(self, qp: QueuedPodInfo) -> None:
+        if self.pre_enqueue is not None:
+            st = self.pre_enqueue(qp.pod_info)
+            if st is not None and not st.is_success():
+                was_gated = qp.gated
+                qp.gated, qp.gating_message = True, st.message()
+                qp.unschedulable_plugins = {st.plugin} if st.plugin else set()
+                qp.where = UNSCHEDULABLE
+                self.unschedulable[qp.key] = qp
+                if not was_gated:
+                    event(log, "queue.gated", pod=qp.key, plugin=st.plugin or "-", message=st.message())
+                return
+            if qp.gated:
+                qp.gated, qp.gating_message = False, ""
+                qp.unschedulable_plugins = set()
+                event(log, "queue.ungated", pod=qp.key)
         qp.where = ACTIVE
         qp.seq = self._next_seq()
         heapq.heappush(self._active, _HeapItem(qp, qp.seq, self.less))
@@ -177,7 +205,7 @@ class SchedulingQueue:
         qp = QueuedPodInfo(pi, self.clock())
         self.pods[pi.key] = qp
         self._to_active(qp)
-        event(log, "queue.add", logging.DEBUG, pod=pi.key, queue=ACTIVE)
+        event(log, "queue.add", logging.DEBUG, pod=pi.key, queue=qp.where)
 
     def update(self, pod: dict, old: dict | None = None) -> None:
         """An unscheduled pod changed. Parked pods whose change matters are retried;
@@ -192,7 +220,10 @@ class SchedulingQueue:
             qp.updated_in_flight = True
         elif qp.where == UNSCHEDULABLE and (old is None or is_pod_updated(old, pod)):
             del self.unschedulable[pi.key]
-            self._to_backoff_or_active(qp)
+            if qp.gated:  # never tried: straight to activeQ if PreEnqueue now passes
+                self._to_active(qp)
+            else:
+                self._to_backoff_or_active(qp)
 
     def delete(self, pod: dict) -> None:
         md = pod.get("metadata") or {}
@@ -236,7 +267,7 @@ class SchedulingQueue:
             self.plugins_for_event.get((resource, "*"), set())
         moved = 0
         for key, qp in list(self.unschedulable.items()):
-            if qp.unschedulable_plugins and not (qp.unschedulable_plugins & interested):
+            if qp.gated or (qp.unschedulable_plugins and not (qp.unschedulable_plugins & interested)):
                 continue
             if pre_check is not None and not pre_check(qp):
                 continue
@@ -261,7 +292,7 @@ class SchedulingQueue:
         now = self.clock()
         moved = 0
         for key, qp in list(self.unschedulable.items()):
-            if now - qp.timestamp > self.max_in_unschedulable:
+            if not qp.gated and now - qp.timestamp > self.max_in_unschedulable:
                 del self.unschedulable[key]
                 self._to_backoff_or_active(qp)
                 moved += 1
@@ -307,10 +338,13 @@ class SchedulingQueue:
         self._wake()
 
     def pending(self) -> dict[str, int]:
-        """Counts per sub-queue (as the scheduler_pending_pods metric)."""
-        c = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0}
+        """Counts per sub-queue (as the scheduler_pending_pods metric; gated pods are
+        counted under ``gated``, not ``unschedulable``)."""
+        c = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0, GATED: 0}
         for qp in self.pods.values():
-            if qp.where in c:
+            if qp.where == UNSCHEDULABLE and qp.gated:
+                c[GATED] += 1
+            elif qp.where in c:
                 c[qp.where] += 1
         return c
 

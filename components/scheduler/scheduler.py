@@ -40,6 +40,9 @@ FINAL_SCORE_RESULT = ANNOTATION_PREFIX + "finalscore-result"
 SELECTED_NODE = ANNOTATION_PREFIX + "selected-node"
 
 ERR_NO_NODES = "no nodes available to schedule pods"
+#: PodScheduled=False reason and message of a pod with scheduling gates (core/v1 PodReasonSchedulingGated)
+SCHEDULING_GATED = "SchedulingGated"
+SCHEDULING_GATED_MSG = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 class NoNodesAvailable(Exception):
@@ -118,9 +121,11 @@ class Scheduler:
                 events.setdefault(k, set()).update(v)
         less = first.queue_sort.less if first.queue_sort else None
         self.cache = Cache()
+        gating = any(f.pre_enqueue_plugins for f in self.profiles.values())
         self.queue = SchedulingQueue(less, initial_backoff=self.config.pod_initial_backoff_seconds,
                                      max_backoff=self.config.pod_max_backoff_seconds,
-                                     plugins_for_event=events)
+                                     plugins_for_event=events,
+                                     pre_enqueue=self.run_pre_enqueue if gating else None)
         self.next_start_node_index = 0
         self._binding_tasks: set[asyncio.Task] = set()
         self._bg_tasks: set[asyncio.Task] = set()
@@ -161,6 +166,36 @@ class Scheduler:
             except ValueError:
                 pass
 
+    def run_pre_enqueue(self, pi: PodInfo) -> Status | None:
+        """The PreEnqueue plugins of the pod's profile (the queue asks before each move
+        into activeQ); None when no profile is responsible."""
+        fwk = self.profiles.get(scheduler_name_of(pi.pod))
+        return fwk.run_pre_enqueue(pi) if fwk is not None else None
+
+    def _note_gated(self, pod: dict) -> None:
+        """A pod the queue keeps gated and that carries no PodScheduled condition yet
+        gets PodScheduled=False, reason ``SchedulingGated``, message "Scheduling is
+        blocked due to non-empty scheduling gates" (what kube-apiserver's pod strategy
+        writes on create, registry/core/pod/strategy.go applySchedulingGatedCondition;
+        written here when the apiserver did not, so ``kubectl get pods`` shows
+        SchedulingGated)."""
+        qp = self.queue.pods.get(PodInfo.key_of(pod))
+        if qp is None or not qp.gated or self.client is None:
+            return
+        conds = (pod.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "PodScheduled" for c in conds):
+            return
+        self._spawn(self._patch_gated(qp.pod_info))
+
+    async def _patch_gated(self, pi: PodInfo) -> None:
+        cond = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                "lastTransitionTime": _now(), "reason": SCHEDULING_GATED, "message": SCHEDULING_GATED_MSG}
+        try:
+            await self.client.patch(PODS, pi.name, {"status": {"conditions": [cond]}}, pi.namespace,
+                                    patch_type="strategic", subresource="status")
+        except Exception as e:  # gone meanwhile
+            event(log, "pod.status_patch_failed", logging.WARNING, pod=pi.key, error=str(e)[:200])
+
     def on_pod_add(self, pod: dict) -> None:
         self._update_nominated(pod)
         if is_assigned(pod):
@@ -168,6 +203,7 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff("Pod", "Add")
         elif self.responsible_for(pod) and not is_deleting(pod):
             self.queue.add(pod)
+            self._note_gated(pod)
 
     def on_pod_update(self, old: dict, new: dict) -> None:
         self._update_nominated(new)

@@ -20,12 +20,13 @@ from components.scheduler.plugins.noderesources import (NodeResourcesBalancedAll
 from components.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from components.scheduler.plugins.podtopologyspread import PodTopologySpread
 from components.scheduler.plugins.prioritysort import PrioritySort
+from components.scheduler.plugins.schedulinggates import SchedulingGates
 from components.scheduler.plugins.tainttoleration import TaintToleration
 
 REGISTRY: dict[str, type] = {c.name: c for c in (
     PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
     NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption,
-    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder)}
+    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, SchedulingGates)}
 
 #: (name, score weight) in the default multiPoint order; weight 0 = does not score
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
@@ -42,4 +43,5 @@ DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("SchedulingGates", 0),   # PreEnqueue only (PodSchedulingReadiness, GA in 1.30)
 ]
