@@ -482,8 +482,12 @@ class RestHandlers:
             try:
                 if ct == "application/json-patch+json":
                     if not isinstance(patch, list):
-                        raise st.bad_request("json patch must be a list of operations")
-                    return sem.json_patch(cur, patch)
+                        raise st.bad_request(f"json: cannot unmarshal {_json_type(patch)} into Go value of "
+                                             "type jsonpatch.Patch")
+                    try:
+                        return sem.json_patch(cur, patch)
+                    except sem.PatchError as e:
+                        raise APIErrorFromPatch(str(e), generic=True) from None
                 if not isinstance(patch, dict):
                     raise st.bad_request("the body of the request was in an unknown format - expected an object")
                 if ct == "application/strategic-merge-patch+json":
@@ -502,6 +506,13 @@ class RestHandlers:
         try:
             return await self._write(request, info, self._strict_wrap(request, apply), precondition)
         except APIErrorFromPatch as e:
+            if e.generic:
+                # a JSON patch that does not apply (failed test, missing path, unknown op): the real
+                # apiserver answers a generic 422 and keeps the reason to itself
+                # (handlers/patch.go jsonPatcher.applyJSPatch → errors.NewGenericServerResponse)
+                event(log, "patch.json_patch_rejected", resource=resource.plural,
+                      object=f"{info.namespace or ''}/{info.name}", error=str(e))
+                raise st.APIError(422, "Invalid", JSON_PATCH_REJECTED) from None
             raise st.APIError(422, "Invalid", str(e)) from None
 
     async def _server_side_apply(self, request: web.Request, info: RequestInfo, config: Any) -> web.Response:
@@ -870,4 +881,27 @@ class _DeleteInstead(Exception):
 
 
 class APIErrorFromPatch(Exception):
-    """A patch that could not be applied (answered 422)."""
+    """A patch that could not be applied (answered 422). ``generic``: a JSON patch (RFC 6902)
+    failure, answered with :data:`JSON_PATCH_REJECTED` instead of the reason."""
+
+    def __init__(self, message: str, generic: bool = False) -> None:
+        super().__init__(message)
+        self.generic = generic
+
+
+# metav1 StatusError text of errors.NewGenericServerResponse(422, ...) (apimachinery
+# pkg/api/errors/errors.go): what a JSON patch that does not apply is answered with
+JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name Go's encoding/json reports for ``value`` in an UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null" if value is None else type(value).__name__
