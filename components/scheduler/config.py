@@ -3,6 +3,7 @@
 Supported fields: ``percentageOfNodesToScore``, ``podInitialBackoffSeconds``,
 ``podMaxBackoffSeconds``, ``leaderElection.leaderElect``, and per profile
 ``schedulerName``, ``percentageOfNodesToScore``, ``plugins.<point>.enabled/disabled``
+(points as KubeSchedulerConfiguration's, ``preEnqueue`` included)
 (``{name, weight}``; ``disabled: [{name: "*"}]`` clears the defaults; ``multiPoint``
 and ``score`` carry weights) and ``pluginConfig[{name, args}]``. Defaults follow
 ``pkg/scheduler/apis/config/v1/defaults.go`` and ``default_plugins.go``.
