@@ -162,6 +162,12 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
         md["generation"] = 1
     if kind == "Pod":
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            # pkg/registry/core/pod/strategy.go applySchedulingGatedCondition
+            obj["status"]["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+                "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}]
     elif kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"):
         obj["status"] = {}
     elif kind == "Namespace":

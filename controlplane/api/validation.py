@@ -706,6 +706,16 @@ def _validate_pod_update(new: dict, old: dict, errs: ErrorList) -> None:
     # spec.nodeName may be set once (by a Binding); a PUT may carry the bound value.
     if not os_.get("nodeName") and ns.get("nodeName"):
         ns["nodeName"] = os_.get("nodeName")
+    # scheduling gates may only be removed (KEP-3521; pkg/apis/core/validation
+    # ValidatePodUpdate: "only deletion is allowed, but found new scheduling gate")
+    ogates, ngates = os_.get("schedulingGates") or [], ns.get("schedulingGates") or []
+    if isinstance(ogates, list) and isinstance(ngates, list):
+        added = [g for g in ngates if g not in ogates]
+        if added:
+            name = added[0].get("name") if isinstance(added[0], dict) else added[0]
+            errs.forbidden("spec.schedulingGates",
+                           f"only deletion is allowed, but found new scheduling gate '{name}'")
+        ns["schedulingGates"] = os_.get("schedulingGates")
     norm = lambda d: {k: v for k, v in d.items() if v not in (None, [], {})}  # noqa: E731
     if norm(ns) != norm(os_):
         changed = sorted(k for k in set(ns) | set(os_) if ns.get(k) != os_.get(k))

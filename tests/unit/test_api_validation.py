@@ -219,3 +219,18 @@ def test_garbage_never_raises():
     for obj in ({}, {"metadata": "x"}, {"metadata": {"name": "p", "namespace": "d"}, "spec": {"containers": "x"}},
                 {"metadata": {"name": "p", "namespace": "d"}, "spec": {"containers": [1, None]}}):
         assert validate("Pod", obj)
+
+
+def test_pod_update_may_remove_scheduling_gates_but_not_add_them():
+    from controlplane.api.validation import validate
+    base = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}],
+                     "schedulingGates": [{"name": "a"}, {"name": "b"}]}}
+    removed = {**base, "spec": {**base["spec"], "schedulingGates": [{"name": "b"}]}}
+    assert validate("Pod", removed, base) == []
+    cleared = {**base, "spec": {k: v for k, v in base["spec"].items() if k != "schedulingGates"}}
+    assert validate("Pod", cleared, base) == []
+    added = {**base, "spec": {**base["spec"], "schedulingGates": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
+    causes = validate("Pod", added, base)
+    assert any(c["field"] == "spec.schedulingGates" and "found new scheduling gate 'c'" in c["message"]
+               for c in causes), causes
