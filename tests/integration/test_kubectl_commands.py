@@ -218,6 +218,18 @@ def test_deployment_apply_rollout_scale_edit_describe(up, tmp_path):
     env = editor(tmp_path, "/^spec:/,/^status:/s/^  replicas: 1$/  replicas: 2/")
     assert up("edit", "deployment/web", env=env).stdout == "deployment.apps/web edited\n"
     assert up("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "2"
+    # an invalid edit: kubectl reopens the editor with the error, then keeps a copy and gives up
+    bad_env = {**editor(tmp_path, "/^spec:/,/^status:/s/^  replicas: .*$/  replicas: -1/"),
+               "TMPDIR": str(tmp_path)}
+    bad = up("edit", "deployment/web", env=bad_env, check=False)
+    assert bad.returncode == 1
+    lines = bad.stderr.splitlines()
+    assert lines[0] == 'error: deployments.apps "web" is invalid', bad.stderr
+    assert re.fullmatch(r'A copy of your changes has been stored to "(.+\.yaml)"', lines[1]), bad.stderr
+    assert lines[2] == "error: Edit cancelled, no valid changes were saved."
+    kept = open(re.fullmatch(r'.*"(.+)"', lines[1]).group(1)).read()
+    assert "spec.replicas: Invalid value: -1: must be greater than or equal to 0" in kept, kept
+    assert up("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "2"
     unchanged = up("edit", "deployment/web", env={"KUBE_EDITOR": "true"})
     assert unchanged.stdout == "" and unchanged.stderr.strip() == "Edit cancelled, no changes made."
     rolled_out(up, "web")
@@ -384,6 +396,16 @@ def test_delete_file_all_and_force(up, tmp_path):
                                      "resource has been terminated. The resource may continue to run on the "
                                      "cluster indefinitely.")
     assert up("get", "pod", "p4", "--ignore-not-found").stdout == ""
+
+    # --all with --force in a namespace of its own
+    up("create", "namespace", "doomed")
+    for name in ("f1", "f2"):
+        up("run", name, "--image=nginx:1.27", "-n", "doomed")
+    up("wait", "--for=condition=Ready", "pod", "--all", "-n", "doomed", "--timeout=30s")
+    both = up("delete", "pods", "--all", "-n", "doomed", "--grace-period=0", "--force")
+    assert sorted(both.stdout.splitlines()) == ['pod "f1" force deleted', 'pod "f2" force deleted']
+    assert both.stderr.startswith("Warning: Immediate deletion does not wait for confirmation")
+    assert up("get", "pods", "-n", "doomed", "-o", "name").stdout == ""
 
     for name in ("d1", "d2"):
         up("create", "configmap", name, "-n", "kube-system", "--from-literal=a=b")
