@@ -4,44 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from components.apiserver.server import APIServer
 from controlplane.storage import testing
+from tests.support.apiserver import new_ns
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 
+API_OPTIONS = {"bookmark_interval": 0.2}
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-
-
-@pytest.fixture(scope="module")
-def etcd_url():
-    p = testing.EtcdProcess()
-    url = asyncio.run(p.start())
-    yield url
-    asyncio.run(p.stop())
-
-
-@pytest.fixture
-async def api(etcd_url):
-    server = APIServer(etcd_url, bookmark_interval=0.2)
-    await server.start()
-    client = TestClient(TestServer(server.app))
-    await client.start_server()
-    client.server_obj = server
-    yield client
-    await client.close()
-    await server.stop()
-
-
-async def new_ns(api) -> str:
-    ns = "t-" + uuid.uuid4().hex[:8]
-    r = await api.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    assert r.status == 201
-    return ns
 
 
 def pod(name, labels=None):

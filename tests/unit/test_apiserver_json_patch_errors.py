@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from tests.unit.test_apiserver import api, etcd_url, new_ns, pod, pytestmark  # noqa: F401
+from tests.support.apiserver import new_ns
+from tests.unit.test_apiserver import API_OPTIONS, pod, pytestmark  # noqa: F401
 
 JSON_PATCH = {"Content-Type": "application/json-patch+json"}
 GENERIC = "the server rejected our request due to an error in our request"

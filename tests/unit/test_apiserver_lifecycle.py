@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests.unit.test_apiserver import api, etcd_url, new_ns, pod, pytestmark  # noqa: F401
+from tests.support.apiserver import new_ns
+from tests.unit.test_apiserver import API_OPTIONS, pod, pytestmark  # noqa: F401
 
 
 def deploy(name):

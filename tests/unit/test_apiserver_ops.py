@@ -8,7 +8,8 @@ import json
 import pytest
 
 from components.apiserver.server import _timeout
-from tests.unit.test_apiserver import api, etcd_url, new_ns, pod, pytestmark  # noqa: F401
+from tests.support.apiserver import new_ns
+from tests.unit.test_apiserver import API_OPTIONS, pod, pytestmark  # noqa: F401
 
 
 async def test_dry_run_writes_nothing(api):

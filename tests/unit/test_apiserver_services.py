@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import uuid
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from components.apiserver.server import APIServer
 from components.apiserver.servicealloc import AllocationError, ServiceAllocator
-from controlplane.storage import testing
 
 
 def svc(name, typ="ClusterIP", **spec):
@@ -63,28 +59,6 @@ def test_node_ports_and_update_carry_over():
     ext = svc("ext", "ExternalName", externalName="example.com")
     a.allocate(ext)
     assert "clusterIP" not in ext["spec"]
-
-
-@pytest.fixture(scope="module")
-def etcd_url():
-    if not testing.available():
-        pytest.skip("needs /usr/bin/etcd")
-    p = testing.EtcdProcess()
-    url = asyncio.run(p.start())
-    yield url
-    asyncio.run(p.stop())
-
-
-@pytest.fixture
-async def api(etcd_url):
-    server = APIServer(etcd_url)
-    await server.start()
-    client = TestClient(TestServer(server.app))
-    await client.start_server()
-    client.server_obj = server
-    yield client
-    await client.close()
-    await server.stop()
 
 
 async def test_services_over_http(api):

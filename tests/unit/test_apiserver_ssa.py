@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
 from components.apiserver import fieldmanager as fm
-from components.apiserver.server import APIServer
-from controlplane.storage import testing
 
 
 def deploy(replicas=2, image="nginx:1.27", labels=None):
@@ -51,27 +47,6 @@ def test_conflict_force_and_removal():
     assert two["metadata"]["labels"] == {"app": "d", "x": "1"}
     one = fm.apply("Deployment", two, deploy(), "kubectl", "apps/v1", "t3", False)
     assert one["metadata"]["labels"] == {"app": "d"}
-
-
-@pytest.fixture(scope="module")
-def etcd_url():
-    if not testing.available():
-        pytest.skip("needs /usr/bin/etcd")
-    p = testing.EtcdProcess()
-    url = asyncio.run(p.start())
-    yield url
-    asyncio.run(p.stop())
-
-
-@pytest.fixture
-async def api(etcd_url):
-    server = APIServer(etcd_url)
-    await server.start()
-    client = TestClient(TestServer(server.app))
-    await client.start_server()
-    yield client
-    await client.close()
-    await server.stop()
 
 
 async def test_apply_over_http(api):
