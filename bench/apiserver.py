@@ -34,6 +34,9 @@ import time
 
 import aiohttp
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench.common import cpu_seconds, start_service  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
@@ -54,31 +57,6 @@ def pod(name: str, ns: str = "default", labels: dict | None = None) -> dict:
             "metadata": {"name": name, "namespace": ns, "labels": labels or {"app": "bench"}},
             "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                      "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}
-
-
-def start(args: list[str], log_path: str, pattern: str, timeout: float = 30.0) -> tuple[subprocess.Popen, str]:
-    """Start ``python -m controlplane ARGS`` logging to ``log_path``; wait for ``pattern`` in it."""
-    f = open(log_path, "wb")
-    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f, stderr=subprocess.STDOUT,
-                         cwd=ROOT)
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        with open(log_path, "rb") as r:
-            m = rx.search(r.read().decode(errors="replace"))
-        if m:
-            return p, m.group(1)
-        if p.poll() is not None:
-            break
-        time.sleep(0.1)  # polling a log file for a ready line (benchmark setup only)
-    p.kill()
-    raise SystemExit(f"{args[0]} did not start: see {log_path}")
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -205,12 +183,12 @@ async def main(args: argparse.Namespace) -> None:
         if args.etcd_servers:
             etcd_url = args.etcd_servers
         else:
-            p, etcd_url = start(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir",
+            p, etcd_url = start_service(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir",
                                  os.path.join(tmp, "etcd")], os.path.join(tmp, "etcd.log"),
                                 r"event=etcd\.ready listen=(\S+)")
             procs.append(p)
             etcd_pid = p.pid
-        api, base = start(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
                           os.path.join(tmp, "apiserver.log"), r"event=apiserver\.ready url=(\S+)")
         procs.append(api)
         print(f"etcd {'external ' + etcd_url if args.etcd_servers else 'embedded ' + etcd_url}; "

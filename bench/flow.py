@@ -25,20 +25,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from bench.common import cpu_seconds  # noqa: E402
 from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
 from controlplane.cli.cluster import LocalCluster  # noqa: E402
 from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, in seconds (Linux /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 def pct(values: list[float], p: float) -> float:

@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import start_service  # noqa: E402
 from components.scheduler.framework import Status  # noqa: E402
 from components.scheduler.scheduler import Scheduler  # noqa: E402
 
@@ -132,28 +133,6 @@ async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple
 
 
 # -- end to end through the apiserver ----------------------------------------------------
-def _start(args: list[str], log_path: str, pattern: str, timeout: float = 60.0):
-    """``python -m controlplane ARGS`` logging to ``log_path``; returns (process, the
-    first group of ``pattern`` once it appears in the log)."""
-    import re
-    import subprocess
-    f = open(log_path, "wb")
-    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f,
-                         stderr=subprocess.STDOUT, cwd=str(ROOT))
-    rx = re.compile(pattern)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(log_path, "rb") as r:
-            m = rx.search(r.read().decode(errors="replace"))
-        if m:
-            return p, m.group(1)
-        if p.poll() is not None:
-            break
-        time.sleep(0.1)  # polling a log file for a ready line (benchmark setup only)
-    p.kill()
-    raise SystemExit(f"{args[0]} did not start: see {log_path}")
-
-
 async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) -> dict:
     """Real processes: our etcd (memory only), the apiserver and the scheduler — no
     kubelets. Node objects and then pods are created over HTTP; a pods watch opened
@@ -169,10 +148,10 @@ async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) ->
     tmp = tempfile.mkdtemp(prefix="bench-scheduler-")
     procs = []
     try:
-        etcd, etcd_url = _start(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", ""],
+        etcd, etcd_url = start_service(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", ""],
                                 f"{tmp}/etcd.log", r"event=etcd\.ready listen=(\S+)")
         procs.append(etcd)
-        api, base = _start(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
                            f"{tmp}/apiserver.log", r"event=apiserver\.ready url=(\S+)")
         procs.append(api)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
@@ -206,7 +185,7 @@ async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) ->
                                            headers={"Content-Type": "application/merge-patch+json"}) as r:
                             await r.read()
                 await asyncio.gather(*(patch_status() for _ in range(clients)))
-            sched, _ = _start(["scheduler", "--master", base], f"{tmp}/scheduler.log",
+            sched, _ = start_service(["scheduler", "--master", base], f"{tmp}/scheduler.log",
                               r"event=scheduler\.started.*nodes=(\d+)")
             procs.append(sched)
             async with s.get(f"{base}/api/v1/pods?limit=1") as r:

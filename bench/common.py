@@ -1,0 +1,45 @@
+"""What the benchmarks share: starting one service as its own process and
+reading a process's CPU time. Benchmark set-up only (never tests)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def start_service(args: list[str], log_path: str, pattern: str,
+                  timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
+    """Start ``python -m controlplane ARGS`` logging to ``log_path``; returns the
+    process and the first group of ``pattern`` once it appears in the log (e.g.
+    the URL a ``--port 0`` service picked). Exits with a one-line message if the
+    service dies or ``timeout`` seconds pass."""
+    f = open(log_path, "wb")
+    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f,
+                         stderr=subprocess.STDOUT, cwd=ROOT)
+    rx = re.compile(pattern)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log_path, "rb") as r:
+            m = rx.search(r.read().decode(errors="replace"))
+        if m:
+            return p, m.group(1)
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)  # polling a log file for a ready line (benchmark setup only)
+    p.kill()
+    raise SystemExit(f"{args[0]} did not start: see {log_path}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, in seconds (Linux ``/proc/PID/stat``); 0.0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
