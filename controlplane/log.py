@@ -59,7 +59,10 @@ def setup(component: str, level: str | None = None) -> logging.Logger:
     return logging.getLogger(component)
 
 
-def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields: object) -> None:
-    """Log one structured event ``name`` with ``key=value`` fields on a single line."""
+def event(logger: logging.Logger, name: str, level: int = logging.INFO, /, **fields: object) -> None:
+    """Log one structured event ``name`` with ``key=value`` fields on a single line.
+
+    ``logger``, ``name`` and ``level`` are positional-only, so any field name —
+    ``name=`` included — can be logged."""
     if logger.isEnabledFor(level):
         logger.log(level, name, extra={"fields": fields})

@@ -109,3 +109,12 @@ def test_html_timeline_has_every_record_on_its_lane_and_escapes_text():
     assert page.startswith("<!doctype html>") and "t &lt;1&gt;" in page
     assert "received POST &lt;pods&gt;" in page and "<script" not in page
     assert page.count("<circle") == 3
+
+
+def test_log_event_accepts_any_field_name(caplog):
+    import logging
+
+    from controlplane.log import event
+    with caplog.at_level(logging.INFO):
+        event(logging.getLogger("t"), "serviceaccount.created", namespace="default", name="default")
+    assert caplog.records[-1].fields == {"namespace": "default", "name": "default"}
