@@ -36,9 +36,9 @@ def render_html(records: Iterable[StepRecord], title: str, t0: float) -> str:
     recs = sorted(records, key=lambda r: r.time)
     after = [r for r in recs if r.time >= t0]
     span = max((r.time - t0 for r in after), default=0.001) or 0.001
-    width, left, lane_h, top = 1100, 150, 46, 30
+    width, left, lane_h, top = 1100, 150, 58, 30
     height = top + lane_h * len(LANES) + 30
-    x = lambda t: left + (width - left - 20) * (t - t0) / span  # noqa: E731
+    x = lambda t: left + (width - left - 50) * (t - t0) / span  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'font-family="system-ui, sans-serif" font-size="12">']
     for i, lane in enumerate(LANES):
@@ -53,15 +53,16 @@ def render_html(records: Iterable[StepRecord], title: str, t0: float) -> str:
         parts.append(f'<line x1="{xx:.1f}" y1="{top}" x2="{xx:.1f}" y2="{height - 24}" stroke="#e5e7eb"/>')
         parts.append(f'<text x="{xx:.1f}" y="{height - 8}" text-anchor="middle" fill="#6b7280">'
                      f'{t * 1000:.0f} ms</text>')
-    last: dict[str, float] = {}
+    last: dict[str, list[float]] = {}
     for r in after:
         lane = lane_of(r)
         i = LANES.index(lane)
         xx = x(r.time)
-        # stagger markers that would overlap on the same lane
-        row = 0 if xx - last.get(lane, -99) > 16 else 1
-        last[lane] = xx if row == 0 else last[lane]
-        y = top + i * lane_h + (lane_h / 2 - 7 if row == 0 else lane_h / 2 + 9)
+        # stagger markers that would overlap on the same lane (three rows)
+        rows = last.setdefault(lane, [-99.0, -99.0, -99.0])
+        row = next((k for k in range(3) if xx - rows[k] > 17), min(range(3), key=lambda k: rows[k]))
+        rows[row] = xx
+        y = top + i * lane_h + 12 + row * 17
         tip = html.escape(f"[{r.step}] {r.component}: {r.action} {r.object.get('kind', '')}/"
                           f"{r.object.get('name', '')} rv={r.resourceVersion} {r.detail}".strip())
         parts.append(f'<g><title>{tip}</title><circle cx="{xx:.1f}" cy="{y:.1f}" r="8" '
@@ -89,7 +90,9 @@ td.n {{ font-weight: 700; text-align: right; }} td.t {{ font-variant-numeric: ta
 td.d {{ color: #6b7280; }} ol {{ columns: 2; font-size: 12px; color: #374151; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
-<p class=sub>{len(after)} step records after submission, over {span * 1000:.0f} ms; hover a marker for its record.</p>
+<p class=sub>{len(after)} step records after submission, over {span * 1000:.0f} ms; hover a marker for its
+record. Step 1 (the components' list-watch) happened at start-up, before submission. Steps 2, 4, 8 and 11
+are recorded by the apiserver and drawn on the lane of the actor: the client, and etcd's watch.</p>
 {''.join(parts)}
 <ol style="list-style:none;padding:0">{legend}</ol>
 <table><tr><th>step</th><th>time</th><th>component</th><th>action</th><th>object</th><th>rv</th><th>detail</th></tr>
