@@ -30,6 +30,14 @@ STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController"
 _IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                    "generation", "selfLink")
 
+#: kinds whose strategy keeps ``metadata.generation`` (set to 1 on create, bumped when
+#: the spec changes) in Kubernetes v1.32: the apps workloads and RCs
+#: (pkg/registry/apps/*/strategy.go, pkg/registry/core/replicationcontroller/strategy.go).
+#: Pods gain it only in v1.33 (PodObservedGenerationTracking); nodes, services,
+#: namespaces, config maps... never.
+GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController",
+                              "StatefulSet", "DaemonSet"})
+
 META_FIELDS = {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
                "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
                "annotations", "ownerReferences", "finalizers", "managedFields"}
@@ -158,7 +166,7 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
     md.pop("deletionTimestamp", None)
     md.pop("deletionGracePeriodSeconds", None)
     md.pop("selfLink", None)
-    if "spec" in obj or kind in STATUS_SUBRESOURCE:
+    if kind in GENERATION_KINDS:
         md["generation"] = 1
     if kind == "Pod":
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
@@ -219,7 +227,7 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
             new["status"] = copy.deepcopy(old["status"])
         else:
             new.pop("status", None)
-    if new.get("spec") != old.get("spec") and "generation" in omd:
+    if kind in GENERATION_KINDS and new.get("spec") != old.get("spec") and "generation" in omd:
         md["generation"] = int(omd.get("generation") or 0) + 1
 
 

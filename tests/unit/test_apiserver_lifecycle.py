@@ -129,3 +129,13 @@ async def test_watch_without_resource_version_sees_prior_writes(api):
     await asyncio.wait_for(read(), 5)
     assert names == [f"c{i}" for i in range(5)]
     r.close()
+
+
+async def test_generation_only_for_workloads_as_kubernetes_1_32(api):
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("g1"))
+    assert r.status == 201
+    assert "generation" not in (await r.json())["metadata"]
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
+                       json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}})
+    assert "generation" not in (await r.json())["metadata"]
