@@ -11,7 +11,7 @@ has several), ``previous`` (the last terminated instance), ``tailLines``, ``limi
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 from components.apiserver import status as st
 

@@ -10,7 +10,6 @@ Errors are raised as :class:`~components.apiserver.status.APIError` (answered as
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,6 @@ from components.apiserver import semantics as sem
 from components.apiserver import servicealloc
 from components.apiserver import status as st
 from components.apiserver import strategy
-from components.apiserver.cache import TooOldResourceVersion
 from components.apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:

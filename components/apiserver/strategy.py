@@ -12,9 +12,7 @@ One generic table instead of per-kind copies:
 from __future__ import annotations
 
 import copy
-import datetime
 import secrets
-import string
 import time
 import uuid
 from typing import Any

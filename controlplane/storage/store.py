@@ -27,8 +27,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from aetcd import rpc
 
 from controlplane.api import codec
-from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound, StorageError
-from controlplane.storage.etcd import EtcdClient, WatchResponse, prefix_end
+from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound
+from controlplane.storage.etcd import EtcdClient, prefix_end
 
 REGISTRY = "/registry"
 
