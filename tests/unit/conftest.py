@@ -36,3 +36,16 @@ async def api(request, etcd_url):
     yield client
     await client.close()
     await server.stop()
+
+
+@pytest.fixture
+async def store():
+    """A :class:`controlplane.storage.Store` on a fresh real etcd (one per test)."""
+    from controlplane.storage import Store
+
+    if not testing.available():
+        pytest.skip("needs /usr/bin/etcd")
+    async with testing.EtcdProcess() as url:
+        s = Store(url)
+        yield s
+        await s.close()

@@ -6,19 +6,11 @@ import pytest
 
 from controlplane.api import resources
 from controlplane.storage import (
-    Conflict, Expired, KeyExists, KeyNotFound, Store, StoreEvent, collection_prefix, object_key,
+    Conflict, Expired, KeyExists, KeyNotFound, StoreEvent, collection_prefix, object_key,
 )
 from controlplane.storage import testing
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
-
-
-@pytest.fixture
-async def store():
-    async with testing.EtcdProcess() as url:
-        s = Store(url)
-        yield s
-        await s.close()
 
 
 def pod(name, ns="default"):

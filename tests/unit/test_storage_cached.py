@@ -3,18 +3,10 @@
 import pytest
 
 from controlplane.api import resources
-from controlplane.storage import Conflict, KeyNotFound, Store, object_key
+from controlplane.storage import Conflict, KeyNotFound, object_key
 from controlplane.storage import testing
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
-
-
-@pytest.fixture
-async def store():
-    async with testing.EtcdProcess() as url:
-        s = Store(url)
-        yield s
-        await s.close()
 
 
 def pod(name, uid="u1"):
