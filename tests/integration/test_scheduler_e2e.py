@@ -34,6 +34,18 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
 
 class Env:
     def __init__(self, tmp: str) -> None:
+        self.start_base(tmp, cpu="1")
+        self.schedulers: list[tuple[subprocess.Popen, LineReader]] = []
+        for _ in range(2):
+            s, out = spawn("scheduler", "--master", self.server, *LE)
+            self.procs.append(s)
+            self.schedulers.append((s, out))
+        for _, out in self.schedulers:
+            out.wait_for("scheduler.started", 30)
+
+    def start_base(self, tmp: str, cpu: str) -> None:
+        """etcd (memory only), the apiserver and two kubelets (node01, node02) of
+        ``cpu`` cores each, as processes; readiness read from their logs."""
         self.tmp = tmp
         self.procs: list[subprocess.Popen] = []
         etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
@@ -43,16 +55,9 @@ class Env:
         self.procs.append(api)
         self.server = re.search(r"url=(\S+)", out.wait_for("apiserver.ready", 30)).group(1)
         for n in ("node01", "node02"):
-            k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", "1")
+            k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", cpu)
             self.procs.append(k)
             out.wait_for("kubelet.nodes_registered", 30)
-        self.schedulers: list[tuple[subprocess.Popen, LineReader]] = []
-        for _ in range(2):
-            s, out = spawn("scheduler", "--master", self.server, *LE)
-            self.procs.append(s)
-            self.schedulers.append((s, out))
-        for _, out in self.schedulers:
-            out.wait_for("scheduler.started", 30)
 
     def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
         p = subprocess.run([KUBECTL, "--server", self.server, "--cache-dir", os.path.join(self.tmp, "kc"),
@@ -186,18 +191,7 @@ class ProfilesEnv(Env):
     with a two-profile ``--config``."""
 
     def __init__(self, tmp: str) -> None:  # noqa: D107 - replaces Env's process set
-        self.tmp = tmp
-        self.procs = []
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        self.procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
-        self.procs.append(api)
-        self.server = re.search(r"url=(\S+)", out.wait_for("apiserver.ready", 30)).group(1)
-        for n in ("node01", "node02"):
-            k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", "4")
-            self.procs.append(k)
-            out.wait_for("kubelet.nodes_registered", 30)
+        self.start_base(tmp, cpu="4")
         cfg = os.path.join(tmp, "scheduler.yaml")
         with open(cfg, "w") as f:
             f.write(PROFILES)
