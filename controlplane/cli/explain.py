@@ -86,15 +86,23 @@ def render(rec: StepRecord) -> str:
     # Drop plugin columns with nothing to say (skipped, or not run, on every node).
     keep = [i for i in range(len(header))
             if i == 0 or i >= len(header) - 2 or any(r[i] not in ("skip", "", "-") for r in rows)]
-    dropped = [header[i] for i in range(1, len(header) - 2) if i not in keep]
+    nf = len(filters)
+    dropped_f = [header[i] for i in range(1, 1 + nf) if i not in keep]
+    dropped_s = [header[i].split("(x")[0] for i in range(1 + nf, len(header) - 2) if i not in keep]
+    shown_scores = any(1 + nf <= i < len(header) - 2 for i in keep)
     header = [header[i] for i in keep]
     rows = [[r[i] for i in keep] for r in rows]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = head + [""]
     for r in [header] + rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    if dropped:
-        lines.append(f"(skipped or not run on every node: {', '.join(dropped)})")
+    if shown_scores:
+        lines.append("(score columns PLUGIN(xW): weight W; each cell is the weighted score, "
+                     "with the plugin's normalized 0-100 score in brackets)")
+    if dropped_f:
+        lines.append(f"(filters skipped on every node: {', '.join(dropped_f)})")
+    if dropped_s:
+        lines.append(f"(scores not computed: {', '.join(dropped_s)})")
     if not chosen:
         lines.append("")
         lines.append("No node was chosen.")
