@@ -22,6 +22,7 @@ import collections
 import logging
 from typing import Any, Callable
 
+from controlplane.aio import cancel_and_wait
 from controlplane.log import event
 from controlplane.storage import Expired, Store, StoreEvent, collection_prefix, progress_request
 
@@ -200,12 +201,7 @@ class WatchCache:
         self._task = asyncio.create_task(self._run(), name=f"watchcache-{self.resource.plural}")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+        await cancel_and_wait(self._task)
         for w in list(self.watchers):
             w.close()
 

@@ -20,6 +20,7 @@ import gc
 import logging
 import time
 
+from controlplane.aio import cancel_and_wait
 from controlplane.log import event
 
 log = logging.getLogger("apiserver.gc")
@@ -52,13 +53,8 @@ class GCFreezer:
     async def stop(self) -> None:
         if self._after_gc in gc.callbacks:
             gc.callbacks.remove(self._after_gc)
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         gc.unfreeze()
 
     async def _run(self) -> None:

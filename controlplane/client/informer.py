@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import aiohttp
 
+from controlplane.aio import cancel_and_wait
 from controlplane.api.resources import Resource
 from controlplane.client.rest import ApiError, RestClient
 from controlplane.log import event
@@ -96,12 +97,7 @@ class Informer:
 
     async def stop(self) -> None:
         """Cancel the list-watch task and wait for it to end."""
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+        await cancel_and_wait(self._task)
 
     # -- reflector -------------------------------------------------------------
     async def run(self) -> None:

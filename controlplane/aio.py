@@ -1,0 +1,20 @@
+"""Small asyncio helpers shared by every component."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+async def cancel_and_wait(task: asyncio.Task | None) -> None:
+    """Cancel ``task`` (if any) and wait until it has ended.
+
+    A background task's own error or cancellation is swallowed: the caller is
+    stopping it and only needs it gone. Safe to call on a finished task or None.
+    """
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except (asyncio.CancelledError, Exception):
+        pass
