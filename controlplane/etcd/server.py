@@ -13,17 +13,21 @@ import logging
 from urllib.parse import urlsplit
 
 import grpc
+from aetcd.rpc import rpc_pb2
 
 from .. import log as cplog
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
-from .services import add_services
+from .services import ETCD_VERSION, add_services
+from .transport import GrpcServer
 
 log = logging.getLogger("etcd")
 
 #: etcd adds this to --max-request-bytes for the gRPC receive limit (embed/serve.go grpcOverheadBytes)
 GRPC_OVERHEAD_BYTES = 512 * 1024
 LEASE_TICK = 0.5
+#: the gRPC transports: ours on asyncio (default) or grpcio's grpc.aio
+TRANSPORTS = ("asyncio", "grpcio")
 
 
 def parse_url(url: str) -> tuple[str, int]:
@@ -45,7 +49,7 @@ class EtcdServer:
     """A running embedded etcd. ``port`` is the first bound client port, ``client_urls`` the
     actual listen URLs, ``core`` the :class:`~.core.Core`. Stop with :meth:`stop`."""
 
-    def __init__(self, core: Core, server: grpc.aio.Server, urls: list[str], ports: list[int],
+    def __init__(self, core: Core, server, urls: list[str], ports: list[int],
                  tasks: list[asyncio.Task]) -> None:
         self.core = core
         self.grpc = server
@@ -92,20 +96,41 @@ async def _progress_loop(core: Core, interval: float) -> None:
         core.hub.progress()
 
 
+def _http_get(core: Core):
+    """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
+    the WAL failed or an alarm is raised) and ``/version``; anything else 404."""
+    import json
+
+    def get(path: str) -> tuple[bytes, str]:
+        if path == "/version":
+            return json.dumps({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}).encode(), "200 OK"
+        if path == "/health":
+            reason = core._broken or ("ALARM " + ",".join(rpc_pb2.AlarmType.Name(a) for _, a in core.alarms)
+                                      if core.alarms else "")
+            body = json.dumps({"health": "false" if reason else "true", "reason": reason}).encode()
+            return body, "503 Service Unavailable" if reason else "200 OK"
+        return b"404 page not found\n", "404 Not Found"
+
+    return get
+
+
 async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "default",
                 advertise: list[str] | None = None, peer_urls: list[str] | None = None,
                 auto_compaction_mode: str = "revision", auto_compaction_retention: str = "10000",
                 max_request_bytes: int = MAX_REQUEST_BYTES,
                 quota_backend_bytes: int = QUOTA_BACKEND_BYTES,
                 progress_notify_interval: float = 600.0,
-                snapshot_count: int | None = None) -> EtcdServer:
+                snapshot_count: int | None = None, transport: str = "asyncio") -> EtcdServer:
     """Start an embedded etcd3 server and return its handle once it is serving.
 
     ``listen``: client URLs (``http://host:port``; port 0 picks a free port). ``data_dir``: None
     or ``""`` for memory only. ``advertise``: client URLs reported by MemberList (default: the
-    actual listen URLs). Raises ValueError for bad URLs / compaction settings and
+    actual listen URLs). ``transport``: ``asyncio`` (:mod:`.transport`, default) or ``grpcio``
+    (grpc.aio). Raises ValueError for bad URLs / compaction settings / an unknown transport and
     :class:`~.wal.DataDirError` for an unusable data dir.
     """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown gRPC transport {transport!r} (one of: {', '.join(TRANSPORTS)})")
     retention = compactor.parse_retention(auto_compaction_mode, auto_compaction_retention)
     addrs = [parse_url(u) for u in listen]
     if not addrs:
@@ -114,19 +139,22 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     core = Core(name=name, data_dir=data_dir or None, max_request_bytes=max_request_bytes,
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
     core.recover()
-    server = grpc.aio.server(options=[
-        ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
-        ("grpc.max_send_message_length", 2 ** 31 - 1),
-        ("grpc.max_concurrent_streams", 2 ** 31 - 1),
-        ("grpc.so_reuseport", 0),
-    ])
+    if transport == "asyncio":
+        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core))
+    else:
+        server = grpc.aio.server(options=[
+            ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
+            ("grpc.max_send_message_length", 2 ** 31 - 1),
+            ("grpc.max_concurrent_streams", 2 ** 31 - 1),
+            ("grpc.so_reuseport", 0),
+        ])
     add_services(server, core, peer_urls)
     urls, ports = [], []
     for host, port in addrs:
         bind_host = f"[{host}]" if ":" in host else host
         try:
             bound = server.add_insecure_port(f"{bind_host}:{port}")
-        except RuntimeError:
+        except (RuntimeError, OSError):
             bound = 0
         if not bound:
             raise ValueError(f"cannot listen on {host}:{port}")
@@ -138,5 +166,5 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
              asyncio.create_task(_progress_loop(core, progress_notify_interval)),
              asyncio.create_task(compactor.run(core, auto_compaction_mode, retention))]
     cplog.event(log, "etcd.ready", listen=",".join(urls), member=name, data_dir=data_dir or "",
-                revision=core.store.rev, auto_compaction=f"{auto_compaction_mode}:{auto_compaction_retention}")
+                revision=core.store.rev, transport=transport, auto_compaction=f"{auto_compaction_mode}:{auto_compaction_retention}")
     return EtcdServer(core, server, urls, ports, tasks)

@@ -39,7 +39,9 @@ def _finish(cls):
 
 
 def _unary(method):
-    """Run ``method(self, request) -> (response, durable awaitable|None)``; map EtcdError to gRPC status."""
+    """A write: run ``method(self, request) -> response``, answer once the WAL has it; map
+    EtcdError to gRPC status. ``handler.call_sync`` is the same without a coroutine, for
+    :mod:`.transport` (returns ``(response, awaitable | None)``, raises EtcdError)."""
 
     @functools.wraps(method)
     async def handler(self, request, context):
@@ -52,6 +54,27 @@ def _unary(method):
         except errors.EtcdError as e:
             await context.abort(e.code, e.message)
 
+    def call_sync(self, request):
+        return method(self, request), self.core.durable()
+
+    handler.call_sync = call_sync
+    return handler
+
+
+def _read(method):
+    """A read: ``method(self, request) -> response`` answered at once (``call_sync`` as in :func:`_unary`)."""
+
+    @functools.wraps(method)
+    async def handler(self, request, context):
+        try:
+            return method(self, request)
+        except errors.EtcdError as e:
+            await context.abort(e.code, e.message)
+
+    def call_sync(self, request):
+        return method(self, request), None
+
+    handler.call_sync = call_sync
     return handler
 
 
@@ -62,11 +85,9 @@ class KVService(rpc_pb2_grpc.KVServicer):
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    async def Range(self, request, context):
-        try:
-            return self.core.range(request)
-        except errors.EtcdError as e:
-            await context.abort(e.code, e.message)
+    @_read
+    def Range(self, request):
+        return self.core.range(request)
 
     @_unary
     def Put(self, request):
@@ -211,9 +232,10 @@ class _GenericOnly:
         pass
 
 
-def add_services(server: grpc.aio.Server, core: Core, peer_urls: list[str] | None = None) -> None:
-    """Register every etcd3 service of ``core`` on ``server`` (as generic handlers, see :class:`_GenericOnly`)."""
-    target = _GenericOnly(server)
+def add_services(server, core: Core, peer_urls: list[str] | None = None) -> None:
+    """Register every etcd3 service of ``core`` on ``server``: a :class:`~.transport.GrpcServer`,
+    or a ``grpc.aio.Server`` (then as generic handlers, see :class:`_GenericOnly`)."""
+    target = _GenericOnly(server) if isinstance(server, grpc.aio.Server) else server
     rpc_pb2_grpc.add_KVServicer_to_server(KVService(core), target)
     rpc_pb2_grpc.add_WatchServicer_to_server(WatchService(core), target)
     rpc_pb2_grpc.add_LeaseServicer_to_server(LeaseService(core), target)
