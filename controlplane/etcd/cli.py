@@ -54,10 +54,14 @@ def _duration(text: str) -> float:
               show_default=True, help="Interval of watch progress notifications (duration or seconds).")
 @click.option("--snapshot-count", type=int, default=10000, show_default=True,
               help="Revisions between snapshots of the data dir.")
+@click.option("--grpc-transport", type=click.Choice(["asyncio", "grpcio"]), default="asyncio",
+              envvar="CONTROLPLANE_ETCD_GRPC_TRANSPORT", show_default=True,
+              help="gRPC server: ours on the event loop (fast), or grpcio's grpc.aio.")
 @click.option("--log-level", default=None, help="Log level (default $CONTROLPLANE_LOG_LEVEL or INFO).")
 def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
             initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
-            max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, log_level) -> None:
+            max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, grpc_transport,
+            log_level) -> None:
     """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance: Status/Alarm/Snapshot/Hash, Cluster.MemberList)."""
     log = cplog.setup("etcd", log_level)
     try:
@@ -73,7 +77,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             auto_compaction_mode=auto_compaction_mode,
             auto_compaction_retention=auto_compaction_retention,
             max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
-            progress_notify_interval=interval, snapshot_count=snapshot_count))
+            progress_notify_interval=interval, snapshot_count=snapshot_count, transport=grpc_transport))
     except (DataDirError, ValueError, OSError) as e:
         cplog.event(log, "etcd.failed", logging.ERROR, error=str(e))
         click.echo(f"error: {e}", err=True)
@@ -84,7 +88,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
 
 
 def _run(coro):
-    """asyncio.run, on uvloop when it is installed (less per-RPC overhead for grpc.aio)."""
+    """asyncio.run, on uvloop when it is installed (less per-RPC overhead on either transport)."""
     try:
         import uvloop
     except ImportError:
