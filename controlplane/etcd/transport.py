@@ -348,8 +348,10 @@ class _Connection(asyncio.Protocol):
             if flags & END_STREAM:
                 self._end_of_requests(s)
             return
-        if sid <= self.last_stream or not sid & 1:
+        if not sid & 1:
             raise _ConnectionError(PROTOCOL_ERROR, f"bad stream id {sid}")
+        if sid <= self.last_stream:
+            return  # trailers for a stream we already closed: nothing to do
         self.last_stream = sid
         s = _Stream(sid, self.peer_window)
         self.streams[sid] = s
@@ -360,8 +362,10 @@ class _Connection(asyncio.Protocol):
                 break
         method = self.server.methods.get(path)
         if self.goaway_sent and self.server.stopping:
+            s.ended = bool(flags & END_STREAM)  # then no RST_STREAM after our END_STREAM (RFC 9113 §5.1)
             return self._finish(s, grpc.StatusCode.UNAVAILABLE, "server is shutting down")
         if method is None:
+            s.ended = bool(flags & END_STREAM)
             return self._finish(s, grpc.StatusCode.UNIMPLEMENTED, f"unknown method {path!r}")
         s.method = method
         if method.request_streaming:
@@ -388,8 +392,10 @@ class _Connection(asyncio.Protocol):
         if s.recv_used > RECV_WINDOW // 2:
             self._write(_frame(WINDOW_UPDATE, 0, sid, s.recv_used.to_bytes(4, "big")))
             s.recv_used = 0
-        if s.request is not None:
-            return  # a second message on a unary call: ignored, the first one is answered
+        if s.request is not None:  # a second message on a unary call: ignored, the first one is answered
+            if flags & END_STREAM:  # EOS may come in an empty DATA frame (PROTOCOL-HTTP2.md)
+                self._end_of_requests(s)
+            return
         buf = s.buf
         buf += payload
         limit = self.server.max_receive

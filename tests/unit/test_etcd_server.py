@@ -12,9 +12,10 @@ from controlplane.etcd.server import serve
 R = rpc_pb2
 
 
-@pytest.fixture
-async def etcd():
-    server = await serve(["http://127.0.0.1:0"], None, progress_notify_interval=0.2)
+@pytest.fixture(params=["asyncio", "grpcio"])
+async def etcd(request):
+    """The embedded etcd on each gRPC transport: ours (default) and grpc.aio (--grpc-transport grpcio)."""
+    server = await serve(["http://127.0.0.1:0"], None, progress_notify_interval=0.2, transport=request.param)
     yield server
     await server.stop()
 
