@@ -98,17 +98,38 @@ async def _progress_loop(core: Core, interval: float) -> None:
 
 def _http_get(core: Core):
     """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
-    the WAL failed or an alarm is raised) and ``/version``; anything else 404."""
+    the WAL failed or an alarm is raised; 503 then), ``/version``, and ``/metrics`` with a few of
+    etcd's own gauges and counters in the Prometheus text format; anything else 404."""
     import json
+
+    def dump(obj) -> bytes:
+        return json.dumps(obj, separators=(",", ":")).encode()
 
     def get(path: str) -> tuple[bytes, str]:
         if path == "/version":
-            return json.dumps({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}).encode(), "200 OK"
+            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK"
         if path == "/health":
             reason = core._broken or ("ALARM " + ",".join(rpc_pb2.AlarmType.Name(a) for _, a in core.alarms)
                                       if core.alarms else "")
-            body = json.dumps({"health": "false" if reason else "true", "reason": reason}).encode()
+            body = dump({"health": "false" if reason else "true", "reason": reason})
             return body, "503 Service Unavailable" if reason else "200 OK"
+        if path == "/metrics":
+            hub, store = core.hub, core.store
+            watchers = sum(len(st.watchers) for st in hub.streams)
+            rows = [
+                ("etcd_server_has_leader", "gauge", 1), ("etcd_server_is_leader", "gauge", 1),
+                ("etcd_server_proposals_committed_total", "gauge", core.applied_index),
+                ("etcd_server_proposals_applied_total", "gauge", core.applied_index),
+                ("etcd_mvcc_db_total_size_in_bytes", "gauge", store.size + 4096),
+                ("etcd_debugging_mvcc_keys_total", "gauge", sum(1 for h in store.hist.values() if h[-1].create_revision)),
+                ("etcd_debugging_mvcc_current_revision", "gauge", store.rev),
+                ("etcd_debugging_mvcc_compact_revision", "gauge", store.compact_rev),
+                ("etcd_debugging_mvcc_watch_stream_total", "gauge", len(hub.streams)),
+                ("etcd_debugging_mvcc_watcher_total", "gauge", watchers),
+            ]
+            text = "".join(f"# TYPE {n} {t}\n{n} {v}\n" for n, t, v in rows)
+            text += f'# TYPE etcd_server_version gauge\netcd_server_version{{server_version="{ETCD_VERSION}"}} 1\n'
+            return text.encode(), "200 OK"
         return b"404 page not found\n", "404 Not Found"
 
     return get
