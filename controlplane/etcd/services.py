@@ -115,6 +115,8 @@ class WatchService(rpc_pb2_grpc.WatchServicer):
 
     async def Watch(self, request_iterator, context):
         await WatchStream(self.core.hub).run(request_iterator, context)
+        if self.core.hub.stopped:  # as etcd's ErrGRPCStopped: clients reconnect instead of ending
+            await context.abort(errors.STOPPED.code, errors.STOPPED.message)
 
 
 @_finish

@@ -94,6 +94,7 @@ class WatchHub:
         self.notified_rev = store.rev
         self.synced: dict[Watcher, None] = {}
         self.streams: set[WatchStream] = set()
+        self.stopped = False
 
     def notify(self, revisions: list[tuple[int, list[Change]]]) -> None:
         """Fan committed revisions out to synced watchers (no awaits: called inside a loop step)."""
@@ -132,6 +133,8 @@ class WatchHub:
                 w.stream.push(rpc_pb2.WatchResponse(header=self.header(rev), watch_id=w.id))
 
     def close_all(self) -> None:
+        """The server is stopping: end every stream (they answer ``etcdserver: server stopped``)."""
+        self.stopped = True
         for s in list(self.streams):
             s.close()
 

@@ -517,8 +517,8 @@ async def test_stop_with_watch_open_and_unary_waiting(tmp_path, caplog):
     the connections (grpc ``Server.stop(grace)``; RFC 9113 §6.8). The Put's client gets
     UNAVAILABLE (or CANCELLED) once the grace is over, the Watch ends, stop() returns, and
     nothing is logged with a traceback (neither by our loggers nor by asyncio's exception
-    handler). The Watch currently ends with status OK, not an error: ``EtcdServer.stop`` closes
-    the watch hub before stopping the transport, so the handler returns normally."""
+    handler). The Watch ends with UNAVAILABLE ``etcdserver: server stopped`` (etcd's
+    ErrGRPCStopped), so a client reconnects rather than taking it for a normal end."""
     caplog.set_level(logging.DEBUG)
     loop = asyncio.get_running_loop()
     loop_errors = []
@@ -551,8 +551,8 @@ async def test_stop_with_watch_open_and_unary_waiting(tmp_path, caplog):
         err = await _rpc_error(put, timeout=2)
         assert err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
         assert grace - 0.05 <= time.monotonic() - t0 < grace + 0.5  # waited the grace, not more
-        assert await w.recv(timeout=2) is grpc.aio.EOF  # the watch ends too (today: OK, see above)
-        assert await w.call.code() in (grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        err = await _rpc_error(w.recv(timeout=2), timeout=3)  # the watch ends too
+        assert (err.code(), err.details()) == (grpc.StatusCode.UNAVAILABLE, "etcdserver: server stopped")
         gate.set()  # the disk comes back: the WAL group completes, stop() flushes and snapshots
         await asyncio.wait_for(stop, 3)
     finally:
