@@ -565,3 +565,48 @@ async def test_stop_with_watch_open_and_unary_waiting(tmp_path, caplog):
     assert not loop_errors, loop_errors
     tracebacks = [r for r in caplog.records if r.exc_info]
     assert not tracebacks and "Traceback" not in caplog.text, caplog.text
+
+
+async def test_watcher_that_never_reads_stalls_nothing_and_stays_bounded(etcd, channel):
+    """A slow watcher (issue 3; etcd ``mvcc/watchable_store.go`` moves a watcher whose channel is
+    full to the unsynced set): a raw client opens a Watch, then neither reads nor opens its
+    HTTP/2 window. 3,000 Puts of 1 KiB from another client all complete, the server holds at
+    most ``max_queue`` responses plus one message beyond the window for that stream, and once
+    the client opens its window it gets every event, in revision order, from history."""
+    h = await H2.connect(etcd.port)
+    await h.handshake()
+    create = R.WatchRequest(create_request=R.WatchCreateRequest(key=b"/slow/", range_end=b"/slow0"))
+    body = create.SerializeToString()
+    block = h.enc.encode([(":method", "POST"), (":scheme", "http"), (":path", "/etcdserverpb.Watch/Watch"),
+                          (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers")])
+    h.send(HEADERS, END_HEADERS, 1, block)
+    h.send(DATA, 0, 1, b"\x00" + struct.pack(">I", len(body)) + body)
+    await _until(lambda: etcd.core.hub.synced)
+    hub = etcd.core.hub
+    kv = rpc_pb2_grpc.KVStub(channel)
+    n, value = 3000, b"x" * 1024
+    for start in range(0, n, 100):
+        await asyncio.wait_for(asyncio.gather(*(kv.Put(R.PutRequest(key=b"/slow/%05d" % i, value=value))
+                                                 for i in range(start, start + 100))), 10)
+    stream = next(iter(hub.streams))
+    assert len(stream.queue) <= hub.max_queue
+    # beyond the window, the transport holds at most the one response being written (a catch-up
+    # response batches events up to about max_request_bytes)
+    held = sum(len(p) for c in etcd.grpc.connections for s in c.streams.values() for p in s.out)
+    assert held <= hub.max_request_bytes + 64 * 1024
+    # the client opens its windows and reads everything
+    h.send(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1 << 30))
+    h.send(WINDOW_UPDATE, 0, 1, struct.pack(">I", 1 << 30))
+    data, revs = b"", []
+    while len(revs) < n:
+        ftype, flags, sid, payload = await h.read(timeout=5)
+        if ftype != DATA:
+            continue
+        data += payload
+        while len(data) >= 5 and len(data) >= 5 + struct.unpack(">I", data[1:5])[0]:
+            size = struct.unpack(">I", data[1:5])[0]
+            resp = R.WatchResponse.FromString(data[5:5 + size])
+            data = data[5 + size:]
+            revs += [e.kv.mod_revision for e in resp.events]
+    assert revs == list(range(2, n + 2))
+    h.close()
