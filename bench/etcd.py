@@ -1,11 +1,12 @@
 """Benchmark: the embedded etcd and a real etcd side by side, same client (aetcd), same machine.
 
-    python bench/etcd.py [--seconds 3] [--rounds 3] [--concurrency 64] [--keys 100000] [--memory]
+    python bench/etcd.py [--seconds 3] [--rounds 3] [--concurrency 64] [--keys 100000] [--memory] [--grpcio]
                          [--only puts,range,watch,rss]
 
 Both servers run as their own processes on free ports, BOTH with a data dir (fsync on every
 commit; ``controlplane up`` always gives the embedded one a data dir). ``--memory`` adds the
-embedded server without a data dir. The machine is shared, so every throughput figure is the
+embedded server without a data dir, ``--grpcio`` the embedded server on grpc.aio instead of
+our asyncio gRPC transport (``controlplane/etcd/transport.py``). The machine is shared, so every throughput figure is the
 median of ``--rounds`` rounds that alternate between the servers.
 
 Figures (issue 3 targets in brackets):
@@ -170,6 +171,8 @@ async def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--keys", type=int, default=100_000, help="keys of 1 KiB for the RSS figure")
     ap.add_argument("--memory", action="store_true", help="also run the embedded server without a data dir")
+    ap.add_argument("--grpcio", action="store_true",
+                    help="also run the embedded server on grpc.aio (--grpc-transport grpcio), for comparison")
     ap.add_argument("--only", default="puts,range,watch,rss", help="comma list of figures to measure")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -178,6 +181,9 @@ async def main() -> None:
         servers["embedded"] = await start_embedded("--data-dir", os.path.join(tmp, "emb"))
         if args.memory:
             servers["embedded (memory)"] = await start_embedded()
+        if args.grpcio:
+            servers["embedded (grpcio)"] = await start_embedded("--data-dir", os.path.join(tmp, "grpcio"),
+                                                                "--grpc-transport", "grpcio")
         if os.path.exists(REAL_ETCD):
             servers["real etcd"] = await start_real(os.path.join(tmp, "real"))
         results: dict[str, dict[str, float]] = {name: {} for name in servers}
