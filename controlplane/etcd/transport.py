@@ -251,6 +251,10 @@ class _Connection(asyncio.Protocol):
                 pos = end
                 if self.header_block is not None and ftype != CONTINUATION:
                     return self._goaway(PROTOCOL_ERROR, "expected CONTINUATION")
+                if ftype in _FIXED_SIZE and length != _FIXED_SIZE[ftype]:
+                    raise _ConnectionError(FRAME_SIZE_ERROR, f"frame type {ftype} of {length} bytes")
+                if (sid == 0) != (ftype in _CONNECTION_FRAMES) and ftype <= CONTINUATION and ftype != WINDOW_UPDATE:
+                    raise _ConnectionError(PROTOCOL_ERROR, f"frame type {ftype} on stream {sid}")
                 if ftype == DATA:
                     self._on_data(sid, flags, payload)
                 elif ftype == HEADERS:
@@ -273,6 +277,11 @@ class _Connection(asyncio.Protocol):
                 # PRIORITY, PUSH_PROMISE (never sent to a server) and unknown types are ignored
         except _ConnectionError as e:
             return self._goaway(e.code, str(e))
+        except (struct.error, IndexError, ValueError) as e:  # a malformed frame: end the connection
+            return self._goaway(PROTOCOL_ERROR, f"malformed frame: {e}")
+        except Exception as e:  # noqa: BLE001 - a bug of ours: this connection ends, the server goes on
+            cplog.event(log, "etcd.http2.internal", logging.ERROR, peer=self.peer, error=f"{type(e).__name__}: {e}")
+            return self._goaway(INTERNAL_ERROR, "internal error")
         finally:
             if pos:
                 del buf[:pos]
@@ -298,6 +307,8 @@ class _Connection(asyncio.Protocol):
                 for s in self.streams.values():
                     s.window += delta
             elif ident == S_MAX_FRAME_SIZE:
+                if not 16384 <= value <= 2 ** 24 - 1:
+                    raise _ConnectionError(PROTOCOL_ERROR, f"SETTINGS_MAX_FRAME_SIZE {value}")
                 self.peer_max_frame = value
             elif ident == S_HEADER_TABLE_SIZE:
                 pass  # we never index response headers, so the peer's table size doesn't matter
@@ -316,9 +327,7 @@ class _Connection(asyncio.Protocol):
             self._pump(s)
 
     def _on_headers(self, sid: int, flags: int, payload: bytes) -> None:
-        if flags & PADDED:
-            pad = payload[0]
-            payload = payload[1:len(payload) - pad]
+        payload = _unpad(flags, payload)
         if flags & PRIORITY_FLAG:
             payload = payload[5:]
         if not flags & END_HEADERS:
@@ -375,12 +384,8 @@ class _Connection(asyncio.Protocol):
             self._end_of_requests(s)
 
     def _on_data(self, sid: int, flags: int, payload: bytes) -> None:
-        if flags & PADDED:
-            pad = payload[0]
-            size = len(payload)
-            payload = payload[1:len(payload) - pad]
-        else:
-            size = len(payload)
+        size = len(payload)
+        payload = _unpad(flags, payload)
         self.recv_used += size
         if self.recv_used > RECV_WINDOW // 2:
             self._write(_frame(WINDOW_UPDATE, 0, 0, self.recv_used.to_bytes(4, "big")))
@@ -621,6 +626,21 @@ class _Connection(asyncio.Protocol):
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
         self.transport.close()
+
+
+#: frames of a fixed payload size (RFC 9113 §6.3, 6.4, 6.7, 6.9): anything else is FRAME_SIZE_ERROR
+_FIXED_SIZE = {PRIORITY: 5, RST_STREAM: 4, PING: 8, WINDOW_UPDATE: 4}
+#: frames that belong to stream 0 (the others must name a stream); WINDOW_UPDATE goes either way
+_CONNECTION_FRAMES = frozenset((SETTINGS, PING, GOAWAY))
+
+
+def _unpad(flags: int, payload: bytes) -> bytes:
+    """Strip PADDED padding (RFC 9113 §6.1): padding as long as the payload is a PROTOCOL_ERROR."""
+    if not flags & PADDED:
+        return payload
+    if not payload or payload[0] >= len(payload):
+        raise _ConnectionError(PROTOCOL_ERROR, "padding exceeds the frame")
+    return payload[1:len(payload) - payload[0]]
 
 
 class _ConnectionError(Exception):

@@ -610,3 +610,31 @@ async def test_watcher_that_never_reads_stalls_nothing_and_stays_bounded(etcd, c
             revs += [e.kv.mod_revision for e in resp.events]
     assert revs == list(range(2, n + 2))
     h.close()
+
+
+@pytest.mark.parametrize("frame, code", [
+    (_frame(WINDOW_UPDATE, 0, 0, b"\x00"), 6),            # §6.9: WINDOW_UPDATE is 4 bytes
+    (_frame(PING, 0, 0, b"1234"), 6),                     # §6.7: PING is 8 bytes
+    (_frame(RST_STREAM, 0, 1, b"\x00" * 8), 6),           # §6.4: RST_STREAM is 4 bytes
+    (_frame(DATA, 0, 0, b"x"), 1),                        # §6.1: DATA on stream 0
+    (_frame(HEADERS, END_HEADERS, 0, b"\x82"), 1),        # §6.2: HEADERS on stream 0
+    (_frame(SETTINGS, 0, 3), 1),                          # §6.5: SETTINGS on a stream
+    (_frame(DATA, 0x8, 1, b"\x05ab"), 1),                 # §6.1: padding longer than the frame
+    (_frame(SETTINGS, 0, 0, b"\x00\x04\x00"), 6),         # §6.5: SETTINGS not a multiple of 6
+    (_frame(SETTINGS, 0, 0, struct.pack(">HI", 5, 100)), 1),  # §6.5.2: MAX_FRAME_SIZE below 16384
+    (_frame(CONTINUATION, END_HEADERS, 1, b"\x82"), 1),  # §6.10: CONTINUATION without HEADERS
+    (_frame(HEADERS, END_HEADERS, 1, b"\xff\xff\xff\x7f"), 9),  # RFC 7541: a bad HPACK block
+])
+async def test_malformed_frames_get_goaway_and_the_server_goes_on(etcd, channel, frame, code, caplog):
+    """A malformed frame ends that connection with GOAWAY and the RFC 9113 error code
+    (PROTOCOL_ERROR 1, FRAME_SIZE_ERROR 6, COMPRESSION_ERROR 9), logged as one WARNING line with
+    no traceback; other clients are served as before."""
+    h = await H2.connect(etcd.port)
+    await h.handshake()
+    h.writer.write(frame)
+    _, goaway = await h.read_until(GOAWAY)
+    assert struct.unpack(">I", goaway[3][4:8])[0] == code
+    h.close()
+    kv = rpc_pb2_grpc.KVStub(channel)
+    assert (await kv.Put(R.PutRequest(key=b"k", value=b"v"))).header.revision >= 2
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
