@@ -3,9 +3,11 @@ Foreground and Orphan deletion of owners.
 
 Simplified from ``pkg/controller/garbagecollector/`` (garbagecollector.go
 attemptToDeleteItem, processDeletingDependentsItem, orphanDependents): instead
-of a full dependency graph built from every resource, the dependents are found
-by scanning the shared informer caches of the resources the controller-manager
-watches (Deployments, ReplicaSets, ReplicationControllers, Pods).
+of a full dependency graph built from every resource, the graph is two indexes on
+the shared informer caches of the resources the controller-manager watches
+(Deployments, ReplicaSets, ReplicationControllers, Pods): uid → object, and
+owner uid → dependents, kept with the caches (so an event costs O(its owners),
+not a scan of every cached object).
 
 * Background (kubectl's default): when an owner disappears, each dependent whose
   owners are all absent (GET 404 or a different uid) is deleted with
@@ -40,6 +42,19 @@ ORPHAN = "orphan"
 WATCHED: tuple[Resource, ...] = (DEPLOYMENTS, REPLICASETS, REPLICATIONCONTROLLERS, PODS)
 
 
+#: informer index names: an object's own uid, and the uids its ownerReferences point to
+UID_INDEX = "gc-uid"
+OWNER_UID_INDEX = "gc-owner-uid"
+
+
+def _uid_values(obj: dict) -> tuple:
+    return (meta(obj).get("uid"),)
+
+
+def _owner_uid_values(obj: dict) -> list:
+    return [r.get("uid") for r in meta(obj).get("ownerReferences") or []]
+
+
 def _item(res: Resource, obj: dict) -> str:
     md = meta(obj)
     return f"{res.group}|{res.plural}|{md.get('namespace') or ''}|{md.get('name')}|{md.get('uid')}"
@@ -55,24 +70,23 @@ class GarbageCollector(Controller):
         super().__init__(ctx)
         self.resources = resources
         self._by_plural = {(r.group, r.plural): r for r in resources}
-        for res in resources:
-            inf = ctx.informers.informer(res)
+        self._watched = [(res, ctx.informers.informer(res)) for res in resources]
+        for res, inf in self._watched:
+            inf.add_indexer(UID_INDEX, _uid_values)
+            inf.add_indexer(OWNER_UID_INDEX, _owner_uid_values)
             inf.add_handlers(lambda o, r=res: self._changed(r, o),
                              lambda old, new, r=res: self._changed(r, new),
                              lambda o, r=res: self._deleted(r, o))
 
     # -- graph queries on the caches -------------------------------------------------
     def dependents(self, uid: str) -> list[tuple[Resource, dict]]:
-        """Cached objects with an ownerReference to ``uid``."""
-        out = []
-        for res in self.resources:
-            for obj in list(self.informers.store(res).values()):
-                if any(r.get("uid") == uid for r in meta(obj).get("ownerReferences") or []):
-                    out.append((res, obj))
-        return out
+        """Cached objects with an ownerReference to ``uid`` (from the informers'
+        owner-uid index, as the graph builder's ``uidToNode`` dependents)."""
+        return [(res, obj) for res, inf in self._watched for obj in inf.by_index(OWNER_UID_INDEX, uid)]
 
-    def _cached_uids(self) -> set[str]:
-        return {meta(o).get("uid") for res in self.resources for o in self.informers.store(res).values()}
+    def _cached(self, uid: str | None) -> bool:
+        """Some watched cache holds an object with this uid (the uid index)."""
+        return any(inf.in_index(UID_INDEX, uid) for _, inf in self._watched)
 
     # -- events ------------------------------------------------------------------------
     def _changed(self, res: Resource, obj: dict) -> None:
@@ -81,10 +95,8 @@ class GarbageCollector(Controller):
         if md.get("deletionTimestamp") and (FOREGROUND in fins or ORPHAN in fins):
             self.enqueue(_item(res, obj))
         refs = md.get("ownerReferences") or []
-        if refs:
-            uids = self._cached_uids()
-            if any(r.get("uid") not in uids for r in refs):
-                self.enqueue(_item(res, obj))   # maybe dangling: verified in sync
+        if refs and not all(self._cached(r.get("uid")) for r in refs):
+            self.enqueue(_item(res, obj))   # maybe dangling: verified in sync
         if md.get("deletionTimestamp"):
             self._owners_waiting(obj)
 

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from controlplane.api.resources import Resource
-from controlplane.client.informer import key_of
+from controlplane.client.informer import Indices, key_of
 from controlplane.client.rest import ApiError
 
 from .informers import SharedInformers
@@ -26,7 +26,8 @@ from .informers import SharedInformers
 
 class FakeInformer:
     """Informer-shaped: ``store``, ``add_handlers``, ``on_watch_started``, ``start``,
-    ``wait_synced``, ``has_synced``."""
+    ``wait_synced``, ``has_synced``, and the indexes (``add_indexer``, ``index_keys``,
+    ``by_index``, ``in_index``)."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
@@ -34,6 +35,19 @@ class FakeInformer:
         self.has_synced = True
         self._handlers: list[tuple] = []
         self._started: list = []
+        self._indices = Indices()
+
+    def add_indexer(self, name, fn) -> None:
+        self._indices.add(name, fn, self.store)
+
+    def index_keys(self, name, value) -> list[str]:
+        return self._indices.keys(name, value)
+
+    def by_index(self, name, value) -> list[dict]:
+        return [self.store[k] for k in self._indices.keys(name, value)]
+
+    def in_index(self, name, value) -> bool:
+        return self._indices.has(name, value)
 
     def add_handlers(self, on_add=None, on_update=None, on_delete=None) -> None:
         self._handlers.append((on_add, on_update, on_delete))
@@ -56,12 +70,15 @@ class FakeInformer:
         obj = copy.deepcopy(obj)
         if typ == "DELETED":
             old = self.store.pop(k, None)
+            if old is not None:
+                self._indices.changed(k, old, None)
             for h in self._handlers:
                 if h[2]:
                     h[2](old or obj)
             return
         old = self.store.get(k)
         self.store[k] = obj
+        self._indices.changed(k, old, obj)
         for h in self._handlers:
             if old is None and h[0]:
                 h[0](obj)

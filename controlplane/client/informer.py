@@ -8,14 +8,17 @@ feeding a local store and event handlers, as client-go's ``tools/cache``.
   staging/src/k8s.io/client-go/tools/cache/reflector.go ListAndWatch).
 
 Store keys are ``namespace/name`` (or ``name`` for cluster-scoped objects), as
-client-go's ``MetaNamespaceKeyFunc``.
+client-go's ``MetaNamespaceKeyFunc``. Named indexes (client-go's ``Indexers`` /
+``ByIndex``, staging/src/k8s.io/client-go/tools/cache/thread_safe_store.go) map
+values computed from each object to the keys holding them; they change together
+with the store, before any handler runs, so a handler never sees one without the other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Hashable, Iterable
 
 import aiohttp
 
@@ -27,6 +30,7 @@ from controlplane.log import event
 log = logging.getLogger("informer")
 
 Handler = Callable[..., Any]
+IndexFunc = Callable[[dict], Iterable[Hashable]]
 
 
 def key_of(obj: dict) -> str:
@@ -34,6 +38,79 @@ def key_of(obj: dict) -> str:
     md = obj.get("metadata") or {}
     ns = md.get("namespace")
     return f"{ns}/{md.get('name')}" if ns else str(md.get("name"))
+
+
+def _values(fn: IndexFunc, obj: dict) -> set:
+    """``set(fn(obj))``; an index function that fails (or yields an unhashable value)
+    indexes the object under nothing rather than stopping the reflector."""
+    try:
+        return set(fn(obj))
+    except Exception:
+        log.exception("index function failed")
+        return set()
+
+
+class Indices:
+    """Named indexes over a store (client-go's ``threadSafeMap`` indices): for each
+    name, index value → the store keys whose object yields it. Keys of one value
+    keep the order in which they joined it. Callers report every store change
+    through :meth:`changed` (or :meth:`rebuild` after replacing the store)."""
+
+    def __init__(self) -> None:
+        self._fns: dict[str, IndexFunc] = {}
+        self._idx: dict[str, dict[Hashable, dict[str, None]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._fns)
+
+    def add(self, name: str, fn: IndexFunc, store: dict[str, dict]) -> None:
+        """Index ``store`` by ``fn`` under ``name``; a name already taken keeps its function."""
+        if name in self._fns:
+            return
+        self._fns[name] = fn
+        self._idx[name] = {}
+        for k, obj in store.items():
+            self._insert(name, k, _values(fn, obj))
+
+    def keys(self, name: str, value: Hashable) -> list[str]:
+        """Store keys whose object yields ``value`` under index ``name`` (KeyError: no such index)."""
+        return list(self._idx[name].get(value, ()))
+
+    def has(self, name: str, value: Hashable) -> bool:
+        """True when some stored object yields ``value`` under index ``name``."""
+        return value in self._idx[name]
+
+    def changed(self, key: str, old: dict | None, new: dict | None) -> None:
+        """The object under ``key`` went from ``old`` to ``new`` (None: absent)."""
+        for name, fn in self._fns.items():
+            before = _values(fn, old) if old is not None else set()
+            after = _values(fn, new) if new is not None else set()
+            if before == after:
+                continue
+            idx = self._idx[name]
+            for v in before - after:
+                keys = idx.get(v)
+                if keys is not None:
+                    keys.pop(key, None)
+                    if not keys:
+                        del idx[v]
+            self._insert(name, key, after - before)
+
+    def rebuild(self, store: dict[str, dict]) -> None:
+        """Recompute every index from ``store`` (after a relist replaced it)."""
+        for name, fn in self._fns.items():
+            self._idx[name] = {}
+            for k, obj in store.items():
+                self._insert(name, k, _values(fn, obj))
+
+    def _insert(self, name: str, key: str, values: Iterable[Hashable]) -> None:
+        idx = self._idx[name]
+        for v in values:
+            keys = idx.get(v)
+            if keys is None:
+                idx[v] = {key: None}
+            else:
+                keys[key] = None
 
 
 class Informer:
@@ -58,6 +135,7 @@ class Informer:
         self.resource_version = ""
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
         self._started: list[Handler] = []
+        self._indices = Indices()
         self._synced = asyncio.Event()
         self._task: asyncio.Task | None = None
 
@@ -67,6 +145,24 @@ class Informer:
         """Register event handlers (client-go's AddEventHandler): ``on_add(obj)``,
         ``on_update(old, new)``, ``on_delete(obj)``; any may be None."""
         self._handlers.append((on_add, on_update, on_delete))
+
+    def add_indexer(self, name: str, fn: IndexFunc) -> None:
+        """Maintain the index ``name``: ``fn(obj)`` gives the values ``obj`` is found
+        under (client-go's AddIndexers; a name already taken keeps its function)."""
+        self._indices.add(name, fn, self.store)
+
+    def index_keys(self, name: str, value: Hashable) -> list[str]:
+        """Keys of the cached objects found under ``value`` in index ``name`` (IndexKeys)."""
+        return self._indices.keys(name, value)
+
+    def by_index(self, name: str, value: Hashable) -> list[dict]:
+        """The cached objects found under ``value`` in index ``name`` (ByIndex)."""
+        store = self.store
+        return [store[k] for k in self._indices.keys(name, value)]
+
+    def in_index(self, name: str, value: Hashable) -> bool:
+        """True when some cached object is found under ``value`` in index ``name``."""
+        return self._indices.has(name, value)
 
     def on_watch_started(self, fn: Handler) -> None:
         """Call ``fn(resource_version)`` each time a list+watch cycle begins."""
@@ -141,6 +237,8 @@ class Informer:
             fresh[key_of(item)] = item
         old = self.store
         self.store = fresh
+        if self._indices:
+            self._indices.rebuild(fresh)
         for k, obj in fresh.items():
             if k in old:
                 if old[k].get("metadata", {}).get("resourceVersion") != \
@@ -167,12 +265,16 @@ class Informer:
             if typ == "ADDED" or typ == "MODIFIED":
                 old = self.store.get(k)
                 self.store[k] = obj
+                if self._indices:
+                    self._indices.changed(k, old, obj)
                 if old is None:
                     self._dispatch("add", obj)
                 else:
                     self._dispatch("update", old, obj)
             elif typ == "DELETED":
                 old = self.store.pop(k, None)
+                if self._indices and old is not None:
+                    self._indices.changed(k, old, None)
                 self._dispatch("delete", old or obj)
 
     def _dispatch(self, what: str, *objs: dict) -> None:

@@ -120,3 +120,43 @@ async def test_manager_records_step1_once_all_informers_watch():
     assert ones[0][1] == ("controller-manager informers watching deployments, replicasets, pods, "
                           "replicationcontrollers")
     assert len(mgr.controllers) == 3
+
+
+async def drain(queue):
+    keys = []
+    while len(queue):
+        k = await queue.get()
+        queue.done(k)
+        keys.append(k)
+    return keys
+
+
+async def test_graph_queries_follow_owner_reference_changes():
+    """The collector's graph queries come from the informers' uid and owner-uid
+    indexes (the graph builder's uidToNode, pkg/controller/garbagecollector/graph_builder.go):
+    an object is queued as maybe-dangling only when an owner uid is in no watched
+    cache, and dependents() follows ownerReferences as they change and go."""
+    client, ctx, _ = fake_context()
+    gc = GarbageCollector(ctx)
+    spec = {"replicas": 0, "selector": {"matchLabels": {"x": "a"}}, "template": {"metadata": {"labels": {"x": "a"}}}}
+    a = client.seed(REPLICASETS, {"metadata": {"name": "a", "namespace": "default"}, "spec": spec})
+    b = client.seed(REPLICASETS, {"metadata": {"name": "b", "namespace": "default"}, "spec": spec})
+
+    def ref(o):
+        return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": o["metadata"]["name"],
+                "uid": o["metadata"]["uid"]}
+    client.seed(PODS, {"metadata": {"name": "p", "namespace": "default", "ownerReferences": [ref(a)]}, "spec": {}})
+    assert await drain(gc.queue) == []                       # its owner is cached
+    q = client.seed(PODS, {"metadata": {"name": "q", "namespace": "default", "ownerReferences": [
+        ref(a), {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "gone", "uid": "no-such-uid"}]},
+        "spec": {}})
+    assert await drain(gc.queue) == [f"|pods|default|q|{q['metadata']['uid']}"]
+    assert [o["metadata"]["name"] for _, o in gc.dependents(a["metadata"]["uid"])] == ["p", "q"]
+    await client.patch(PODS, "p", {"metadata": {"ownerReferences": [ref(b)]}}, "default")
+    assert await drain(gc.queue) == []
+    assert [o["metadata"]["name"] for _, o in gc.dependents(a["metadata"]["uid"])] == ["q"]
+    assert [(r.plural, o["metadata"]["name"]) for r, o in gc.dependents(b["metadata"]["uid"])] == [("pods", "p")]
+    await client.delete(REPLICASETS, "b", "default")          # p's only owner goes: p is queued
+    assert await drain(gc.queue) == [f"|pods|default|p|{client.all(PODS)[0]['metadata']['uid']}"]
+    await client.delete(PODS, "q", "default")
+    assert gc.dependents(a["metadata"]["uid"]) == [] and gc.dependents("no-such-uid") == []

@@ -94,3 +94,79 @@ async def test_rest_client_turns_status_into_api_error():
     finally:
         await client.close()
         await server.close()
+
+
+def owned(name, rv, owner):
+    p = pod(name, rv)
+    p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": "uid-" + owner}]
+    return p
+
+
+def owner_uids(obj):
+    return [r["uid"] for r in obj["metadata"].get("ownerReferences") or []]
+
+
+async def test_indexes_follow_the_store_before_handlers_run():
+    """An index (client-go's Indexers/ByIndex, tools/cache/thread_safe_store.go) is
+    updated with the store on every list, watch event and relist, before any
+    handler runs."""
+    script = [
+        ("list", ("10", [owned("a", 5, "x"), owned("b", 6, "y")])),
+        ("watch", [{"type": "MODIFIED", "object": owned("a", 11, "y")},
+                   {"type": "ADDED", "object": owned("c", 12, "x")},
+                   {"type": "DELETED", "object": owned("b", 13, "y")},
+                   {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
+                                                "message": "too old resource version"}}]),
+        ("list", ("20", [owned("c", 12, "x"), owned("d", 19, "z")])),
+        ("watch", []),
+    ]
+    server, _ = await make_server(script)
+    client = RestClient(str(server.make_url("")), "test")
+    inf = Informer(client, PODS)
+    inf.add_indexer("owner", owner_uids)
+    inf.add_indexer("owner", lambda o: ["ignored"])  # a taken name keeps its function
+    seen = []
+    done = asyncio.Event()
+
+    def snapshot(what, obj):
+        seen.append((what, obj["metadata"]["name"], {u: inf.index_keys("owner", "uid-" + u) for u in "xyz"}))
+        if what == "del" and obj["metadata"]["name"] == "a":
+            done.set()
+    inf.add_handlers(lambda o: snapshot("add", o), lambda old, new: snapshot("upd", new),
+                     lambda o: snapshot("del", o))
+    inf.start()
+    await asyncio.wait_for(done.wait(), 5)
+    await inf.stop()
+    await client.close()
+    await server.close()
+    assert seen == [
+        ("add", "a", {"x": ["default/a"], "y": ["default/b"], "z": []}),
+        ("add", "b", {"x": ["default/a"], "y": ["default/b"], "z": []}),
+        ("upd", "a", {"x": [], "y": ["default/b", "default/a"], "z": []}),
+        ("add", "c", {"x": ["default/c"], "y": ["default/b", "default/a"], "z": []}),
+        ("del", "b", {"x": ["default/c"], "y": ["default/a"], "z": []}),
+        # the relist replaced the store: the index is rebuilt before its events are dispatched
+        ("add", "d", {"x": ["default/c"], "y": [], "z": ["default/d"]}),
+        ("del", "a", {"x": ["default/c"], "y": [], "z": ["default/d"]}),
+    ]
+    assert [o["metadata"]["name"] for o in inf.by_index("owner", "uid-x")] == ["c"]
+    assert inf.in_index("owner", "uid-z") and not inf.in_index("owner", "uid-y")
+
+
+def test_indices_unit_order_changes_and_failing_index_function():
+    """Indices (client-go's threadSafeMap indices): keys of one value keep the order
+    they joined it; a change that keeps an object's values leaves its place alone;
+    an index function that raises or yields an unhashable value indexes that object
+    under nothing instead of raising into the reflector."""
+    from controlplane.client.informer import Indices
+    store = {"ns/a": {"v": ["1"]}, "ns/b": {"v": ["1", "2"]}}
+    idx = Indices()
+    idx.add("v", lambda o: o["v"], store)
+    assert idx.keys("v", "1") == ["ns/a", "ns/b"] and idx.keys("v", "2") == ["ns/b"]
+    idx.changed("ns/a", store["ns/a"], {"v": ["1", "3"]})          # keeps "1": stays first
+    assert idx.keys("v", "1") == ["ns/a", "ns/b"] and idx.keys("v", "3") == ["ns/a"]
+    idx.changed("ns/b", store["ns/b"], {"v": [["unhashable"]]})    # no values now
+    assert idx.keys("v", "1") == ["ns/a"] and not idx.has("v", "2")
+    idx.changed("ns/a", {"v": ["1", "3"]}, None)                   # deleted
+    assert not idx.has("v", "1") and not idx.has("v", "3") and idx.keys("v", "1") == []
+
