@@ -61,11 +61,10 @@ class RefManager:
         claimed: list[dict] = []
         for obj in objects:
             ref = controller_ref(obj)
-            labels = meta(obj).get("labels") or {}
-            matches = self.selector.matches(labels)
+            if ref is not None and ref.get("uid") != uid:
+                continue  # someone else's
+            matches = self.selector.matches(meta(obj).get("labels") or {})
             if ref is not None:
-                if ref.get("uid") != uid:
-                    continue  # someone else's
                 if matches:
                     claimed.append(obj)
                 elif not owner_deleting:

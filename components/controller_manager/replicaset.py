@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,8 +29,8 @@ from controlplane.selectors import LabelSelector, selector_from_dict
 
 from .controller import Controller, ControllerContext
 from .controller_utils import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, controller_ref,
-                               is_pod_active, is_pod_available, is_pod_ready, meta,
-                               new_controller_ref, pod_from_template, pods_to_delete,
+                               is_pod_active, is_pod_ready, meta, new_controller_ref,
+                               parse_time, pod_from_template, pods_to_delete, ready_condition,
                                slow_start_batch)
 from .expectations import Expectations
 from .ref_manager import RefManager
@@ -70,16 +71,35 @@ def calculate_status(obj: dict, pods: list[dict], now: float | None = None) -> d
     labels include all template labels), readyReplicas, availableReplicas (ready for
     minReadySeconds), observedGeneration; existing conditions are kept."""
     spec = obj.get("spec") or {}
-    tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    tpl_labels = list((((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items())
     mrs = int(spec.get("minReadySeconds") or 0)
+    if mrs and now is None:
+        now = time.time()
     status = copy.deepcopy(obj.get("status") or {})
-    labels_of = [meta(p).get("labels") or {} for p in pods]
+    # one pass per pod (this runs on every sync over every owned pod): the counts of
+    # is_pod_ready / is_pod_available, with the Ready condition looked up once
+    fully = ready = available = 0
+    for p in pods:
+        lb = meta(p).get("labels") or {}
+        for k, v in tpl_labels:
+            if lb.get(k) != v:
+                break
+        else:
+            fully += 1
+        c = ready_condition(p)
+        if c and c.get("status") == "True":
+            ready += 1
+            if not mrs:
+                available += 1
+            else:
+                t = parse_time(c.get("lastTransitionTime"))
+                if t is not None and t + mrs < now:
+                    available += 1
     status.update({
         "replicas": len(pods),
-        "fullyLabeledReplicas": sum(1 for lb in labels_of
-                                    if all(lb.get(k) == v for k, v in tpl_labels.items())),
-        "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
-        "availableReplicas": sum(1 for p in pods if is_pod_available(p, mrs, now)),
+        "fullyLabeledReplicas": fully,
+        "readyReplicas": ready,
+        "availableReplicas": available,
         "observedGeneration": meta(obj).get("generation", 0),
     })
     return status

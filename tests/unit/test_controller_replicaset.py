@@ -216,3 +216,44 @@ def test_calculate_status_fully_labeled():
     st = calculate_status(obj, [p1, p2])
     assert st == {"replicas": 2, "fullyLabeledReplicas": 1, "readyReplicas": 1,
                   "availableReplicas": 1, "observedGeneration": 4}
+
+
+def test_calculate_status_counts_as_the_pod_predicates_do():
+    """calculate_status (replica_set_utils.go calculateStatus) counts one pass per pod;
+    its counts equal those of the predicates themselves (pkg/api/v1/pod/util.go
+    IsPodReady, IsPodAvailable): Ready False / absent / True, with and without
+    minReadySeconds, a Ready condition without lastTransitionTime, partial labels."""
+    from components.controller_manager.controller_utils import is_pod_available, is_pod_ready
+    tpl = {"app": "myapp", "pod-template-hash": "99655c7fd"}
+    now = 1_704_067_300.0   # 2024-01-01T00:01:40Z
+
+    def pod(i, ready, since, labels):
+        p = _pod(f"p{i}", "n", "Running")
+        p["metadata"]["labels"] = labels
+        if ready is not None:
+            c = {"type": "Ready", "status": ready}
+            if since:
+                c["lastTransitionTime"] = since
+            p["status"]["conditions"] = [{"type": "Initialized", "status": "True"}, c]
+        return p
+    pods = [pod(i, ready, since, labels) for i, (ready, since, labels) in enumerate([
+        ("True", "2024-01-01T00:00:00Z", tpl), ("True", "2024-01-01T00:01:35Z", tpl),
+        ("True", None, {"app": "myapp"}), ("False", "2024-01-01T00:00:00Z", tpl),
+        (None, None, None), ("True", "2024-01-01T00:01:00Z", {**tpl, "extra": "1"}),
+        ("True", "garbage", tpl)])]
+    for mrs in (0, 10, 60, 1000):
+        obj = rs(replicas=3, labels=tpl)
+        obj["metadata"]["generation"] = 2
+        obj["spec"]["minReadySeconds"] = mrs
+        obj["status"] = {"conditions": [{"type": "ReplicaFailure", "status": "False"}]}
+        st = calculate_status(obj, pods, now)
+        assert st == {"conditions": [{"type": "ReplicaFailure", "status": "False"}],
+                      "replicas": len(pods),
+                      "fullyLabeledReplicas": sum(1 for p in pods
+                                                  if all((p["metadata"]["labels"] or {}).get(k) == v
+                                                         for k, v in tpl.items())),
+                      "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
+                      "availableReplicas": sum(1 for p in pods if is_pod_available(p, mrs, now)),
+                      "observedGeneration": 2}, mrs
+    assert [calculate_status({**rs(labels=tpl), "spec": {**rs(labels=tpl)["spec"], "minReadySeconds": m}},
+                             pods, now)["availableReplicas"] for m in (0, 10, 60, 1000)] == [5, 2, 1, 0]
