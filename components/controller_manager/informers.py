@@ -5,6 +5,11 @@ in the process, however many controllers watch it (client-go's
 Controllers ask :meth:`SharedInformers.informer` for a resource and attach their
 handlers; the manager starts every requested informer once and waits for all of
 them to sync before the controllers' workers run.
+
+The cached objects carry no ``metadata.managedFields``: kube-controller-manager
+builds its factory ``WithTransform(trim)``, a transform that sets them to nil
+(``cmd/kube-controller-manager/app/controllermanager.go`` CreateControllerContext);
+no controller reads them, and a write that leaves them out keeps the stored ones.
 """
 
 from __future__ import annotations
@@ -16,16 +21,25 @@ from controlplane.api.resources import Resource
 from controlplane.client.informer import Informer
 
 
+def drop_managed_fields(obj: dict) -> dict:
+    """``obj`` without ``metadata.managedFields`` (the controller-manager's informer transform)."""
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+    return obj
+
+
 class SharedInformers:
     """Lazily built, de-duplicated informers keyed by resource.
 
     ``make`` builds one informer for a resource (default: a real list-watch
-    :class:`Informer` on ``client``); tests pass a factory of in-memory fakes.
+    :class:`Informer` on ``client`` that drops managedFields); tests pass a factory
+    of in-memory fakes.
     """
 
     def __init__(self, client: Any, make: Callable[[Resource], Any] | None = None) -> None:
         self.client = client
-        self._make = make or (lambda res: Informer(client, res))
+        self._make = make or (lambda res: Informer(client, res, transform=drop_managed_fields))
         self._informers: dict[Resource, Any] = {}
 
     def informer(self, resource: Resource) -> Any:

@@ -120,17 +120,20 @@ class Informer:
     ``on_add(obj)``, ``on_update(old, new)``, ``on_delete(obj)``; they should be
     quick (typically: enqueue a key). ``on_watch_started(resource_version)`` is
     called each time a list+watch cycle begins (step 1 of the trace).
+    ``transform(obj) -> obj`` (client-go's ``SetTransform``) is applied to every listed
+    or watched object before it is stored or handed to a handler.
     """
 
     def __init__(self, client: RestClient, resource: Resource, *, namespace: str | None = None,
                  label_selector: str | None = None, field_selector: str | None = None,
-                 watch_timeout: int = 300) -> None:
+                 watch_timeout: int = 300, transform: Callable[[dict], dict] | None = None) -> None:
         self.client = client
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.watch_timeout = watch_timeout
+        self.transform = transform
         self.store: dict[str, dict] = {}
         self.resource_version = ""
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
@@ -230,10 +233,13 @@ class Informer:
                                      field_selector=self.field_selector, limit=500)
         self.resource_version = (lst.get("metadata") or {}).get("resourceVersion", "")
         kind = self.resource.kind
+        transform = self.transform
         fresh = {}
         for item in lst["items"]:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", self.resource.api_version)
+            if transform is not None:
+                item = transform(item)
             fresh[key_of(item)] = item
         old = self.store
         self.store = fresh
@@ -261,6 +267,8 @@ class Informer:
                 self.resource_version = rv
             if typ == "BOOKMARK":
                 continue
+            if self.transform is not None:
+                obj = self.transform(obj)
             k = key_of(obj)
             if typ == "ADDED" or typ == "MODIFIED":
                 old = self.store.get(k)

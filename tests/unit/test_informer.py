@@ -99,6 +99,7 @@ async def test_rest_client_turns_status_into_api_error():
 def owned(name, rv, owner):
     p = pod(name, rv)
     p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": owner, "uid": "uid-" + owner}]
+    p["metadata"]["managedFields"] = [{"manager": "m", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
     return p
 
 
@@ -106,10 +107,11 @@ def owner_uids(obj):
     return [r["uid"] for r in obj["metadata"].get("ownerReferences") or []]
 
 
-async def test_indexes_follow_the_store_before_handlers_run():
+async def test_indexes_follow_the_store_before_handlers_run_and_transform_applies():
     """An index (client-go's Indexers/ByIndex, tools/cache/thread_safe_store.go) is
     updated with the store on every list, watch event and relist, before any
-    handler runs."""
+    handler runs; the transform (client-go's SetTransform) is applied to listed and
+    watched objects before they are stored or handed to a handler."""
     script = [
         ("list", ("10", [owned("a", 5, "x"), owned("b", 6, "y")])),
         ("watch", [{"type": "MODIFIED", "object": owned("a", 11, "y")},
@@ -122,14 +124,19 @@ async def test_indexes_follow_the_store_before_handlers_run():
     ]
     server, _ = await make_server(script)
     client = RestClient(str(server.make_url("")), "test")
-    inf = Informer(client, PODS)
+
+    def trim(obj):
+        obj["metadata"].pop("managedFields", None)
+        return obj
+    inf = Informer(client, PODS, transform=trim)
     inf.add_indexer("owner", owner_uids)
     inf.add_indexer("owner", lambda o: ["ignored"])  # a taken name keeps its function
     seen = []
     done = asyncio.Event()
 
     def snapshot(what, obj):
-        seen.append((what, obj["metadata"]["name"], {u: inf.index_keys("owner", "uid-" + u) for u in "xyz"}))
+        seen.append((what, obj["metadata"]["name"], "managedFields" in obj["metadata"],
+                     {u: inf.index_keys("owner", "uid-" + u) for u in "xyz"}))
         if what == "del" and obj["metadata"]["name"] == "a":
             done.set()
     inf.add_handlers(lambda o: snapshot("add", o), lambda old, new: snapshot("upd", new),
@@ -139,7 +146,8 @@ async def test_indexes_follow_the_store_before_handlers_run():
     await inf.stop()
     await client.close()
     await server.close()
-    assert seen == [
+    assert all(not has_mf for _, _, has_mf, _ in seen)
+    assert [(w, n, idx) for w, n, _, idx in seen] == [
         ("add", "a", {"x": ["default/a"], "y": ["default/b"], "z": []}),
         ("add", "b", {"x": ["default/a"], "y": ["default/b"], "z": []}),
         ("upd", "a", {"x": [], "y": ["default/b", "default/a"], "z": []}),
@@ -170,3 +178,16 @@ def test_indices_unit_order_changes_and_failing_index_function():
     idx.changed("ns/a", {"v": ["1", "3"]}, None)                   # deleted
     assert not idx.has("v", "1") and not idx.has("v", "3") and idx.keys("v", "1") == []
 
+
+def test_controller_manager_informers_trim_managed_fields():
+    """The controller-manager's shared informers store objects without
+    metadata.managedFields, as kube-controller-manager's factory WithTransform(trim)
+    (cmd/kube-controller-manager/app/controllermanager.go); the rest is kept as is."""
+    from components.controller_manager.informers import SharedInformers
+    inf = SharedInformers(RestClient("http://127.0.0.1:1", "test")).informer(PODS)
+    obj = owned("a", 1, "x")
+    out = inf.transform(obj)
+    assert out["metadata"] == {"name": "a", "namespace": "default", "resourceVersion": "1",
+                               "ownerReferences": [{"kind": "ReplicaSet", "name": "x", "uid": "uid-x"}]}
+    assert out["status"] == {"phase": "Pending"}
+    assert inf.transform({"kind": "Status"}) == {"kind": "Status"}
