@@ -65,44 +65,101 @@ REPLICATIONCONTROLLER_KIND = ReplicaKind(REPLICATIONCONTROLLERS, "replication-co
                                          _rc_selector)
 
 
-def calculate_status(obj: dict, pods: list[dict], now: float | None = None) -> dict:
-    """The new ``status`` of a ReplicaSet/RC from its claimed active pods
-    (replica_set_utils.go calculateStatus): replicas, fullyLabeledReplicas (pods whose
-    labels include all template labels), readyReplicas, availableReplicas (ready for
-    minReadySeconds), observedGeneration; existing conditions are kept."""
+class PodView:
+    """What a replica sync reads of one cached pod, computed once per version of it.
+
+    An informer replaces a cached object on every event and never changes it in
+    place, so a view stays valid while ``view.pod is store[key]``. The selector and
+    template-label verdicts are kept for the last selector / label tuple asked
+    about (the controller reuses those objects while the owner's spec keeps them),
+    so a sync of an owner with N pods does not walk N pods' labels and conditions
+    again each time: pods are scattered in memory and that walk dominated the
+    sync (replica_set.go syncReplicaSet lists and claims every pod per sync too).
+    """
+
+    __slots__ = ("pod", "namespace", "active", "has_ref", "ref_uid", "labels", "ready", "ready_since",
+                 "_ready_time", "_sel", "_sel_match", "_tpl", "_tpl_match")
+
+    def __init__(self, pod: dict) -> None:
+        md = meta(pod)
+        self.pod = pod
+        self.namespace = md.get("namespace")
+        self.active = is_pod_active(pod)
+        ref = controller_ref(pod)
+        self.has_ref = ref is not None
+        self.ref_uid = ref.get("uid") if ref is not None else None
+        self.labels = md.get("labels") or {}
+        c = ready_condition(pod)
+        self.ready = bool(c and c.get("status") == "True")                    # IsPodReady
+        self.ready_since = c.get("lastTransitionTime") if self.ready and c else None
+        self._ready_time: float | None | bool = False                        # False: not parsed yet
+        self._sel: LabelSelector | None = None
+        self._sel_match = False
+        self._tpl: tuple | None = None
+        self._tpl_match = False
+
+    def matches(self, selector: LabelSelector) -> bool:
+        """``selector.matches(labels)``, remembered for this selector object."""
+        if self._sel is not selector:
+            self._sel, self._sel_match = selector, selector.matches(self.labels)
+        return self._sel_match
+
+    def fully_labeled(self, tpl_items: tuple) -> bool:
+        """The pod carries every ``(key, value)`` of ``tpl_items`` (remembered per tuple object)."""
+        if self._tpl is not tpl_items:
+            lb = self.labels
+            self._tpl, self._tpl_match = tpl_items, all(lb.get(k) == v for k, v in tpl_items)
+        return self._tpl_match
+
+    def available(self, min_ready_seconds: int, now: float) -> bool:
+        """IsPodAvailable: ready, and for at least ``min_ready_seconds`` (pod/util.go)."""
+        if not self.ready:
+            return False
+        if not min_ready_seconds:
+            return True
+        if self._ready_time is False:
+            self._ready_time = parse_time(self.ready_since)
+        t = self._ready_time
+        return t is not None and t + min_ready_seconds < now
+
+
+def template_label_items(obj: dict) -> tuple:
+    """The owner's pod template labels as a tuple of ``(key, value)``."""
     spec = obj.get("spec") or {}
-    tpl_labels = list((((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items())
+    return tuple((((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}).items())
+
+
+def status_of(obj: dict, views: list[PodView], tpl_items: tuple, now: float | None = None) -> dict:
+    """:func:`calculate_status` over pod views; ``tpl_items`` = :func:`template_label_items`."""
+    spec = obj.get("spec") or {}
     mrs = int(spec.get("minReadySeconds") or 0)
     if mrs and now is None:
         now = time.time()
     status = copy.deepcopy(obj.get("status") or {})
-    # one pass per pod (this runs on every sync over every owned pod): the counts of
-    # is_pod_ready / is_pod_available, with the Ready condition looked up once
     fully = ready = available = 0
-    for p in pods:
-        lb = meta(p).get("labels") or {}
-        for k, v in tpl_labels:
-            if lb.get(k) != v:
-                break
-        else:
+    for v in views:
+        if v.fully_labeled(tpl_items):
             fully += 1
-        c = ready_condition(p)
-        if c and c.get("status") == "True":
+        if v.ready:
             ready += 1
-            if not mrs:
+            if v.available(mrs, now or 0.0):
                 available += 1
-            else:
-                t = parse_time(c.get("lastTransitionTime"))
-                if t is not None and t + mrs < now:
-                    available += 1
     status.update({
-        "replicas": len(pods),
+        "replicas": len(views),
         "fullyLabeledReplicas": fully,
         "readyReplicas": ready,
         "availableReplicas": available,
         "observedGeneration": meta(obj).get("generation", 0),
     })
     return status
+
+
+def calculate_status(obj: dict, pods: list[dict], now: float | None = None) -> dict:
+    """The new ``status`` of a ReplicaSet/RC from its claimed active pods
+    (replica_set_utils.go calculateStatus): replicas, fullyLabeledReplicas (pods whose
+    labels include all template labels), readyReplicas, availableReplicas (ready for
+    minReadySeconds), observedGeneration; existing conditions are kept."""
+    return status_of(obj, [PodView(p) for p in pods], template_label_items(obj), now)
 
 
 def namespace_terminating(e: ApiError) -> bool:
@@ -126,8 +183,13 @@ class ReplicaController(Controller):
         self.recorder = ctx.recorder(kind.component)
         self.owners = ctx.informers.informer(kind.resource)
         self.pods = ctx.informers.informer(PODS)
+        #: pod key -> view of the cached pod (see :class:`PodView`), made by a sync when
+        #: the cached object changed, dropped with the pod
+        self._views: dict[str, PodView] = {}
+        #: owner key -> (spec.selector, template labels, LabelSelector, template label items)
+        self._shapes: dict[str, tuple] = {}
         self.owners.add_handlers(self._owner_added, self._owner_updated, self._owner_deleted)
-        self.pods.add_handlers(self._pod_added, self._pod_updated, self._pod_deleted)
+        self.pods.add_handlers(self._pod_added, self._pod_updated, self._pod_removed)
 
     # -- owner events ------------------------------------------------------------
     def _trace_received(self, typ: str, obj: dict) -> None:
@@ -148,6 +210,7 @@ class ReplicaController(Controller):
     def _owner_deleted(self, obj: dict) -> None:
         key = key_of(obj)
         self.expectations.delete(key)
+        self._shapes.pop(key, None)
         self.enqueue(key)
 
     # -- pod events --------------------------------------------------------------
@@ -214,6 +277,10 @@ class ReplicaController(Controller):
             for k in self._matching_owners(new):
                 self.enqueue(k)
 
+    def _pod_removed(self, pod: dict) -> None:
+        self._views.pop(key_of(pod), None)
+        self._pod_deleted(pod)
+
     def _pod_deleted(self, pod: dict) -> None:
         k = self._owner_key_of(pod)
         if k:
@@ -228,20 +295,26 @@ class ReplicaController(Controller):
             self.expectations.delete(key)
             return
         try:
-            selector = self.kind.selector_of(obj)
+            selector, tpl_items = self._shape(key, obj)
         except ValueError as e:
             event(log, "replicas.invalid_selector", logging.WARNING, key=key, error=str(e))
             return
         need_sync = self.expectations.satisfied(key) and not meta(obj).get("deletionTimestamp")
         ns = meta(obj).get("namespace")
-        candidates = [p for p in self.informers.in_namespace(PODS, ns) if is_pod_active(p)]
-        rm = RefManager(self.client, obj, self.kind.resource.api_version, self.kind.kind,
-                        selector, PODS)
-        pods = await rm.claim(candidates)
+        views = self._views
+        cands: list[PodView] = []
+        for k, p in self.pods.store.items():          # the active pods of the namespace
+            v = views.get(k)
+            if v is None or v.pod is not p:
+                v = views[k] = PodView(p)
+            if v.active and (ns is None or v.namespace == ns):
+                cands.append(v)
+        claimed = await self._claim(obj, selector, cands)
+        pods = [v.pod for v in claimed]
         err: Exception | None = None
         if need_sync:
-            err = await self.manage_replicas(key, obj, pods, candidates)
-        status = calculate_status(obj, pods)
+            err = await self.manage_replicas(key, obj, pods, [v.pod for v in cands])
+        status = status_of(obj, claimed, tpl_items)
         await self._update_status(obj, status)
         mrs = int((obj.get("spec") or {}).get("minReadySeconds") or 0)
         if mrs and status["readyReplicas"] == status["replicas"] and \
@@ -249,6 +322,45 @@ class ReplicaController(Controller):
             self.queue.add_after(key, mrs)
         if err is not None:
             raise err
+
+    def _shape(self, key: str, obj: dict) -> tuple[LabelSelector, tuple]:
+        """The owner's LabelSelector and template label items; the same objects while
+        its spec.selector and template labels keep their values (so the pod views'
+        verdicts for them stay valid). ValueError for an invalid selector."""
+        spec = obj.get("spec") or {}
+        raw = spec.get("selector")
+        tpl = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        cached = self._shapes.get(key)
+        if cached is not None and cached[0] == raw and cached[1] == tpl:
+            return cached[2], cached[3]
+        selector = self.kind.selector_of(obj)
+        items = template_label_items(obj)
+        self._shapes[key] = (raw, tpl, selector, items)
+        return selector, items
+
+    async def _claim(self, obj: dict, selector: LabelSelector, cands: list[PodView]) -> list[PodView]:
+        """:meth:`RefManager.claim` over the candidates, in their order: pods this owner
+        controls and still selects are kept as they are; the pods it must release
+        (owned, no longer selected) or may adopt (selected orphans) go through the
+        RefManager one by one, as claim would take them."""
+        md = meta(obj)
+        uid = md.get("uid")
+        deleting = bool(md.get("deletionTimestamp"))
+        rm = RefManager(self.client, obj, self.kind.resource.api_version, self.kind.kind,
+                        selector, PODS)
+        claimed: list[PodView] = []
+        for v in cands:
+            if v.has_ref:
+                if v.ref_uid != uid:
+                    continue                      # someone else's
+                if v.matches(selector):
+                    claimed.append(v)
+                    continue
+            elif deleting or not v.matches(selector):
+                continue                          # an orphan claim would leave alone
+            for p in await rm.claim([v.pod]):
+                claimed.append(v if p is v.pod else PodView(p))
+        return claimed
 
     async def manage_replicas(self, key: str, obj: dict, pods: list[dict],
                               candidates: list[dict]) -> Exception | None:

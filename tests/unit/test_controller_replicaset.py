@@ -257,3 +257,47 @@ def test_calculate_status_counts_as_the_pod_predicates_do():
                       "observedGeneration": 2}, mrs
     assert [calculate_status({**rs(labels=tpl), "spec": {**rs(labels=tpl)["spec"], "minReadySeconds": m}},
                              pods, now)["availableReplicas"] for m in (0, 10, 60, 1000)] == [5, 2, 1, 0]
+
+
+async def test_sync_follows_each_new_pod_object_and_owner_selector_change():
+    """The replica controller's per-pod views (what syncReplicaSet reads of a pod:
+    phase, deletion, controllerRef, labels, Ready) are reused only while the cache
+    holds the very object they were made from: a pod replaced in the cache without
+    an event (as a relist keeping its resourceVersion would) is read afresh, and a
+    changed owner selector / template labels give new verdicts (replica_set.go
+    syncReplicaSet, claimPods; replica_set_utils.go calculateStatus)."""
+    import copy
+    client, ctx, _ = make_ctx()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    client.seed(REPLICASETS, rs(replicas=3))
+    await settle(c)
+    client.set_pods_ready()
+    await settle(c)
+    assert client.all(REPLICASETS)[0]["status"]["readyReplicas"] == 3
+    # a pod object swapped in the cache behind the handlers' back: not Ready any more
+    store = c.pods.store
+    k = next(iter(store))
+    p = copy.deepcopy(store[k])
+    p["status"]["conditions"][0]["status"] = "False"
+    store[k] = p
+    c.enqueue("default/myapp-99655c7fd")
+    await settle(c)
+    st = client.all(REPLICASETS)[0]["status"]
+    assert (st["replicas"], st["readyReplicas"], st["availableReplicas"]) == (3, 2, 2)
+    # the owner now selects another label and templates it: every pod is released,
+    # three new ones are made, and only they count as fully labeled
+    cur = client.all(REPLICASETS)[0]
+    new_labels = {"app": "myapp", "track": "canary"}
+    cur["spec"]["selector"] = {"matchLabels": dict(new_labels)}
+    cur["spec"]["template"]["metadata"]["labels"] = dict(new_labels)
+    await client.update(REPLICASETS, cur)
+    await settle(c)
+    pods = pods_of(client)
+    owned = [q for q in pods if q["metadata"].get("ownerReferences")]
+    assert len(pods) == 6 and len(owned) == 3
+    assert all(q["metadata"]["labels"] == new_labels for q in owned)
+    st = client.all(REPLICASETS)[0]["status"]
+    assert (st["replicas"], st["fullyLabeledReplicas"], st["readyReplicas"]) == (3, 3, 0)
+    assert set(c._views) == set(store)
+    await client.delete(PODS, owned[0]["metadata"]["name"], "default")
+    assert set(c._views) == set(store)          # no view outlives its pod
