@@ -9,11 +9,12 @@ slowStartBatch via ``replica_set.go``, ActivePodsWithRanks, pod-deletion-cost) a
 from __future__ import annotations
 
 import asyncio
-import copy
 import math
 import time
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Iterable
+
+from controlplane.api import codec
 
 #: the first slow-start batch (controller_utils.go SlowStartInitialBatchSize)
 SLOW_START_INITIAL_BATCH_SIZE = 1
@@ -100,9 +101,9 @@ def pod_from_template(template: dict, owner: dict, ref: dict) -> dict:
         md["namespace"] = meta(owner)["namespace"]
     for k in ("labels", "annotations", "finalizers"):
         if tmd.get(k):
-            md[k] = copy.deepcopy(tmd[k])
+            md[k] = codec.clone(tmd[k])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": md,
-            "spec": copy.deepcopy(template.get("spec") or {})}
+            "spec": codec.clone(template.get("spec") or {})}
 
 
 async def slow_start_batch(count: int, initial_batch_size: int,
