@@ -16,6 +16,7 @@ import signal
 import click
 from aiohttp import web
 
+from controlplane import aio
 from controlplane.log import event, setup
 from controlplane.storage.etcd import parse_endpoint
 
@@ -67,17 +68,6 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     await server.stop()
 
 
-def _run(coro) -> None:
-    """asyncio.run on uvloop when installed: less per-request overhead for aiohttp and grpc.aio."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-        return
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(coro)
-
-
 @click.command(name="apiserver")
 @click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
               help="etcd client URL (http://HOST:PORT).")
@@ -112,7 +102,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         raise click.BadParameter(f"{service_node_port_range!r}: expected FROM-TO, e.g. 30000-32767",
                                  param_hint="--service-node-port-range")
     try:
-        _run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
+        aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
                    service_cluster_ip_range, service_node_port_range))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

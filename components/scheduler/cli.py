@@ -119,16 +119,4 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         le = replace(le, enabled=True)
         le.check()
     setup("scheduler")
-    use_uvloop()
     run_until_signalled(lambda: run_scheduler(server, config, record_results, le, explain_max_nodes))
-
-
-def use_uvloop() -> bool:
-    """Make new event loops uvloop's when it is installed (less per-request overhead in
-    aiohttp's client); returns whether it did. As ``controlplane etcd``/``apiserver``."""
-    try:
-        import uvloop
-    except ImportError:
-        return False
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    return True

@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable
 
 import click
 
+from controlplane import aio
 from controlplane.client.rest import resolve_server
 
 
@@ -135,7 +136,8 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
 
 
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
-    """Run ``main()`` in a fresh event loop; SIGTERM/SIGINT cancel it cleanly.
+    """Run ``main()`` in a fresh event loop (uvloop's when installed: :func:`controlplane.aio.run`);
+    SIGTERM/SIGINT cancel it cleanly.
 
     Exit status 0 on a signal or normal return; 1 with a one-line message on an
     error that escaped ``main`` (never a traceback).
@@ -149,7 +151,7 @@ def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
         await main()
 
     try:
-        asyncio.run(runner())
+        aio.run(runner())
     except (asyncio.CancelledError, KeyboardInterrupt):
         pass
     except click.ClickException:

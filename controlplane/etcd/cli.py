@@ -19,6 +19,7 @@ import sys
 
 import click
 
+from .. import aio
 from .. import log as cplog
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES
 from .wal import DataDirError
@@ -70,7 +71,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
         raise click.BadParameter(f"invalid duration {progress_interval!r}",
                                  param_hint="--experimental-watch-progress-notify-interval") from None
     try:
-        code = _run(_main(
+        code = aio.run(_main(
             listen=_urls(listen_client_urls), data_dir=data_dir, name=name,
             advertise=_urls(advertise_client_urls) or None,
             peer_urls=_urls(initial_advertise_peer_urls) or None,
@@ -85,16 +86,6 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
     except KeyboardInterrupt:
         code = 0
     sys.exit(code)
-
-
-def _run(coro):
-    """asyncio.run, on uvloop when it is installed (less per-RPC overhead on either transport)."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(coro)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(coro)
 
 
 async def _main(**kwargs) -> int:
