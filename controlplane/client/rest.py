@@ -137,8 +137,7 @@ class RestClient:
         async with self.session.request(
                 method, self.server + path, params=params, data=data, headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
-            text = await resp.text()
-            return _decode(resp.status, text)
+            return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
 
     # -- typed verbs ---------------------------------------------------------
     async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
@@ -265,7 +264,7 @@ def raise_for_status(status: int, text: str) -> None:
     _decode(status, text)
 
 
-def _decode(status: int, text: str) -> Any:
+def _decode(status: int, text: str | bytes) -> Any:
     try:
         body = codec.loads(text) if text else None
     except ValueError:
@@ -274,7 +273,7 @@ def _decode(status: int, text: str) -> Any:
         if isinstance(body, dict) and body.get("kind") == "Status":
             raise ApiError(int(body.get("code") or status), body.get("reason", ""),
                            body.get("message", ""), body)
-        raise ApiError(status, "Unknown", text[:200])
+        raise ApiError(status, "Unknown", (text.decode("utf-8", "replace") if isinstance(text, bytes) else text)[:200])
     return body
 
 
