@@ -18,15 +18,7 @@ import asyncio
 from typing import Any, Callable, Iterable
 
 from controlplane.api.resources import Resource
-from controlplane.client.informer import Informer
-
-
-def drop_managed_fields(obj: dict) -> dict:
-    """``obj`` without ``metadata.managedFields`` (the controller-manager's informer transform)."""
-    md = obj.get("metadata")
-    if isinstance(md, dict):
-        md.pop("managedFields", None)
-    return obj
+from controlplane.client.informer import Informer, drop_managed_fields
 
 
 class SharedInformers:

@@ -29,7 +29,7 @@ from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REP
 from controlplane.cli.common import (LeaderElection, client_options, leader_election_options, run_until_signalled,
                                      server_or_exit)
 from controlplane.client.events import EventRecorder
-from controlplane.client.informer import Informer
+from controlplane.client.informer import Informer, drop_managed_fields
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
 from controlplane.trace.emitter import TraceEmitter
@@ -52,8 +52,8 @@ async def run_scheduler(server: str, config, record_results: bool,
     log = logging.getLogger("scheduler")
     async with RestClient(server, "scheduler") as client:
         await wait_ready(client)
-        nodes = Informer(client, NODES)
-        pods = Informer(client, PODS)
+        nodes = Informer(client, NODES, transform=drop_managed_fields)
+        pods = Informer(client, PODS, transform=drop_managed_fields)
         # events through 4 writers: a burst of Scheduled events leaves connections for bindings
         sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler", max_in_flight=4),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,

@@ -113,6 +113,17 @@ class Indices:
                 keys[key] = None
 
 
+def drop_managed_fields(obj: dict) -> dict:
+    """``obj`` without ``metadata.managedFields``: the informer transform of kube-controller-manager
+    and kube-scheduler (client-go ``WithTransform``; ``cmd/kube-controller-manager/app/
+    controllermanager.go``). Controllers never read them, and a write that leaves them out keeps
+    the stored ones."""
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+    return obj
+
+
 class Informer:
     """Keeps ``store`` (key → object) in sync with one resource on the apiserver.
 
