@@ -3,13 +3,24 @@ reading a process's CPU time. Benchmark set-up only (never tests)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the benchmark process dies, however it dies
+    (Linux ``prctl(PR_SET_PDEATHSIG)``), so a killed benchmark leaves no service behind."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def start_service(args: list[str], log_path: str, pattern: str,
@@ -20,7 +31,7 @@ def start_service(args: list[str], log_path: str, pattern: str,
     service dies or ``timeout`` seconds pass."""
     f = open(log_path, "wb")
     p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f,
-                         stderr=subprocess.STDOUT, cwd=ROOT)
+                         stderr=subprocess.STDOUT, cwd=ROOT, preexec_fn=_die_with_parent)
     rx = re.compile(pattern)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
