@@ -147,13 +147,17 @@ class Core:
                 if store.compact_rev < msg.revision <= store.rev:
                     store.compact(msg.revision)
         self.hub.notified_rev = store.rev
-        self.applied_index = store.rev
+        # the raft index never goes back: the snapshot's index + one per WAL record replayed
+        snap_index = int(dd.snapshot.get("applied_index", dd.snapshot["rev"])) if dd.snapshot else 1
+        self.applied_index = max(store.rev, snap_index + n)
+        self.raft_term = dd.next_term()
         truncated = getattr(dd, "truncated", None)
         if truncated:
             cplog.event(log, "etcd.wal.torn_tail_truncated", logging.WARNING, file=truncated[0],
                         offset=truncated[1], reason=truncated[2])
         cplog.event(log, "etcd.recovered", data_dir=dd.path, revision=store.rev,
-                    compact_revision=store.compact_rev, keys=len(store.keys),
+                    compact_revision=store.compact_rev,
+                    keys=sum(1 for h in store.hist.values() if h[-1].create_revision),
                     leases=len(lessor.leases), wal_records=n)
 
     # ------------------------------------------------------------------ commit path
@@ -258,10 +262,12 @@ class Core:
         self._since_snapshot = 0
         loop = asyncio.get_running_loop()
         capture = wal.SnapshotCapture(self.store)
+        applied_index = self.applied_index
         leases = [[l.id, l.ttl] for l in self.lessor.leases.values()]
         rotated = loop.run_in_executor(self._executor, dd.rotate)  # queued now, same step as the capture
         gen = await rotated
-        header = {"rev": capture.rev, "compact_rev": capture.compact_rev, "wal_gen": gen, "leases": leases}
+        header = {"rev": capture.rev, "compact_rev": capture.compact_rev, "wal_gen": gen, "leases": leases,
+                  "applied_index": applied_index}
         t0 = time.monotonic()
         size = await loop.run_in_executor(self._snap_executor, dd.write_snapshot_stream, header, capture.chunks())
         cplog.event(log, "etcd.snapshot", revision=capture.rev, bytes=size, wal_gen=gen,
@@ -273,6 +279,7 @@ class Core:
         Captured in one loop step (:class:`~.wal.SnapshotCapture`), built in the snapshot thread.
         """
         capture = wal.SnapshotCapture(self.store)
+        applied_index = self.applied_index
         leases = [(l.id, l.ttl) for l in self.lessor.leases.values()]
         index = self.applied_index
 

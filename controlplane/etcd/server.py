@@ -19,7 +19,7 @@ from .. import log as cplog
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .services import ETCD_VERSION, add_services
-from .transport import GrpcServer
+from .transport import TEXT, GrpcServer
 
 log = logging.getLogger("etcd")
 
@@ -96,6 +96,10 @@ async def _progress_loop(core: Core, interval: float) -> None:
         core.hub.progress()
 
 
+JSON = "application/json"
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"  # the Prometheus text exposition format
+
+
 def _http_get(core: Core):
     """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
     the WAL failed or an alarm is raised; 503 then), ``/version``, and ``/metrics`` with a few of
@@ -107,12 +111,12 @@ def _http_get(core: Core):
 
     def get(path: str) -> tuple[bytes, str]:
         if path == "/version":
-            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK"
+            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK", JSON
         if path == "/health":
             reason = core._broken or ("ALARM " + ",".join(rpc_pb2.AlarmType.Name(a) for _, a in core.alarms)
                                       if core.alarms else "")
             body = dump({"health": "false" if reason else "true", "reason": reason})
-            return body, "503 Service Unavailable" if reason else "200 OK"
+            return body, "503 Service Unavailable" if reason else "200 OK", JSON
         if path == "/metrics":
             hub, store = core.hub, core.store
             watchers = sum(len(st.watchers) for st in hub.streams)
@@ -129,8 +133,8 @@ def _http_get(core: Core):
             ]
             text = "".join(f"# TYPE {n} {t}\n{n} {v}\n" for n, t, v in rows)
             text += f'# TYPE etcd_server_version gauge\netcd_server_version{{server_version="{ETCD_VERSION}"}} 1\n'
-            return text.encode(), "200 OK"
-        return b"404 page not found\n", "404 Not Found"
+            return text.encode(), "200 OK", PROMETHEUS_TEXT
+        return b"404 page not found\n", "404 Not Found", TEXT
 
     return get
 

@@ -52,6 +52,7 @@ MAX_WINDOW = 2 ** 31 - 1
 RECV_WINDOW = MAX_WINDOW
 OUR_MAX_FRAME = 1 << 20
 MAX_HEADER_BLOCK = 1 << 20
+TEXT = "text/plain; charset=utf-8"
 
 _FRAME = struct.Struct(">I")  # 24-bit length is read as 4 bytes with the type in the low byte
 
@@ -621,8 +622,8 @@ class _Connection(asyncio.Protocol):
             return
         line = bytes(buf[:buf.find(b"\r\n")]).decode("latin-1").split()
         path = line[1].split("?")[0] if len(line) >= 2 else ""
-        body, status = self.server.http_get(path)
-        head = (f"HTTP/1.1 {status}\r\nContent-Type: {'application/json' if status.startswith('200') else 'text/plain; charset=utf-8'}\r\n"
+        body, status, ctype = self.server.http_get(path)
+        head = (f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
         self.transport.close()
@@ -671,8 +672,8 @@ class GrpcServer:
     ``add_*Servicer_to_server(servicer, server)``; :meth:`add_insecure_port` then :meth:`start`.
 
     ``max_receive``: the largest request message in bytes (larger ones end the call with
-    RESOURCE_EXHAUSTED, as grpc does). ``http_get(path) -> (body, status line)`` answers
-    HTTP/1.1 GETs on the same port.
+    RESOURCE_EXHAUSTED, as grpc does). ``http_get(path) -> (body, status line, content type)``
+    answers HTTP/1.1 GETs on the same port.
     """
 
     def __init__(self, max_receive: int, http_get=None) -> None:
@@ -682,7 +683,7 @@ class GrpcServer:
         self.servers: list[asyncio.base_events.Server] = []
         self.binds: list[tuple[str, int]] = []
         self.stopping = False
-        self.http_get = http_get or (lambda path: (b"404 page not found\n", "404 Not Found"))
+        self.http_get = http_get or (lambda path: (b"404 page not found\n", "404 Not Found", TEXT))
 
     # grpc's generated registration code calls one of these two
     def add_registered_method_handlers(self, service: str, handlers: dict) -> None:

@@ -2,7 +2,7 @@
 
 Layout of ``--data-dir`` (our own format, not etcd's bbolt/raft files)::
 
-    meta.json              {"format": "controlplane-etcd", "version": 1, "cluster_id": .., "member_id": .., "name": ..}
+    meta.json              {"format": "controlplane-etcd", "version": 1, "cluster_id": .., "member_id": .., "name": .., "term": ..}
     snapshot               one JSON header line + protobuf blob (all retained key versions)
     wal-<gen>.log          records appended since the snapshot of generation <gen>; each file is
                            preallocated to SEGMENT_BYTES (etcd ``wal.SegmentSizeBytes``), the unused
@@ -154,6 +154,14 @@ class DataDir:
         start = self.snapshot["wal_gen"] if self.snapshot else 1
         self._replay_gens = [g for g in gens if g >= start]
         self.gen = max(gens + [start])
+
+    def next_term(self) -> int:
+        """The raft term of this start: the last one + 1, saved in ``meta.json`` (etcd's term
+        grows at every election, and a restarted single member elects itself: a fresh data dir
+        starts at term 2, as etcd's). Raises OSError if meta.json cannot be written."""
+        self.meta["term"] = int(self.meta.get("term", 1)) + 1
+        _atomic_write(os.path.join(self.path, "meta.json"), json.dumps(self.meta).encode())
+        return self.meta["term"]
 
     def _wal_gens(self) -> list[int]:
         gens = []
