@@ -480,7 +480,7 @@ async def _http1(port: int, request: bytes) -> tuple[str, dict, bytes]:
 async def test_http1_health_version_and_404_on_the_grpc_port(etcd):
     """etcd serves HTTP/1.1 beside gRPC on the client port (``server/etcdserver/api/etcdhttp``):
     ``/health`` -> 200 ``{"health":"true","reason":""}``, ``/version`` -> JSON with etcdserver,
-    anything else 404."""
+    ``/metrics`` -> Prometheus text, anything else 404."""
     status, headers, body = await _http1(etcd.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status == "HTTP/1.1 200 OK" and headers["content-type"] == "application/json"
     assert json.loads(body) == {"health": "true", "reason": ""}
@@ -490,6 +490,10 @@ async def test_http1_health_version_and_404_on_the_grpc_port(etcd):
     assert status == "HTTP/1.1 200 OK" and json.loads(body)["etcdserver"].startswith("3.")
     status, _, body = await _http1(etcd.port, b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status.startswith("HTTP/1.1 404") and body == b"404 page not found\n"
+    # /metrics in the Prometheus text format, with its content type (scrapers check it)
+    status, headers, body = await _http1(etcd.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == "HTTP/1.1 200 OK" and headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert b"\netcd_server_has_leader 1\n" in body and b"etcd_debugging_mvcc_current_revision 1\n" in body
     # gRPC on the same port still works afterwards
     async with grpc.aio.insecure_channel(etcd.endpoint) as ch:
         assert (await rpc_pb2_grpc.KVStub(ch).Put(R.PutRequest(key=b"k", value=b"v"))).header.revision == 2
