@@ -131,12 +131,12 @@ class Tracer:
         await resp.prepare(request)
         sub = self.buffer.subscribe()
         nxt = asyncio.ensure_future(sub.__anext__())  # subscribe before the snapshot: nothing missed
-        await asyncio.sleep(0)
-        seen = set()
-        for r in self.buffer.snapshot(since):
-            seen.add(id(r))
-            await resp.write(codec.dumps(r.to_dict()) + b"\n")
         try:
+            await asyncio.sleep(0)
+            seen = set()
+            for r in self.buffer.snapshot(since):
+                seen.add(id(r))
+                await resp.write(codec.dumps(r.to_dict()) + b"\n")
             while True:
                 try:
                     r = await nxt
@@ -145,7 +145,8 @@ class Tracer:
                 if id(r) not in seen:
                     await resp.write(codec.dumps(r.to_dict()) + b"\n")
                 nxt = asyncio.ensure_future(sub.__anext__())
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:  # the follower went away: the normal end of a follow
+            return resp
+        finally:
             nxt.cancel()
-            raise
         return resp
