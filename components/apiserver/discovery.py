@@ -22,9 +22,12 @@ from controlplane.api import resources as R
 from controlplane.api import schemas as schemas_table
 
 _SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
-              "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"]}
+              "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"],
+              "exec": ["create", "get"], "attach": ["create", "get"], "portforward": ["create", "get"]}
 _SUB_KIND = {"scale": ("Scale", "autoscaling", "v1"), "binding": ("Binding", "", "v1"),
-             "eviction": ("Eviction", "policy", "v1"), "log": ("Pod", "", "v1")}
+             "eviction": ("Eviction", "policy", "v1"), "log": ("Pod", "", "v1"),
+             "exec": ("PodExecOptions", "", "v1"), "attach": ("PodAttachOptions", "", "v1"),
+             "portforward": ("PodPortForwardOptions", "", "v1")}
 
 
 def version_info() -> dict[str, Any]:

@@ -310,6 +310,10 @@ class APIServer:
         return resp
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        """Route one API request by :func:`routing.parse` to the generic REST handlers. The
+        streaming subresources pods/exec, attach and portforward (kubelet connections in
+        Kubernetes: ``pkg/registry/core/pod/rest/subresources.go``) answer 400 with a Status
+        saying why: no process runs behind a simulated container."""
         info = parse(request.path)
         if info is None:
             raise st.not_found_path()
@@ -355,6 +359,13 @@ class APIServer:
             if m != "GET":
                 raise st.method_not_allowed()
             return await rest.pod_log(request, info)
+        if sub in STREAMING_SUBRESOURCES:
+            if m not in ("GET", "POST"):
+                raise st.method_not_allowed()
+            await rest.get(request, info)  # 404 for a pod that doesn't exist, as the real path
+            raise st.bad_request(
+                f"pods/{sub} is not available in controlplane: the container runtime is simulated, "
+                f"so no process runs in container(s) of pod {info.name!r} (kubectl logs and describe work)")
         if sub not in (None, "status", "scale"):
             raise st.method_not_allowed()
         if m == "GET":
@@ -385,6 +396,10 @@ def _timeout(request: web.Request, default: float) -> float:
             except ValueError:
                 break
     return default
+
+
+#: pod subresources that Kubernetes proxies to the kubelet as a stream (SPDY / WebSocket)
+STREAMING_SUBRESOURCES = ("exec", "attach", "portforward")
 
 
 def _metric_labels(request: web.Request) -> tuple[str, ...]:

@@ -79,7 +79,7 @@ _ALL = "all"
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), ("status", "finalize")),
     Resource("", "v1", "nodes", "node", "Node", False, ("no",), ("status",)),
-    Resource("", "v1", "pods", "pod", "Pod", True, ("po",), ("status", "binding", "eviction", "log"), (_ALL,)),
+    Resource("", "v1", "pods", "pod", "Pod", True, ("po",), ("status", "binding", "eviction", "log", "exec", "attach", "portforward"), (_ALL,)),
     Resource("", "v1", "bindings", "binding", "Binding", True, (), (), (), ("create",)),
     Resource("", "v1", "events", "event", "Event", True, ("ev",)),
     Resource("", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController", True,

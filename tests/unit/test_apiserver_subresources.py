@@ -106,3 +106,21 @@ async def test_dry_run_scale_and_binding_do_not_write(api):
     assert r.status == 201
     pod = await (await api.get(f"/api/v1/namespaces/{ns}/pods/p")).json()
     assert not pod["spec"].get("nodeName")
+
+
+@pytest.mark.parametrize("sub", ["exec", "attach", "portforward"])
+async def test_streaming_subresources_say_why_they_are_not_available(api, sub):
+    """pods/exec, attach and portforward exist (discovery lists them, as Kubernetes does) but
+    answer 400 BadRequest with a Status that says why — kubectl prints it as
+    ``Error from server (BadRequest): pods/exec is not available …`` — and 404 for a missing pod."""
+    ns = await new_ns(api)
+    await create_pod(api, ns, "a")
+    for method in (api.post, api.get):
+        r = await method(f"/api/v1/namespaces/{ns}/pods/a/{sub}?command=ls&container=c")
+        body = await r.json()
+        assert r.status == 400 and body["kind"] == "Status" and body["reason"] == "BadRequest"
+        assert body["message"].startswith(f"pods/{sub} is not available in controlplane: the container runtime is simulated")
+    r = await api.post(f"/api/v1/namespaces/{ns}/pods/nope/{sub}")
+    assert r.status == 404 and (await r.json())["reason"] == "NotFound"
+    disc = await (await api.get("/api/v1")).json()
+    assert f"pods/{sub}" in [x["name"] for x in disc["resources"]]
