@@ -1,24 +1,51 @@
-"""Server-side apply: field ownership in ``metadata.managedFields`` and apply conflicts.
+"""Field ownership in ``metadata.managedFields``: every write (Update) and server-side apply.
 
-After ``staging/src/k8s.io/apimachinery/pkg/util/managedfields/`` and
-structured-merge-diff, reduced to what ``kubectl apply --server-side`` needs:
+After ``staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/`` and
+structured-merge-diff, reduced to what ``kubectl`` shows and ``kubectl apply --server-side``
+needs:
 
-* A field set is the set of leaf paths of an applied configuration: map keys, and list
-  elements by their strategic-merge key (:func:`controlplane.api.patch.merge_key`, e.g.
-  containers by name → ``k:{"name":"c"}``); other lists are atomic leaves. Encoded as
-  ``fieldsV1`` (``{"f:spec":{"f:replicas":{}}}``; list elements carry ``".": {}``).
+* A field set is a set of leaf paths: map keys, and list elements by their
+  strategic-merge key (:func:`controlplane.api.patch.merge_key`, e.g. containers by name
+  → ``k:{"name":"c"}``); other lists are atomic leaves. Encoded as ``fieldsV1``
+  (``{"f:spec":{"f:replicas":{}}}``; list elements carry ``".": {}``). Never owned:
+  ``apiVersion``, ``kind`` and ``metadata`` name, namespace, uid, resourceVersion,
+  creationTimestamp, generation, selfLink, managedFields (``internal/stripmeta.go``).
+* Update (create, PUT, PATCH other than apply) by manager M — ``?fieldManager=`` (kubectl
+  sends ``kubectl-create``, ``kubectl-edit``, ``kubectl-label``...), else the User-Agent up
+  to its first "/" (``handlers/create.go`` ``prefixFromUserAgent``: ``kube-scheduler``;
+  ``kubectl scale`` sends no fieldManager, so ``kubectl``) — records one entry ``{manager: M, operation:
+  Update, apiVersion, time, fieldsType: FieldsV1, fieldsV1[, subresource]}`` per (manager,
+  apiVersion, subresource) (``managedfields.go`` BuildManagerIdentifier). A create gives M
+  every field of the object; an update walks the old and new objects together (identical
+  subtrees skipped at once) and gives M the fields it changed or added; those are taken
+  from every other entry, Update and Apply alike, without conflict, and fields the write
+  removed leave every set (``merge.Updater.Update``, ``internal/managedfieldsupdater.go``:
+  M's time moves only when it took fields). Entries left empty are dropped; entries are
+  sorted Apply first, then by time, manager, apiVersion, subresource
+  (``sortEncodedManagedFields``). ``status`` counts only for ``/status`` writes of kinds
+  with that subresource (the strategies' GetResetFields); a ``/scale`` write owns
+  ``spec.replicas`` with ``subresource: scale`` (``managedfields.ScaleHandler``). A write
+  to a subresource always starts from the stored entries; a main-resource PUT may set
+  them (``[]`` resets them, leaving them out keeps them: ``fieldmanager.go``
+  decodeLiveOrNew). Bindings and deletions record nothing (they bypass the field manager).
 * An apply by manager M with ``force=false`` conflicts on every path in its
-  configuration that another manager's entry owns and whose applied value differs from
-  the current one → 409 Conflict, ``Apply failed with 1 conflict: conflict with "other":
-  .spec.replicas`` (``internal/conflict.go`` NewConflictError; causes of type
+  configuration that another manager's entry (Apply or Update) owns and whose applied
+  value differs from the current one → 409 Conflict, ``Apply failed with 1 conflict:
+  conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas``
+  (``internal/conflict.go`` NewConflictError / printManager; causes of type
   FieldManagerConflict). ``force=true`` takes those fields over.
 * The new object is the current one with the configuration merged in (strategic merge),
   minus the fields M applied before and no longer applies (and nobody else owns); M's
   entry becomes ``{manager, operation: Apply, apiVersion, time, fieldsType: FieldsV1,
   fieldsV1}``.
 
-Only Apply operations are tracked: ordinary creates/updates (operation Update) record
-no entries — computing a field set on every write would cost every pod status write.
+Update tracking works on ``fieldsV1`` trees directly (no path sets): the diff of a write
+is itself a pair of small trees (changed, removed), and entries are rebuilt only along
+the paths they share with it, so a pod status patch costs a walk of the status only
+(~5 µs); a create reuses the tree of an identical ``spec`` (pods of one template). Trees
+are shared, never modified in place. Simplifications: ``"."`` marks list elements only
+(not maps), lists without a strategic-merge key are atomic, no cap of 10 Update managers
+(``capmanagers.go``), fields set by defaulting or admission count as the writer's.
 """
 
 from __future__ import annotations
@@ -26,6 +53,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from controlplane.api import codec
 from controlplane.api import patch as P
 
 Path = tuple[str, ...]  # each element "f:<field>" or 'k:{"key":value}'
@@ -153,14 +181,14 @@ def remove_at(obj: Any, path: Path) -> None:
 
 
 def manager_label(entry: dict) -> str:
-    """How a conflict names a manager (``internal/conflict.go`` printManager)."""
+    """How a conflict names a manager (``internal/conflict.go`` printManager). It prints the
+    manager identifier (``BuildManagerIdentifier``), which never holds the time: an Update
+    owner reads ``"kubectl-scale" with subresource "scale" using apps/v1``, no ``at ...``."""
     s = json.dumps(entry.get("manager", ""))
     if entry.get("subresource"):
         s += f" with subresource {json.dumps(entry['subresource'])}"
     if entry.get("operation") == "Update":
         s += f" using {entry.get('apiVersion', '')}"
-        if entry.get("time"):
-            s += f" at {entry['time']}"
     return s
 
 
@@ -225,5 +253,395 @@ def apply(kind: str, current: dict, config: dict, manager: str, api_version: str
         if fs:
             e["fieldsV1"] = encode(fs)
             out_entries.append(e)
+    out_entries.sort(key=_sort_key)
     new.setdefault("metadata", {})["managedFields"] = out_entries
     return new
+
+
+# --------------------------------------------------------------------------- Update operations
+
+#: metadata fields nobody owns (``internal/stripmeta.go``)
+STRIP_META = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
+                        "generation", "managedFields", "resourceVersion"})
+_STRIP_TOP = frozenset({"apiVersion", "kind"})
+#: ``validation.FieldManagerMaxLength``
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def manager_name(field_manager: str | None, user_agent: str | None) -> str:
+    """``?fieldManager=`` if given, else the User-Agent up to its first "/", printable
+    characters only, at most 128 bytes (``handlers/create.go`` managerOrUserAgent /
+    prefixFromUserAgent): ``kubectl-create/v1.32.4 (linux/amd64) ...`` → ``kubectl-create``."""
+    if field_manager:
+        return field_manager
+    prefix = (user_agent or "").split("/", 1)[0]
+    if prefix.isprintable() and (len(prefix) <= FIELD_MANAGER_MAX_LENGTH // 4
+                                 or len(prefix.encode()) <= FIELD_MANAGER_MAX_LENGTH):
+        return prefix  # the usual case: nothing to drop or cut
+    out, n = [], 0
+    for ch in prefix:
+        if not ch.isprintable():
+            continue
+        size = len(ch.encode())
+        if n + size > FIELD_MANAGER_MAX_LENGTH:
+            break
+        out.append(ch)
+        n += size
+    return "".join(out)
+
+
+_SEG_CACHE: dict[tuple[str, Any], str] = {}
+
+
+def _item_seg(key: str, value: Any) -> str:
+    """``k:{"name":"c"}`` for a list element keyed by ``key`` (memoised for str/int values)."""
+    tv = type(value)
+    if tv is not str and tv is not int:
+        return "k:" + json.dumps({key: value}, separators=(",", ":"))
+    seg = _SEG_CACHE.get((key, value))
+    if seg is None:
+        seg = "k:" + json.dumps({key: value}, separators=(",", ":"))
+        if len(_SEG_CACHE) < 4096:
+            _SEG_CACHE[(key, value)] = seg
+    return seg
+
+
+_MERGE_KEYS: dict[tuple[str, str], str | None] = {}
+
+
+def _merge_key(kind: str, dotted: str) -> str | None:
+    """:func:`controlplane.api.patch.merge_key`, memoised (paths of served kinds: bounded)."""
+    try:
+        return _MERGE_KEYS[(kind, dotted)]
+    except KeyError:
+        key = _MERGE_KEYS[(kind, dotted)] = P.merge_key(kind, dotted)
+        return key
+
+
+def _keyed(value: list, key: str) -> bool:
+    for e in value:
+        if type(e) is not dict or key not in e:
+            return False
+    return True
+
+
+def _list_key(kind: str, dotted: str, value: list) -> str | None:
+    """The merge key of a list whose elements are all keyed by it (else None: atomic)."""
+    key = _merge_key(kind, dotted)
+    return key if key is not None and _keyed(value, key) else None
+
+
+def _fields(kind: str, value: dict, dotted: str, out: dict) -> dict:
+    """Add the ``fieldsV1`` entries of the fields of the map at ``dotted`` (never "") to ``out``.
+
+    The hot loop of a create (every field of the object): scalars and empty values cost no
+    call, only non-empty maps and lists recurse."""
+    for k, v in value.items():
+        t = type(v)
+        if t is dict:
+            out["f:" + k] = _fields(kind, v, f"{dotted}.{k}", {}) if v else {}
+        elif t is list and v:
+            out["f:" + k] = _list_fields(kind, v, f"{dotted}.{k}")
+        else:
+            out["f:" + k] = {}
+    return out
+
+
+def _list_fields(kind: str, value: list, dotted: str) -> dict:
+    """A non-empty list: its elements by merge key (``".": {}`` and their fields), else a leaf."""
+    key = _list_key(kind, dotted, value)
+    if key is None:
+        return {}
+    out: dict = {}
+    for e in value:
+        out[_item_seg(key, e[key])] = _fields(kind, e, dotted, {".": {}})
+    return out
+
+
+def _leaves(kind: str, value: Any, dotted: str) -> dict:
+    """The ``fieldsV1`` subtree of ``value`` (``{}`` for a leaf), as :func:`field_set` walks it."""
+    t = type(value)
+    if t is dict:
+        return _fields(kind, value, dotted, {})
+    if t is list and value:
+        return _list_fields(kind, value, dotted)
+    return {}
+
+
+def _owned(kind: str, obj: dict, subresource: str, reset_status: bool) -> list[str]:
+    """Top-level fields a write to ``subresource`` may own (``GetResetFields`` of the strategies)."""
+    if subresource == "status":
+        return ["status"]
+    return [k for k in obj if k not in _STRIP_TOP and not (reset_status and k == "status")]
+
+
+#: ``fieldsV1`` subtrees of created objects' ``spec`` by (kind, JSON text): the pods of one
+#: template share their spec, so such a create costs one C-speed encoding instead of a walk.
+#: Cached subtrees end up shared between objects: like every tree here they are never
+#: modified in place (:func:`_subtract` / :func:`_union` copy).
+_CREATED: dict[tuple[str, bytes], dict] = {}
+_CREATED_MAX = 256
+
+
+def created_fields(kind: str, obj: dict, reset_status: bool) -> dict:
+    """``fieldsV1`` of a created object: every field but the stripped metadata, and but
+    ``status`` when ``reset_status`` (kinds with a status subresource)."""
+    tree: dict = {}
+    for k in _owned(kind, obj, "", reset_status):
+        v = obj[k]
+        t = type(v)
+        if k == "metadata" and t is dict:
+            md = {"f:" + mk: _leaves(kind, mv, "metadata." + mk) for mk, mv in v.items() if mk not in STRIP_META}
+            if md:
+                tree["f:metadata"] = md
+        elif k == "spec" and t is dict and v:
+            ck = (kind, codec.dumps(v))
+            sub = _CREATED.get(ck)
+            if sub is None:
+                sub = _leaves(kind, v, k)
+                if len(_CREATED) >= _CREATED_MAX:
+                    _CREATED.clear()
+                _CREATED[ck] = sub
+            tree["f:spec"] = sub
+        else:
+            tree["f:" + k] = _leaves(kind, v, k)
+    return tree
+
+
+def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset()) -> tuple[dict | None, dict | None]:
+    """(changed, removed) ``fieldsV1`` subtrees between two values known to differ; None
+    where nothing is, ``{}`` where the value itself (a leaf) is. Maps and keyed lists are
+    compared entry by entry (structured-merge-diff ``Compare``: Modified ∪ Added, Removed);
+    other values are leaves."""
+    to, tn = type(ov), type(nv)
+    if to is dict and tn is dict:
+        c: dict | None = None
+        r: dict | None = None
+        for k, v in nv.items():
+            if k in skip:
+                continue
+            o = ov.get(k, _MISSING)
+            if o is v:
+                continue
+            if o is _MISSING:
+                cc, rr = _leaves(kind, v, f"{dotted}.{k}"), None
+            elif o == v:
+                continue
+            else:
+                cc, rr = _diff(kind, o, v, f"{dotted}.{k}")
+            if cc is not None:
+                if c is None:
+                    c = {}
+                c["f:" + k] = cc
+            if rr is not None:
+                if r is None:
+                    r = {}
+                r["f:" + k] = rr
+        for k, o in ov.items():
+            if k not in nv and k not in skip:
+                if r is None:
+                    r = {}
+                r["f:" + k] = _leaves(kind, o, f"{dotted}.{k}")
+        return c, r
+    if to is list and tn is list:
+        key = _merge_key(kind, dotted)
+        if key is None:
+            return {}, None  # an atomic list changed: a leaf
+        if _keyed(nv, key) and _keyed(ov, key):
+            old_items = {_item_seg(key, e[key]): e for e in ov}
+            c = r = None
+            seen = set()
+            for e in nv:
+                seg = _item_seg(key, e[key])
+                seen.add(seg)
+                o = old_items.get(seg, _MISSING)
+                if o is e or o == e:
+                    continue
+                if o is _MISSING:
+                    cc, rr = _fields(kind, e, dotted, {".": {}}), None
+                else:
+                    cc, rr = _diff(kind, o, e, dotted)
+                if cc is not None:
+                    if c is None:
+                        c = {}
+                    c[seg] = cc
+                if rr is not None:
+                    if r is None:
+                        r = {}
+                    r[seg] = rr
+            for seg, o in old_items.items():
+                if seg not in seen:
+                    if r is None:
+                        r = {}
+                    r[seg] = _fields(kind, o, dotted, {".": {}})
+            return c, r
+    # a leaf changed, or a value changed shape: the new value's fields replace the old ones
+    changed = _leaves(kind, nv, dotted)
+    removed = _leaves(kind, ov, dotted) if (to is dict or to is list) and ov else None
+    return changed, (removed or None)
+
+
+def diff_fields(kind: str, old: dict, new: dict, subresource: str = "",
+                reset_status: bool = False) -> tuple[dict | None, dict | None]:
+    """(changed, removed) ``fieldsV1`` trees of a write of ``old`` → ``new`` through
+    ``subresource`` ("" for the main resource); None where empty."""
+    if subresource == "scale":
+        o = (old.get("spec") or {}).get("replicas", _MISSING)
+        n = (new.get("spec") or {}).get("replicas", _MISSING)
+        return ({"f:spec": {"f:replicas": {}}} if o != n and n is not _MISSING else None), None
+    c: dict | None = None
+    r: dict | None = None
+    if subresource == "status":
+        keys: Any = ("status",)
+    else:
+        keys = [k for k in new if k not in _STRIP_TOP and not (reset_status and k == "status")]
+        keys += [k for k in old if k not in new and k not in _STRIP_TOP and not (reset_status and k == "status")]
+    for k in keys:
+        o, n = old.get(k, _MISSING), new.get(k, _MISSING)
+        if o is n:
+            continue
+        if o is _MISSING:
+            cc, rr = _leaves(kind, n, k), None
+        elif n is _MISSING:
+            cc, rr = None, _leaves(kind, o, k)
+        elif o == n:
+            continue
+        elif k == "metadata" and type(o) is dict and type(n) is dict:
+            cc, rr = _diff(kind, o, n, k, STRIP_META)
+        else:
+            cc, rr = _diff(kind, o, n, k)
+        if k == "metadata" and (o is _MISSING or n is _MISSING):
+            cc = {s: t for s, t in (cc or {}).items() if s[2:] not in STRIP_META} or None
+            rr = {s: t for s, t in (rr or {}).items() if s[2:] not in STRIP_META} or None
+        if cc is not None:
+            if c is None:
+                c = {}
+            c["f:" + k] = cc
+        if rr is not None:
+            if r is None:
+                r = {}
+            r["f:" + k] = rr
+    return c, r
+
+
+def _subtract(a: dict, b: dict) -> dict:
+    """``a`` without ``b``'s paths (a leaf of ``b`` takes ``a``'s whole subtree there);
+    emptied maps are pruned. Returns ``a`` itself when nothing is taken (never mutates)."""
+    out: dict | None = None
+    for k, bv in b.items():
+        av = a.get(k)
+        if av is None:
+            continue
+        if bv:
+            if not av:
+                continue  # a owns the node itself, b only paths below it
+            nv = _subtract(av, bv)
+            if nv is av:
+                continue
+        else:
+            nv = None
+        if out is None:
+            out = dict(a)
+        if nv:
+            out[k] = nv
+        else:
+            del out[k]
+    return a if out is None else out
+
+
+def _union(a: dict, b: dict) -> dict:
+    """``a`` with ``b``'s paths added. Returns ``a`` itself when nothing is new (never mutates)."""
+    out: dict | None = None
+    for k, bv in b.items():
+        av = a.get(k)
+        if av is None:
+            nv = bv
+        elif bv and av:
+            nv = _union(av, bv)
+            if nv is av:
+                continue
+        elif bv:
+            nv = bv  # a owned the (then empty) node, now b owns what is below it
+        else:
+            continue
+        if out is None:
+            out = dict(a)
+        out[k] = nv
+    return a if out is None else out
+
+
+def _sort_key(e: dict) -> tuple:
+    return (e.get("operation", ""), e.get("time") or "", e.get("manager", ""), e.get("apiVersion", ""),
+            e.get("subresource", ""))
+
+
+def update_entry(manager: str, api_version: str, now: str, fields: dict, subresource: str = "") -> dict:
+    """A ``ManagedFieldsEntry`` of operation Update (keys in the order the apiserver writes them)."""
+    e = {"manager": manager, "operation": "Update", "apiVersion": api_version, "time": now,
+         "fieldsType": "FieldsV1", "fieldsV1": fields}
+    if subresource:
+        e["subresource"] = subresource
+    return e
+
+
+def record_create(kind: str, obj: dict, manager: str, api_version: str, now: str, reset_status: bool) -> None:
+    """Give ``manager`` every field of the object being created (sets its managedFields)."""
+    fields = created_fields(kind, obj, reset_status)
+    md = obj.setdefault("metadata", {})
+    if fields:
+        md["managedFields"] = [update_entry(manager, api_version, now, fields)]
+    else:
+        md.pop("managedFields", None)
+
+
+def record_update(kind: str, old: dict, new: dict, manager: str, api_version: str, now: str,
+                  subresource: str = "", reset_status: bool = False) -> None:
+    """Update ``new["metadata"]["managedFields"]`` (entries as ``new`` carries them) for the
+    write ``old`` → ``new`` by ``manager``: it takes the fields it changed or added from
+    everyone, removed fields leave every set, empty entries go. Nothing changes when the
+    write changes no owned field (so a no-op write stays a no-op)."""
+    changed, removed = diff_fields(kind, old, new, subresource, reset_status)
+    if changed is None and removed is None:
+        return
+    md = new["metadata"]
+    entries = md.get("managedFields") or []
+    out: list = []
+    mine: dict | None = None
+    touched = False
+    for e in entries:
+        if not isinstance(e, dict):
+            touched = True
+            continue
+        if (e.get("operation") == "Update" and e.get("manager", "") == manager
+                and (e.get("subresource") or "") == subresource and e.get("apiVersion") == api_version):
+            mine = e
+            continue
+        t = e.get("fieldsV1") if isinstance(e.get("fieldsV1"), dict) else {}
+        t2 = t
+        if removed is not None:
+            t2 = _subtract(t2, removed)
+        if changed is not None:
+            t2 = _subtract(t2, changed)
+        if t2 is t:
+            out.append(e)
+        else:
+            touched = True
+            if t2:
+                out.append({**e, "fieldsV1": t2})
+    base = mine.get("fieldsV1") if mine is not None and isinstance(mine.get("fieldsV1"), dict) else {}
+    t = _subtract(base, removed) if removed is not None else base
+    if changed is not None:
+        out.append(update_entry(manager, api_version, now, _union(t, changed), subresource))
+        touched = True
+    elif mine is not None:
+        if t is not base:
+            touched = True
+        if t:
+            out.append(mine if t is base else {**mine, "fieldsV1": t})
+    if not touched:
+        return
+    if out:
+        out.sort(key=_sort_key)
+        md["managedFields"] = out
+    else:
+        md.pop("managedFields", None)

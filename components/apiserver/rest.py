@@ -204,6 +204,11 @@ class RestHandlers:
         cache = self.s.cache_for(resource)
         return cache.get(key) if cache is not None else None
 
+    @staticmethod
+    def _manager(request: web.Request) -> str:
+        """The field manager of a write: ``?fieldManager=``, else from the User-Agent."""
+        return fieldmanager.manager_name(request.query.get("fieldManager"), request.headers.get("User-Agent"))
+
     def _key(self, info: RequestInfo, name: str | None = None) -> str:
         return object_key(info.resource, info.namespace, name or info.name)
 
@@ -350,6 +355,10 @@ class RestHandlers:
         name = obj["metadata"].get("name", "")
         self.s.tracer.on_create_received(resource, obj, ua)
         sem.apply_defaults(resource.kind, obj)
+        # the creator owns every field it set (operation Update; handlers/create.go runs the
+        # field manager on every create): managedFields in the body are not kept
+        fieldmanager.record_create(resource.kind, obj, self._manager(request), resource.api_version,
+                                   strategy.now_rfc3339(), resource.kind in strategy.STATUS_SUBRESOURCE)
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, name)
@@ -404,15 +413,18 @@ class RestHandlers:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
                                  "the request")
         return await self._write(request, info, lambda cur: codec.clone(obj), md.get("resourceVersion") or None,
-                                 precondition_uid=md.get("uid") or None)
+                                 precondition_uid=md.get("uid") or None, manager=self._manager(request))
 
     async def _write(self, request: web.Request, info: RequestInfo, make_new, precondition_rv: str | None,
-                     code: int = 200, precondition_uid: str | None = None) -> web.Response:
+                     code: int = 200, precondition_uid: str | None = None,
+                     manager: str | None = None) -> web.Response:
         """Guaranteed update of the item: ``make_new(current) -> new`` then strategy, defaults, validation.
 
         ``precondition_uid`` (a PUT body's uid, ``rest.DefaultUpdatedObjectInfo.Preconditions``)
         mismatching → 409. An object being deleted whose update leaves no finalizers is
         deleted instead (``ShouldDeleteDuringUpdate``, ``pkg/registry/generic/registry/store.go``).
+        ``manager``: the field manager of an Update operation, whose changes are recorded in
+        managedFields (:func:`fieldmanager.record_update`); None for an apply, which sets them itself.
         """
         resource, sub = info.resource, info.subresource or ""
         deleting: dict = {}
@@ -427,14 +439,29 @@ class RestHandlers:
             new.setdefault("apiVersion", resource.api_version)
             new.setdefault("kind", resource.kind)
             nmd = new.get("metadata")
-            if isinstance(nmd, dict) and "managedFields" not in nmd and (cur.get("metadata") or {}).get("managedFields"):
-                nmd["managedFields"] = cur["metadata"]["managedFields"]  # omitted in an update: kept
+            cur_mf = (cur.get("metadata") or {}).get("managedFields")
+            sent = nmd.get("managedFields") if isinstance(nmd, dict) else None
+            if isinstance(nmd, dict) and ((sub and manager is not None) or not isinstance(sent, list)
+                                          or not all(isinstance(e, dict) for e in sent)):
+                # a subresource write always starts from the stored entries; a main-resource
+                # write that leaves them out (or sends unreadable ones) keeps them, [] resets
+                # them (fieldmanager.go decodeLiveOrNew)
+                if cur_mf:
+                    nmd["managedFields"] = cur_mf
+                else:
+                    nmd.pop("managedFields", None)
             strategy.prepare_for_update(resource.kind, new, cur, sub)
             new["metadata"].pop("resourceVersion", None)
             sem.apply_defaults(resource.kind, new)
             self._validate(resource, new, cur)
             if sub == "":
                 self._allocate(resource, new, cur, dry)
+            if manager is not None:
+                if new["metadata"].get("managedFields") == []:
+                    del new["metadata"]["managedFields"]
+                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                                           strategy.now_rfc3339(), sub,
+                                           resource.kind in strategy.STATUS_SUBRESOURCE)
             if strategy.should_delete_during_update(resource.kind, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
                 deleting["obj"] = new
@@ -502,7 +529,8 @@ class RestHandlers:
         if ct == "application/apply-patch+yaml":
             return await self._server_side_apply(request, info, patch)
         try:
-            return await self._write(request, info, self._strict_wrap(request, apply), precondition)
+            return await self._write(request, info, self._strict_wrap(request, apply), precondition,
+                                     manager=self._manager(request))
         except APIErrorFromPatch as e:
             if e.generic:
                 # a JSON patch that does not apply (failed test, missing path, unknown op): the real
@@ -847,6 +875,7 @@ class RestHandlers:
     async def _update_scale(self, request: web.Request, info: RequestInfo, make_scale) -> web.Response:
         resource = info.resource
         holder: dict = {}
+        manager = self._manager(request)
 
         def mutate(cur: dict) -> dict:
             scale = make_scale(self._scale_of(resource, cur))
@@ -863,6 +892,10 @@ class RestHandlers:
             if new.get("spec", {}).get("replicas") != rep:
                 new.setdefault("spec", {})["replicas"] = rep
                 new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
+                # the scale writer owns spec.replicas (entry with subresource "scale":
+                # managedfields.ScaleHandler ToParent)
+                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                                           strategy.now_rfc3339(), "scale")
             return new
         try:
             out = await self.s.store.guaranteed_update(self._key(info), mutate, resource_plural=resource.plural,

@@ -130,6 +130,61 @@ def test_apply_server_side(kubectl):
     assert {m["manager"] for m in got["metadata"]["managedFields"]} == {"kubectl", "other"}
 
 
+MF = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: mf
+  labels: {{app: mf}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: mf}}}}
+  template:
+    metadata: {{labels: {{app: mf}}}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+"""
+
+
+def test_managed_fields_of_create_and_scale_then_apply_conflict(kubectl):
+    """Update operations record managedFields (handlers/create.go managerOrUserAgent):
+    ``kubectl create`` sends ``?fieldManager=kubectl-create``; ``kubectl scale`` sends none,
+    so the User-Agent names it "kubectl", in an entry with subresource "scale" owning
+    spec.replicas. ``get`` hides them unless ``--show-managed-fields``. A server-side apply
+    (manager "kubectl", operation Apply: another identifier) of another replica count
+    conflicts with that entry, worded as conflict.go printManager."""
+    assert kubectl("create", "deployment", "mf", "--image=nginx:1.27", "--replicas=1").stdout == \
+        "deployment.apps/mf created\n"
+    assert kubectl("scale", "deployment", "mf", "--replicas=3").stdout == "deployment.apps/mf scaled\n"
+    assert "managedFields" not in kubectl("get", "deploy", "mf", "-o", "yaml").stdout
+    got = json.loads(kubectl("get", "deploy", "mf", "-o", "json", "--show-managed-fields").stdout)
+    mf = {(e["manager"], e["operation"], e.get("subresource", "")): e for e in got["metadata"]["managedFields"]}
+    assert set(mf) == {("kubectl-create", "Update", ""), ("kubectl", "Update", "scale")}
+    assert mf["kubectl", "Update", "scale"]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert mf["kubectl", "Update", "scale"]["apiVersion"] == "apps/v1"
+    create = mf["kubectl-create", "Update", ""]["fieldsV1"]
+    assert "f:replicas" not in create["f:spec"]
+    assert create["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']["f:image"] == {}
+    yml = kubectl("get", "deploy", "mf", "-o", "yaml", "--show-managed-fields").stdout
+    assert re.search(r"^  - apiVersion: apps/v1\n    fieldsType: FieldsV1\n", yml, re.M), yml
+    assert re.search(r"^    manager: kubectl\n    operation: Update\n    subresource: scale\n", yml, re.M), yml
+
+    p = kubectl("apply", "--server-side", "-f", "-", input=MF.format(replicas=2), check=False)
+    assert p.returncode != 0
+    assert ('Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using '
+            'apps/v1: .spec.replicas') in p.stderr, p.stderr
+    assert kubectl("get", "deploy", "mf", "-o", "jsonpath={.spec.replicas}").stdout == "3"
+    # the replica count the scaler set: no conflict (co-owned)
+    assert kubectl("apply", "--server-side", "-f", "-", input=MF.format(replicas=3)).stdout == \
+        "deployment.apps/mf serverside-applied\n"
+    got = json.loads(kubectl("get", "deploy", "mf", "-o", "json", "--show-managed-fields").stdout)
+    assert [(e["manager"], e["operation"]) for e in got["metadata"]["managedFields"]][0] == ("kubectl", "Apply")
+    assert {(e["manager"], e["operation"], e.get("subresource", "")) for e in got["metadata"]["managedFields"]} \
+        == {("kubectl", "Apply", ""), ("kubectl-create", "Update", ""), ("kubectl", "Update", "scale")}
+
+
 # ---------------------------------------------------------------------------------------------
 # The rest of issue 4's command list against the whole control plane (`controlplane up`: etcd,
 # apiserver, controller-manager, scheduler, two kubelets), so that rollouts, scaling, watches,

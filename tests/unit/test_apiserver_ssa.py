@@ -68,14 +68,14 @@ async def test_apply_over_http(api):
     assert body["details"]["causes"][0]["reason"] == "FieldManagerConflict"
     r = await api.patch(url + "?fieldManager=other&force=true", data=json.dumps(deploy(replicas=5)), headers=ct)
     assert r.status == 200 and (await r.json())["spec"]["replicas"] == 5
-    # an ordinary update keeps managedFields
-    r = await api.patch(url, json={"metadata": {"annotations": {"a": "b"}}},
+    # an ordinary update keeps managedFields (and records its own Update entry)
+    r = await api.patch(url + "?fieldManager=ann", json={"metadata": {"annotations": {"a": "b"}}},
                         headers={"Content-Type": "application/merge-patch+json"})
     got = await r.json()
-    assert {m["manager"] for m in got["metadata"]["managedFields"]} == {"kubectl", "other"}
+    assert {m["manager"] for m in got["metadata"]["managedFields"]} == {"kubectl", "other", "ann"}
     # a PUT that leaves managedFields out keeps them
     body = {k: v for k, v in got.items()}
     body["metadata"] = {k: v for k, v in got["metadata"].items() if k != "managedFields"}
     r = await api.put(url, json=body)
     put = await r.json()
-    assert r.status == 200 and {m["manager"] for m in put["metadata"]["managedFields"]} == {"kubectl", "other"}
+    assert r.status == 200 and {m["manager"] for m in put["metadata"]["managedFields"]} == {"kubectl", "other", "ann"}
