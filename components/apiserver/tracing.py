@@ -25,7 +25,7 @@ from controlplane.trace.record import StepRecord, make_record
 from components.apiserver import status as st
 
 WORKLOAD_KINDS = {"Deployment", "ReplicaSet", "ReplicationController", "Pod"}
-CONTROLLER_MANAGER_AGENT = "controlplane-controller-manager"
+CONTROLLER_MANAGER_AGENT = "kube-controller-manager/"
 
 log = logging.getLogger("apiserver.trace")
 

@@ -118,7 +118,7 @@ class FakeClient:
         self.informers = SharedInformers(self, make=FakeInformer)
         self.fail: dict[tuple[str, str], ApiError] = {}
         self.changed = asyncio.Event()
-        self.user_agent = "controlplane-controller-manager/test"
+        self.user_agent = "kube-controller-manager/test"
 
     # -- helpers -----------------------------------------------------------------
     def _bump(self, obj: dict) -> None:

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import aiohttp
 import yaml
 
-from controlplane import __version__
+from controlplane import KUBE_VERSION, __version__
 from controlplane.api import codec
 from controlplane.api.resources import Resource
 from controlplane.log import event
@@ -88,11 +88,20 @@ def resolve_server(master: str | None, kubeconfig: str | None) -> str:
     return url.rstrip("/")
 
 
+#: component -> the User-Agent name of its Kubernetes counterpart (client-go's
+#: ``DefaultKubernetesUserAgent``: the binary's name), which the apiserver turns into the
+#: managedFields manager (``kube-controller-manager``, ``kube-scheduler``, ``kubelet``)
+KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "kube-scheduler",
+               "kubelet": "kubelet"}
+
+
 class RestClient:
     """JSON REST client bound to one apiserver.
 
-    ``user_agent`` names the caller (``controlplane-scheduler/0.1.0``); the
-    apiserver uses it to tell clients apart in its trace. All methods raise
+    ``user_agent`` names the caller: the components send the names their Kubernetes
+    counterparts send (``kube-scheduler/v1.32.4 (linux/amd64) controlplane/0.1.0``; see
+    :data:`KUBE_AGENTS`), so managedFields managers and the trace read as on a real cluster;
+    our own tools send ``controlplane-demo/0.1.0`` and the like. All methods raise
     :class:`ApiError` on a non-2xx answer and ``aiohttp.ClientError`` /
     ``asyncio.TimeoutError`` on transport failures.
     """
@@ -100,7 +109,9 @@ class RestClient:
     def __init__(self, server: str, component: str = "client", timeout: float = 30.0) -> None:
         self.server = server.rstrip("/")
         self.component = component
-        self.user_agent = f"controlplane-{component}/{__version__}"
+        kube = KUBE_AGENTS.get(component)
+        self.user_agent = (f"{kube}/{KUBE_VERSION} (linux/amd64) controlplane/{__version__}" if kube
+                           else f"controlplane-{component}/{__version__}")
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
 
