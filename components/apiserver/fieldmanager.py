@@ -408,6 +408,16 @@ def created_fields(kind: str, obj: dict, reset_status: bool) -> dict:
     return tree
 
 
+def _put(tree: dict | None, seg: str, sub: dict | None) -> dict | None:
+    """``tree`` with ``sub`` under ``seg`` (a new dict if ``tree`` is None); unchanged if ``sub`` is None."""
+    if sub is None:
+        return tree
+    if tree is None:
+        tree = {}
+    tree[seg] = sub
+    return tree
+
+
 def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset()) -> tuple[dict | None, dict | None]:
     """(changed, removed) ``fieldsV1`` subtrees between two values known to differ; None
     where nothing is, ``{}`` where the value itself (a leaf) is. Maps and keyed lists are
@@ -429,19 +439,10 @@ def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset(
                 continue
             else:
                 cc, rr = _diff(kind, o, v, f"{dotted}.{k}")
-            if cc is not None:
-                if c is None:
-                    c = {}
-                c["f:" + k] = cc
-            if rr is not None:
-                if r is None:
-                    r = {}
-                r["f:" + k] = rr
+            c, r = _put(c, "f:" + k, cc), _put(r, "f:" + k, rr)
         for k, o in ov.items():
             if k not in nv and k not in skip:
-                if r is None:
-                    r = {}
-                r["f:" + k] = _leaves(kind, o, f"{dotted}.{k}")
+                r = _put(r, "f:" + k, _leaves(kind, o, f"{dotted}.{k}"))
         return c, r
     if to is list and tn is list:
         key = _merge_key(kind, dotted)
@@ -461,19 +462,10 @@ def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset(
                     cc, rr = _fields(kind, e, dotted, {".": {}}), None
                 else:
                     cc, rr = _diff(kind, o, e, dotted)
-                if cc is not None:
-                    if c is None:
-                        c = {}
-                    c[seg] = cc
-                if rr is not None:
-                    if r is None:
-                        r = {}
-                    r[seg] = rr
+                c, r = _put(c, seg, cc), _put(r, seg, rr)
             for seg, o in old_items.items():
                 if seg not in seen:
-                    if r is None:
-                        r = {}
-                    r[seg] = _fields(kind, o, dotted, {".": {}})
+                    r = _put(r, seg, _fields(kind, o, dotted, {".": {}}))
             return c, r
     # a leaf changed, or a value changed shape: the new value's fields replace the old ones
     changed = _leaves(kind, nv, dotted)
@@ -513,14 +505,7 @@ def diff_fields(kind: str, old: dict, new: dict, subresource: str = "",
         if k == "metadata" and (o is _MISSING or n is _MISSING):
             cc = {s: t for s, t in (cc or {}).items() if s[2:] not in STRIP_META} or None
             rr = {s: t for s, t in (rr or {}).items() if s[2:] not in STRIP_META} or None
-        if cc is not None:
-            if c is None:
-                c = {}
-            c["f:" + k] = cc
-        if rr is not None:
-            if r is None:
-                r = {}
-            r["f:" + k] = rr
+        c, r = _put(c, "f:" + k, cc), _put(r, "f:" + k, rr)
     return c, r
 
 
