@@ -35,7 +35,7 @@ import time
 import aiohttp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from bench.common import cpu_seconds, start_service  # noqa: E402
+from bench.common import cpu_seconds, start_service, stop_services  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -234,13 +234,7 @@ async def main(args: argparse.Namespace) -> None:
                   f"pods/s   {ms(lat)}   errors {errors}")
             print(f"{'apiserver RSS with ' + str(args.rss_pods) + ' pods':<30} {rss_mb(api.pid):7.0f} MB")
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in reversed(procs):
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_services(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

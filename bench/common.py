@@ -46,6 +46,17 @@ def start_service(args: list[str], log_path: str, pattern: str,
     raise SystemExit(f"{args[0]} did not start: see {log_path}")
 
 
+def stop_services(procs: list[subprocess.Popen], grace: float = 10.0) -> None:
+    """SIGTERM ``procs`` in reverse start order, wait up to ``grace`` seconds each, then SIGKILL."""
+    for p in reversed(procs):
+        p.terminate()
+    for p in reversed(procs):
+        try:
+            p.wait(grace)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, in seconds (Linux ``/proc/PID/stat``); 0.0 if gone."""
     try:

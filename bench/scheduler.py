@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import start_service  # noqa: E402
+from bench.common import start_service, stop_services  # noqa: E402
 from components.scheduler.framework import Status  # noqa: E402
 from components.scheduler.scheduler import Scheduler  # noqa: E402
 
@@ -239,13 +239,7 @@ async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) ->
                 out["steady_rate"] = (len(times) * 8 // 10) / (hi - lo) if hi > lo else float("inf")
             return out
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in reversed(procs):
-            try:
-                p.wait(10)
-            except Exception:
-                p.kill()
+        stop_services(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
