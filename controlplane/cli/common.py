@@ -9,6 +9,7 @@ Flags follow the kube-* binaries: ``--kubeconfig PATH`` and ``--master URL``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import re
@@ -20,7 +21,7 @@ from typing import Any, Awaitable, Callable
 import click
 
 from controlplane import aio
-from controlplane.client.rest import resolve_server
+from controlplane.client.rest import ApiError, resolve_server
 
 
 def client_options(fn: Callable) -> Callable:
@@ -133,6 +134,21 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
             wrapper = decorator(wrapper)
         return wrapper
     return decorate
+
+
+@contextlib.contextmanager
+def apiserver_errors(server: str, error: type[click.ClickException] = click.ClickException):
+    """Inside: an :class:`ApiError` becomes ``error("apiserver said CODE REASON: MESSAGE")`` and
+    a transport ``OSError`` ``error("cannot reach the apiserver at SERVER: ...")`` — one line,
+    exit 1, no traceback. A BrokenPipeError (the reader of our output left) passes through."""
+    try:
+        yield
+    except ApiError as e:
+        raise error(f"apiserver said {e.code} {e.reason}: {e.message}") from None
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise error(f"cannot reach the apiserver at {server}: {e}") from None
 
 
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:

@@ -23,7 +23,7 @@ import yaml
 
 from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
-from controlplane.cli.common import run_until_signalled
+from controlplane.cli.common import apiserver_errors, run_until_signalled
 from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
@@ -359,17 +359,11 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
                     raise DemoError(str(e)) from None
                 click.echo(f"  kubeconfig: {cluster.kubeconfig}")
             demo = Demo(client, obj, timeout, bool(color))
-            try:
+            with apiserver_errors(server, DemoError):
                 click.echo("\nLabelling the nodes as seed 000 does:")
                 await demo.label_nodes()
                 await demo.clean_previous()
                 pods = await demo.run()
-            except ApiError as e:
-                raise DemoError(f"apiserver said {e.code} {e.reason}: {e.message}") from None
-            except BrokenPipeError:
-                raise
-            except OSError as e:
-                raise DemoError(f"cannot reach the apiserver at {server}: {e}") from None
             demo.summary(pods)
             if html_out:
                 with open(html_out, "w") as f:

@@ -20,8 +20,8 @@ import json
 
 import click
 
-from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
-from controlplane.client.rest import ApiError, RestClient
+from controlplane.cli.common import apiserver_errors, client_options, run_until_signalled, server_or_exit
+from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.record import StepRecord
 
@@ -128,11 +128,8 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
     async def main() -> None:
         client = RestClient(server, "explain")
         try:
-            records = await stream.fetch(client, 0.0)
-        except ApiError as e:
-            raise click.ClickException(f"apiserver said {e.code} {e.reason}: {e.message}") from None
-        except OSError as e:
-            raise click.ClickException(f"cannot reach the apiserver at {server}: {e}") from None
+            with apiserver_errors(server):
+                records = await stream.fetch(client, 0.0)
         finally:
             await client.close()
         rec = last_step9(records, namespace, name)

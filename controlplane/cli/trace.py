@@ -17,8 +17,8 @@ import time
 
 import click
 
-from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
-from controlplane.client.rest import ApiError, RestClient
+from controlplane.cli.common import apiserver_errors, client_options, run_until_signalled, server_or_exit
+from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
 from controlplane.trace.timeline import Flow, Reorder, format_record
@@ -93,23 +93,18 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
             click.echo(format_record(rec, t0[0], click.get_text_stream("stdout").isatty()))
 
         start = time.time() - since if since else 0.0
-        try:
-            if follow:
-                await follow_in_order(client, start, show)
-            else:
-                for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
-                    show(rec)
-                if output == "html":
-                    first = min((r.time for r in collected if r.step >= 2), default=time.time())
-                    title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
-                    click.echo(render_html(collected, title, first))
-        except BrokenPipeError:
-            raise
-        except ApiError as e:
-            raise click.ClickException(f"apiserver said {e.code} {e.reason}: {e.message}") from None
-        except OSError as e:
-            raise click.ClickException(f"cannot reach the apiserver at {server}: {e}") from None
-        finally:
-            await client.close()
+        with apiserver_errors(server):
+            try:
+                if follow:
+                    await follow_in_order(client, start, show)
+                else:
+                    for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
+                        show(rec)
+                    if output == "html":
+                        first = min((r.time for r in collected if r.step >= 2), default=time.time())
+                        title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
+                        click.echo(render_html(collected, title, first))
+            finally:
+                await client.close()
 
     run_until_signalled(main)
