@@ -26,6 +26,8 @@ import hashlib
 import struct
 from typing import Iterable
 
+from .wal import varint
+
 PAGE_SIZE = 4096
 MAGIC = 0xED0CDAED
 VERSION = 2
@@ -50,13 +52,8 @@ def _fnv64a(data: bytes) -> int:
 
 
 def _varint(n: int) -> bytes:
-    n &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    """Protobuf varint of an int64 (negatives as their two's complement, as protobuf encodes them)."""
+    return varint(n & 0xFFFFFFFFFFFFFFFF)
 
 
 class _Writer:
