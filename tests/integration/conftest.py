@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import pytest
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "controlplane", "examples")
 
 
@@ -66,6 +68,21 @@ class LineReader:
                                    + "\n".join(self.lines[-20:]))
             if text in line:
                 return line
+
+
+def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
+    """``python -m controlplane ARGS`` in its own session, its log lines read by a :class:`LineReader`."""
+    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+    return p, LineReader(p, p.stdout)
+
+
+def start_apiserver(etcd_url: str, timeout: float = 60) -> tuple[subprocess.Popen, LineReader, str]:
+    """An apiserver process on a free port over ``etcd_url``: (process, its log reader, its URL),
+    once it logs ``apiserver.ready`` (RuntimeError if it exits first, TimeoutError after ``timeout`` s)."""
+    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+    url = re.search(r"url=(\S+)", out.wait_for("event=apiserver.ready", timeout)).group(1)
+    return proc, out, url
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20) -> int:

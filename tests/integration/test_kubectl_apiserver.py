@@ -7,13 +7,12 @@ import json
 import os
 import re
 import subprocess
-import sys
-import time
 import urllib.request
 
 import pytest
 
 from controlplane.storage import testing
+from tests.integration.conftest import start_apiserver, stop
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -62,22 +61,7 @@ def cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("kc")
     etcd = testing.EtcdProcess()
     etcd_url = asyncio.run(etcd.start())
-    log_path = d / "apiserver.log"
-    logf = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "-m", "controlplane", "apiserver", "--etcd-servers", etcd_url,
-                             "--port", "0"], stderr=logf, stdout=subprocess.DEVNULL,
-                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    url = None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and url is None:
-        m = re.search(r"event=apiserver.ready url=(\S+)", log_path.read_text())
-        if m:
-            url = m.group(1)
-        elif proc.poll() is not None:
-            break
-        else:
-            time.sleep(0.05)  # polling the log for readiness
-    assert url, log_path.read_text()
+    proc, _, url = start_apiserver(etcd_url)
     kubeconfig = d / "kubeconfig"
     kubeconfig.write_text(f"""apiVersion: v1
 kind: Config
@@ -87,9 +71,7 @@ contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
 current-context: x
 """)
     yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
-    proc.terminate()
-    proc.wait(10)
-    logf.close()
+    stop(proc)
     asyncio.run(etcd.stop())
 
 

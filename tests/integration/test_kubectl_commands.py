@@ -10,12 +10,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import KUBECTL, LineReader, start_up, stop
+from tests.integration.conftest import KUBECTL, LineReader, start_apiserver, start_up, stop
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists(KUBECTL)),
@@ -26,11 +25,7 @@ pytestmark = [pytest.mark.integration,
 def kubectl(tmp_path_factory):
     etcd = testing.EtcdProcess()
     url = asyncio.run(etcd.start())
-    proc = subprocess.Popen([sys.executable, "-m", "controlplane", "apiserver", "--etcd-servers", url,
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            cwd=os.path.join(os.path.dirname(__file__), "..", ".."))
-    out = LineReader(proc, proc.stdout)
-    server = out.wait_for("event=apiserver.ready", 60).split("url=")[1].split()[0]
+    proc, out, server = start_apiserver(url)
     out.wait_for("event=apiserver.kubernetes_service", 30)
     cache = str(tmp_path_factory.mktemp("kube-cache"))
 

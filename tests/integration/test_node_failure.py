@@ -17,11 +17,10 @@ import json
 import re
 import signal
 import subprocess
-import sys
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, LineReader, stop
+from tests.integration.conftest import KUBECTL, spawn, start_apiserver, stop
 
 pytestmark = pytest.mark.integration
 
@@ -42,12 +41,6 @@ spec:
 """
 
 
-def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
-    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, start_new_session=True)
-    return p, LineReader(p, p.stdout)
-
-
 @pytest.fixture()
 def env(tmp_path):
     procs: list[subprocess.Popen] = []
@@ -55,9 +48,8 @@ def env(tmp_path):
         etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
         procs.append(etcd)
         etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+        api, _, server = start_apiserver(etcd_url)
         procs.append(api)
-        server = re.search(r"url=(\S+)", out.wait_for("apiserver.ready", 30)).group(1)
         kubelets = {}
         for n in ("node01", "node02"):
             k, out = spawn("kubelet", "--master", server, "--node-name", n, "--lease-renew-seconds", "0.5")

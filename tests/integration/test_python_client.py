@@ -6,9 +6,6 @@ resume, and 409s (AlreadyExists, Conflict on a stale resourceVersion) as ApiExce
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -19,7 +16,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
-from tests.integration.conftest import LineReader, stop  # noqa: E402
+from tests.integration.conftest import start_apiserver, stop  # noqa: E402
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")]
@@ -30,12 +27,7 @@ def api():
     import asyncio
     etcd = testing.EtcdProcess()
     url = asyncio.run(etcd.start())
-    proc = subprocess.Popen([sys.executable, "-m", "controlplane", "apiserver", "--etcd-servers", url,
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            cwd=os.path.join(os.path.dirname(__file__), "..", ".."))
-    out = LineReader(proc, proc.stdout)
-    line = out.wait_for("event=apiserver.ready", 60)
-    server = line.split("url=")[1].split()[0]
+    proc, _, server = start_apiserver(url)
     cfg = client.Configuration()
     cfg.host = server
     api_client = client.ApiClient(cfg)

@@ -18,18 +18,12 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, LineReader, stop
+from tests.integration.conftest import KUBECTL, LineReader, spawn, start_apiserver, stop
 
 pytestmark = pytest.mark.integration
 
 LE = ["--leader-elect", "--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s",
       "--leader-elect-retry-period", "500ms"]
-
-
-def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
-    p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, start_new_session=True)
-    return p, LineReader(p, p.stdout)
 
 
 class Env:
@@ -51,9 +45,8 @@ class Env:
         etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
         self.procs.append(etcd)
         etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+        api, _, self.server = start_apiserver(etcd_url)
         self.procs.append(api)
-        self.server = re.search(r"url=(\S+)", out.wait_for("apiserver.ready", 30)).group(1)
         for n in ("node01", "node02"):
             k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", cpu)
             self.procs.append(k)
