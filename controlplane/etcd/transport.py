@@ -151,6 +151,7 @@ class Context:
         self._stream = stream
 
     async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
+        """End the call with ``code`` / ``details`` (grpc-status / grpc-message). Always raises RpcAbort."""
         raise RpcAbort(code, details)
 
     async def write(self, message) -> None:
@@ -166,9 +167,11 @@ class Context:
             await s.drained
 
     def peer(self) -> str:
+        """The client as grpc names it: ``ipv4:HOST:PORT``."""
         return self._conn.peer
 
     def invocation_metadata(self):
+        """Request metadata: none is kept (the etcd services read none; auth is never enabled)."""
         return ()
 
 
@@ -512,6 +515,8 @@ class _Connection(asyncio.Protocol):
 
     # ------------------------------------------------------------ frames out
     def send_message(self, s: _Stream, message) -> None:
+        """Queue one response message on ``s`` (response HEADERS first if not sent yet) and send
+        as much as the flow-control windows allow (RFC 9113 §6.9); the rest waits in ``s.out``."""
         data = s.method.response_serializer(message) if s.method else message
         if not s.headers_sent:
             s.headers_sent = True
@@ -606,6 +611,7 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def close(self) -> None:
+        """Cancel every call on this connection, flush what is queued, close the socket."""
         for s in list(self.streams.values()):
             self._abandon(s)
         self._flush()
@@ -687,10 +693,13 @@ class GrpcServer:
 
     # grpc's generated registration code calls one of these two
     def add_registered_method_handlers(self, service: str, handlers: dict) -> None:
+        """``handlers``: method name -> ``grpc.RpcMethodHandler``, served at ``/SERVICE/METHOD``."""
         for name, h in handlers.items():
             self.methods[f"/{service}/{name}".encode()] = _Method(h)
 
     def add_generic_rpc_handlers(self, handlers) -> None:
+        """grpc's generic handlers (``grpc.method_handlers_generic_handler``): their method table is
+        taken as is; a registered handler of the same path wins."""
         for gh in handlers:
             for path, h in getattr(gh, "_method_handlers", {}).items():
                 self.methods.setdefault(path.encode(), _Method(h))
@@ -713,6 +722,7 @@ class GrpcServer:
         return sock.getsockname()[1]
 
     async def start(self) -> None:
+        """Serve every bound port on the running loop (returns once listening)."""
         loop = asyncio.get_running_loop()
         for sock in self.binds:
             srv = await loop.create_server(lambda: _Connection(self), sock=sock)
