@@ -585,7 +585,8 @@ async def test_watcher_that_never_reads_stalls_nothing_and_stays_bounded(etcd, c
                           (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers")])
     h.send(HEADERS, END_HEADERS, 1, block)
     h.send(DATA, 0, 1, b"\x00" + struct.pack(">I", len(body)) + body)
-    await _until(lambda: etcd.core.hub.synced)
+    _, (_, _, _, payload) = await h.read_until(DATA)  # the ``created`` response: the watcher is in place
+    assert R.WatchResponse.FromString(payload[5:]).created
     hub = etcd.core.hub
     kv = rpc_pb2_grpc.KVStub(channel)
     n, value = 3000, b"x" * 1024
