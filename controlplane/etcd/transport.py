@@ -200,7 +200,6 @@ class _Connection(asyncio.Protocol):
         self.wbuf: list[bytes] = []
         self.flush_pending = False
         self.header_block: tuple[int, int, bytearray] | None = None  # (stream id, flags, fragments)
-        self.goaway_sent = False
 
     # ------------------------------------------------------------ transport callbacks
     def connection_made(self, transport) -> None:
@@ -276,8 +275,7 @@ class _Connection(asyncio.Protocol):
                     s = self.streams.pop(sid, None)
                     if s is not None:
                         self._abandon(s)
-                elif ftype == GOAWAY:
-                    self.goaway_sent = True
+                # GOAWAY from the client: it opens no new stream; those in flight finish as usual
                 # PRIORITY, PUSH_PROMISE (never sent to a server) and unknown types are ignored
         except _ConnectionError as e:
             return self._goaway(e.code, str(e))
@@ -374,7 +372,7 @@ class _Connection(asyncio.Protocol):
                 path = value
                 break
         method = self.server.methods.get(path)
-        if self.goaway_sent and self.server.stopping:
+        if self.server.stopping:
             s.ended = bool(flags & END_STREAM)  # then no RST_STREAM after our END_STREAM (RFC 9113 §5.1)
             return self._finish(s, grpc.StatusCode.UNAVAILABLE, "server is shutting down")
         if method is None:
@@ -604,7 +602,6 @@ class _Connection(asyncio.Protocol):
     def _goaway(self, code: int, reason: str) -> None:
         if code != NO_ERROR:
             cplog.event(log, "etcd.http2.error", logging.WARNING, peer=self.peer, code=code, reason=reason)
-        self.goaway_sent = True
         self._write(_frame(GOAWAY, 0, 0, struct.pack(">II", self.last_stream, code) + reason.encode()))
         if code != NO_ERROR:
             self._flush()
