@@ -23,6 +23,7 @@ from controlplane.storage import KeyExists, Store, StorageError, Unavailable
 from controlplane.storage import object_key
 
 from components.apiserver import discovery
+from components.apiserver import serving
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
@@ -47,20 +48,22 @@ class APIServer:
     """One apiserver on etcd ``etcd_url`` (``http://host:port``).
 
     ``await start()`` connects (retrying every ``retry_interval`` s while etcd is down),
-    fills the caches and creates default namespaces; ``app`` is the aiohttp application.
+    fills the caches and creates default namespaces; ``app`` is the aiohttp application,
+    served with kube-apiserver's connection timeouts by :func:`components.apiserver.serving.listen`.
+    ``min_request_timeout``: ``--min-request-timeout`` (seconds; see :class:`WatchServer`).
     """
 
     def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
-                 service_node_port_range: str = "30000-32767") -> None:
+                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
         self.caches: dict[str, WatchCache] = {}
         self.rest = RestHandlers(self)
-        self.watch = WatchServer(self, bookmark_interval)
+        self.watch = WatchServer(self, bookmark_interval, min_request_timeout)
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
@@ -101,7 +104,8 @@ class APIServer:
                 await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
             except KeyExists:
                 pass
-        self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
+        if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
+            self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
@@ -173,7 +177,9 @@ class APIServer:
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors], client_max_size=4 * 1024 * 1024)
+        app = web.Application(middlewares=[serving.track_requests, self._errors],
+                              client_max_size=4 * 1024 * 1024)
+        app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
         # the resource paths first: aiohttp tries routes in order, and nearly every request is one
         app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
         app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)

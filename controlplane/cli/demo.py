@@ -19,8 +19,8 @@ import tempfile
 import time
 
 import click
-import yaml
 
+from controlplane import yamlfile
 from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import apiserver_errors, run_until_signalled
@@ -40,24 +40,24 @@ class DemoError(click.ClickException):
 
 
 def load_manifest(path: str) -> dict:
-    """The single workload object in ``path``; raises DemoError on bad YAML or kind."""
+    """The single workload object in ``path``; raises DemoError (one line) on a missing,
+    binary, malformed or too deeply nested file (:mod:`controlplane.yamlfile`) or a kind
+    the demo does not trace."""
     try:
-        with open(path) as f:
-            docs = [d for d in yaml.safe_load_all(f) if d]
-    except IsADirectoryError:
-        raise DemoError(f"{path} is a directory: give one manifest file") from None
-    except OSError as e:
-        raise DemoError(f"cannot read {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
-        raise DemoError(f"{path}: invalid YAML{at}: {getattr(e, 'problem', None) or e}") from None
+        docs = [d for d in yamlfile.load_file(path) if d]
+    except yamlfile.YAMLFileError as e:
+        raise DemoError(str(e)) from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise DemoError(f"{path}: expected exactly one object")
     obj = docs[0]
     if obj.get("kind") not in ("Deployment", "ReplicaSet", "ReplicationController", "Pod"):
         raise DemoError(f"{path}: kind {obj.get('kind')!r} is not a workload the demo traces "
                         f"(Deployment, ReplicaSet, ReplicationController, Pod)")
+    md = obj.get("metadata")
+    if not isinstance(md, dict) or not isinstance(md.get("name"), str) or not md["name"]:
+        raise DemoError(f"{path}: metadata.name is required")
+    if not isinstance(md.get("namespace", ""), str):
+        raise DemoError(f"{path}: metadata.namespace must be a string")
     return obj
 
 

@@ -40,6 +40,8 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
             try:
                 rec = await asyncio.wait_for(q.get(), reorder.window / 2)
             except asyncio.TimeoutError:
+                if task.done():
+                    task.result()  # the stream failed (e.g. unreachable apiserver): raise it
                 rec = False
             if rec is None:
                 break

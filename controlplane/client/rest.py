@@ -16,9 +16,8 @@ from typing import Any, AsyncIterator
 from urllib.parse import urlparse
 
 import aiohttp
-import yaml
 
-from controlplane import KUBE_VERSION, __version__
+from controlplane import KUBE_VERSION, __version__, yamlfile
 from controlplane.api import codec
 from controlplane.api.resources import Resource
 from controlplane.log import event
@@ -47,8 +46,8 @@ def server_from_kubeconfig(path: str) -> str:
     Raises ValueError with a one-line message when the file is missing or malformed.
     """
     try:
-        with open(path) as f:
-            cfg = yaml.safe_load(f) or {}
+        docs = yamlfile.load_file(path)
+        cfg = (docs[0] if docs else None) or {}
         ctx_name = cfg.get("current-context")
         ctx = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name),
                    cfg["contexts"][0]["context"] if cfg.get("contexts") else {})
@@ -57,9 +56,9 @@ def server_from_kubeconfig(path: str) -> str:
         cluster = next((c["cluster"] for c in clusters if c.get("name") == cluster_name),
                        clusters[0]["cluster"] if clusters else None)
         return cluster["server"]
-    except FileNotFoundError:
-        raise ValueError(f"kubeconfig {path!r} not found") from None
-    except (KeyError, IndexError, TypeError, yaml.YAMLError) as e:
+    except yamlfile.YAMLFileError as e:
+        raise ValueError(f"kubeconfig {path!r}: {e}") from None
+    except (KeyError, IndexError, TypeError, AttributeError) as e:
         raise ValueError(f"kubeconfig {path!r} is malformed: {e}") from None
 
 
