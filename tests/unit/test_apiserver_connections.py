@@ -17,6 +17,7 @@ import uuid
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from components.apiserver import serving
 from components.apiserver.server import APIServer
@@ -92,6 +93,24 @@ async def test_watch_longer_than_the_header_timeout_runs_to_its_end_on_a_kept_al
     async with asyncio.timeout(MARGIN):
         assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
     writer.close()
+
+
+async def test_idle_kept_alive_connection_is_closed_after_the_idle_timeout():
+    """``IdleTimeout`` (90 s in kube-apiserver) after a response; here 1 s, on a bare app."""
+    async def ok(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+    app = web.Application(middlewares=[serving.track_requests])
+    app.router.add_get("/", ok)
+    listener = await serving.listen(app, "127.0.0.1", 0, read_header_timeout=60.0, idle_timeout=1.0)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        await writer.drain()
+        response = await read_until_closed(reader, 1.0 + MARGIN)
+        assert response.startswith(b"HTTP/1.1 200") and response.endswith(b"ok")
+        writer.close()
+    finally:
+        await listener.stop()
 
 
 async def new_ns(session: aiohttp.ClientSession) -> str:
