@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("apiserver.watch")
 
 
-#: seconds a watch may take to write its last events, final bookmark and terminating chunk
-#: once it ends (timeout or shutdown); a client that does not read by then is disconnected
+#: seconds a watch may take to write its final bookmark and terminating chunk once it ends
+#: (timeout, shutdown); a client that does not take them by then is disconnected
 END_GRACE = 5.0
 
 
@@ -70,9 +70,9 @@ class WatchServer:
 
     ``min_request_timeout``: kube-apiserver's ``--min-request-timeout`` (seconds), the base
     of a watch's duration when the client gives no ``timeoutSeconds``. A watch ends at its
-    deadline even when its client does not read (the write waiting for the socket is
-    cancelled) and, when its client is that far behind, its connection is closed; otherwise
-    it gets :data:`END_GRACE` seconds to end the stream cleanly. :meth:`shutdown` ends every watch (the apiserver stops)."""
+    deadline even when its client does not read: the write waiting for the socket is
+    cancelled and, as the client is that far behind, its connection closed; otherwise the
+    stream gets :data:`END_GRACE` seconds to end cleanly. :meth:`shutdown` ends every watch."""
 
     def __init__(self, server: "APIServer", bookmark_interval: float = 1.0,
                  min_request_timeout: float = 1800.0) -> None:
