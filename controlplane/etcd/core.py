@@ -116,7 +116,7 @@ class Core:
         self._compacting = 0
         #: the last WAL write failed (logged once until one succeeds)
         self._wal_failing = False
-        #: active alarms, (member id, AlarmType) in activation order (not persisted)
+        #: active alarms, (member id, AlarmType) in activation order (kept in the WAL and snapshot)
         self.alarms: dict[tuple[int, int], None] = {}
         #: group commits so far and the writes they carried (logged at stop)
         self.stats_groups = self.stats_writes = 0
@@ -146,6 +146,7 @@ class Core:
         self.member_id = int(dd.meta.get("member_id", self.member_id))
         store, lessor = self.store, self.lessor
         if dd.snapshot is not None:
+            self.alarms = {(m, a): None for m, a in dd.snapshot.get("alarms", [])}
             store.load(dd.snapshot["rev"], dd.snapshot["compact_rev"], dd.snapshot_versions())
             for lease_id, ttl in dd.snapshot.get("leases", []):
                 lessor.grant(lease_id, ttl)
@@ -167,6 +168,11 @@ class Core:
             elif rtype == wal.REC_COMPACT:
                 if store.compact_rev < msg.revision <= store.rev:
                     store.compact(msg.revision)
+            elif rtype == wal.REC_ALARM:
+                if msg.action == rpc_pb2.AlarmRequest.ACTIVATE:
+                    self.alarms.setdefault((msg.memberID, msg.alarm), None)
+                else:
+                    self.alarms.pop((msg.memberID, msg.alarm), None)
         self.hub.notified_rev = store.rev
         # the raft index never goes back: the snapshot's index + one per WAL record replayed
         snap_index = int(dd.snapshot.get("applied_index", dd.snapshot["rev"])) if dd.snapshot else 1
@@ -180,11 +186,13 @@ class Core:
             # alarm is disarmed; the term of this start stays unsaved
             self.raft_term = int(dd.meta["term"])
             cplog.event(log, "etcd.term.unsaved", logging.ERROR, error=str(e))
-            self._activate_alarm(rpc_pb2.NOSPACE)
+            self._activate_alarm(rpc_pb2.NOSPACE, persist=False)
         truncated = getattr(dd, "truncated", None)
         if truncated:
             cplog.event(log, "etcd.wal.torn_tail_truncated", logging.WARNING, file=truncated[0],
                         offset=truncated[1], reason=truncated[2])
+        for m, a in self.alarms:
+            cplog.event(log, "etcd.alarm.active", logging.WARNING, member=f"{m:x}", alarm=rpc_pb2.AlarmType.Name(a))
         cplog.event(log, "etcd.recovered", data_dir=dd.path, revision=store.rev,
                     compact_revision=store.compact_rev,
                     keys=sum(1 for h in store.hist.values() if h[-1].create_revision),
@@ -249,8 +257,8 @@ class Core:
                     # stalls reads and watch delivery whenever the disk is slow (watch p99 x5)
                     await loop.run_in_executor(self._executor, self.datadir.write_sync, data)
                 except OSError as e:
-                    self._wal_failed(e, entries)
-                    return
+                    self._wal_failed(e, entries)  # may log the NOSPACE alarm: the loop goes on
+                    continue
                 self.durable_index = upto
                 self._wal_failing = False
                 revisions = []
@@ -344,13 +352,14 @@ class Core:
         capture = wal.SnapshotCapture(self.store)
         applied_index = self.applied_index
         leases = [[l.id, l.ttl] for l in self.lessor.leases.values()]
+        alarms = [list(k) for k in self.alarms]
         captured = self.durable()
         rotated = loop.run_in_executor(self._executor, dd.rotate)  # queued now, same step as the capture
         gen = await rotated
         if captured is not None:
             await captured
         header = {"rev": capture.rev, "compact_rev": capture.compact_rev, "wal_gen": gen, "leases": leases,
-                  "applied_index": applied_index}
+                  "applied_index": applied_index, "alarms": alarms}
         t0 = time.monotonic()
         size = await loop.run_in_executor(self._snap_executor, dd.write_snapshot_stream, header, capture.chunks())
         cplog.event(log, "etcd.snapshot", revision=capture.rev, bytes=size, wal_gen=gen,
@@ -407,13 +416,29 @@ class Core:
             self._activate_alarm(rpc_pb2.NOSPACE)
             raise errors.NO_SPACE
 
-    def _activate_alarm(self, alarm: int) -> None:
+    def _activate_alarm(self, alarm: int, persist: bool = True) -> None:
         """Raise ``alarm`` for this member (etcd ``AlarmStore.Activate``; logged once)."""
         key = (self.member_id, alarm)
         if key not in self.alarms:
             self.alarms[key] = None
             cplog.event(log, "etcd.alarm.activated", logging.WARNING, member=f"{self.member_id:x}",
                         alarm=rpc_pb2.AlarmType.Name(alarm))
+            if persist:
+                self._persist_alarm(rpc_pb2.AlarmRequest(action=rpc_pb2.AlarmRequest.ACTIVATE,
+                                                         memberID=self.member_id, alarm=alarm))
+
+    def _persist_alarm(self, r: rpc_pb2.AlarmRequest) -> None:
+        """Log an alarm change in the WAL, best effort: the alarm holds in memory whether or not
+        the record becomes durable (with a full disk it may not: then the next start finds the
+        disk full again). No undo: a failed WAL group leaves the alarms as they are."""
+        if self.datadir is None:
+            return
+        self._record(wal.encode(wal.REC_ALARM, r))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # it goes out with the next write
+        self.durable()
 
     def _check_txn_shape(self, r: rpc_pb2.TxnRequest) -> None:
         """etcd ``checkTxnRequest`` + ``checkIntervals`` (api/v3rpc/key.go)."""
@@ -582,7 +607,8 @@ class Core:
         """Maintenance.Alarm (etcd ``api/v3alarm`` AlarmStore): GET lists the alarms of type
         ``r.alarm`` (NONE = all), ACTIVATE / DEACTIVATE add / remove (memberID 0 is kept as 0,
         as etcd does) and answer the alarm changed. An active NOSPACE makes puts, txns with
-        puts and lease grants fail with "database space exceeded" until disarmed."""
+        puts and lease grants fail with "database space exceeded" until disarmed. Changes are
+        logged in the WAL (best effort, see :meth:`_persist_alarm`): alarms survive a restart."""
         resp = rpc_pb2.AlarmResponse(header=self.header())
         key = (r.memberID, r.alarm)
         if r.action == rpc_pb2.AlarmRequest.GET:
@@ -590,12 +616,15 @@ class Core:
                                if r.alarm == rpc_pb2.NONE or a == r.alarm)
         elif r.action == rpc_pb2.AlarmRequest.ACTIVATE:
             if r.alarm != rpc_pb2.NONE:
-                self.alarms.setdefault(key, None)
+                if key not in self.alarms:
+                    self.alarms[key] = None
+                    self._persist_alarm(r)
                 resp.alarms.add(memberID=r.memberID, alarm=r.alarm)
                 cplog.event(log, "etcd.alarm.activated", member=f"{r.memberID:x}",
                             alarm=rpc_pb2.AlarmType.Name(r.alarm))
         elif key in self.alarms:
             del self.alarms[key]
+            self._persist_alarm(r)
             resp.alarms.add(memberID=r.memberID, alarm=r.alarm)
             cplog.event(log, "etcd.alarm.deactivated", member=f"{r.memberID:x}",
                         alarm=rpc_pb2.AlarmType.Name(r.alarm))

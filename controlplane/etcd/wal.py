@@ -12,7 +12,8 @@ Layout of ``--data-dir`` (our own format, not etcd's bbolt/raft files)::
 A WAL record is ``<u32 length><u32 crc32><u8 type><payload>`` (little endian; the CRC covers
 type + payload). Types: ``R`` one revision (a ``RangeResponse``: header.revision + the new
 versions/tombstones), ``G`` lease grant (``LeaseGrantRequest``), ``V`` lease revoke
-(``LeaseRevokeRequest``), ``C`` compaction (``CompactionRequest``).
+(``LeaseRevokeRequest``), ``C`` compaction (``CompactionRequest``), ``A`` an alarm raised or
+disarmed (``AlarmRequest``: etcd keeps its alarms in the backend, so they survive a restart).
 
 Like etcd's WAL (``server/storage/wal``), a torn record at the very end of the last file (a write
 that was never acknowledged: only zeros follow it) is cut off on recovery; damage anywhere else is
@@ -68,7 +69,9 @@ REC_REVISION = ord("R")
 REC_GRANT = ord("G")
 REC_REVOKE = ord("V")
 REC_COMPACT = ord("C")
+REC_ALARM = ord("A")
 _MESSAGES = {
+    REC_ALARM: rpc_pb2.AlarmRequest,
     REC_REVISION: rpc_pb2.RangeResponse,
     REC_GRANT: rpc_pb2.LeaseGrantRequest,
     REC_REVOKE: rpc_pb2.LeaseRevokeRequest,

@@ -102,6 +102,8 @@ async def test_failed_wal_write_is_answered_rolled_back_and_its_revision_reused(
         await core.durable()
     assert e.value is errors.NO_SPACE
     assert _live(core) == {b"/kept": b"1"}
+    with pytest.raises(errors.EtcdError):  # the alarm's own WAL record fails the same way
+        await core.flush()
     assert core.store.rev == core.store.committed == 2 and core.applied_index == core.durable_index
     assert b"/lost" not in core.store.hist and b"/lost" not in core.store.keys
     assert list(core.alarms) == [(core.member_id, NOSPACE)]
@@ -235,6 +237,26 @@ async def test_quota_backend_bytes_raises_the_nospace_alarm(tmp_path):
                                     alarm=NOSPACE))
     await _commit(core, core.put, _put_req(b"/tiny", b"x"))
     core.datadir.close()
+
+
+async def test_alarms_survive_a_restart_until_disarmed(tmp_path):
+    d = str(tmp_path / "a")
+    core = Core(data_dir=d, quota_backend_bytes=1000)
+    core.recover()
+    with pytest.raises(errors.EtcdError):
+        core.put(_put_req(b"/big", b"x" * 2000))
+    await core.flush()
+    again = _restart(core)
+    assert list(again.alarms) == [(again.member_id, NOSPACE)]
+    await again.snapshot()  # kept by the snapshot too, once the WAL it was in is dropped
+    third = _restart(again)
+    assert list(third.alarms) == [(third.member_id, NOSPACE)]
+    third.alarm(rpc_pb2.AlarmRequest(action=rpc_pb2.AlarmRequest.DEACTIVATE, memberID=third.member_id,
+                                     alarm=NOSPACE))
+    await third.flush()
+    fourth = _restart(third)
+    assert not fourth.alarms
+    fourth.datadir.close()
 
 
 def test_quota_zero_is_the_default_and_negative_is_no_quota():
