@@ -5,17 +5,23 @@ commit path, without raft (one member):
 
 * a request is validated completely first (``api/v3rpc/key.go`` checks, txn path
   checks), then applied to the :class:`~.mvcc.Store` in one event-loop step — so a Txn is one
-  revision and no other request interleaves;
-* with a data dir, the applied revision becomes a WAL record; a single flusher task writes all
-  records gathered so far and fdatasyncs them in a worker thread (*group commit*), then hands
-  the revisions to the watch hub and releases the waiting requests — so an acknowledged write
-  is durable, and watchers only see durable revisions;
+  revision and no other request interleaves, and every later write is validated against it;
+* with a data dir the write is *pending* until durable: its revision becomes a WAL record; a
+  single flusher task writes all records gathered so far and fdatasyncs them in a worker thread
+  (*group commit*), then publishes the group — ``store.committed`` (what Range, HashKV,
+  backend snapshots and response headers see) and the watch hub move to its last revision — and
+  releases the waiting requests. So nothing is visible or acknowledged before it is durable;
+  a response computed from pending state (a read-only Txn) is held back the same way;
   when the previous group carried several writes (many concurrent writers), the flusher first
   waits a short *commit window* so the next group gathers more of them — PostgreSQL's
   ``commit_delay`` / ``commit_siblings``; a lone writer is never delayed;
-* without a data dir, watchers are notified at once.
-
-Reads are answered from memory at once (they may observe a write whose fsync is in flight).
+* a failed WAL write rolls back every pending change, newest first (:meth:`Store.undo`, lease
+  books), and fails its waiters: the revisions are handed out again, never having been shown.
+  ENOSPC raises etcd's NOSPACE alarm (puts, txns with puts and lease grants answer "database
+  space exceeded" until ``etcdctl alarm disarm``), as does a write beyond
+  ``--quota-backend-bytes``; any other error (EIO) stops writes until a restart — etcd exits then;
+* compactions are applied once their record is durable;
+* without a data dir everything is committed at once.
 """
 
 from __future__ import annotations
