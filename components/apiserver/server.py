@@ -291,6 +291,7 @@ class APIServer:
             except StorageError as e:
                 # any other etcd error (e.g. "etcdserver: mvcc: database space exceeded"): 500 with
                 # its text and no reason, as responsewriters.ErrorToAPIStatus answers a non-Status error
+                event(log, "apiserver.storage_error", logging.ERROR, error=str(e)[:200])
                 body = st.APIError(500, "", str(e)).body()
                 del body["reason"]
                 resp = json_response(body, 500)

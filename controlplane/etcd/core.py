@@ -316,13 +316,13 @@ class Core:
             cplog.event(log, "etcd.wal.failed", logging.ERROR, error=str(e), rolled_back=len(pending),
                         revision=self.store.rev, writes_stopped=not nospace)
         self._wal_failing = True
-        if nospace:
-            self._activate_alarm(rpc_pb2.NOSPACE)
         while self._waiters:
             f = self._waiters.popleft()[1]
             if not f.done():
                 f.set_exception(err)
                 f.exception()  # a waiter whose caller went away must not log "never retrieved"
+        if nospace:
+            self._activate_alarm(rpc_pb2.NOSPACE)  # its record is the flusher's next group
 
     async def _background_snapshot(self) -> None:
         try:
@@ -696,7 +696,8 @@ class Core:
         ids = self.lessor.expired()
         for lease_id in ids:
             self.lease_revoke(lease_id)
-            cplog.event(log, "etcd.lease.expired", lease=f"{lease_id:x}")
+            if not self._wal_failing:  # else retried every tick until the WAL takes it: log once
+                cplog.event(log, "etcd.lease.expired", lease=f"{lease_id:x}")
         return len(ids)
 
 
