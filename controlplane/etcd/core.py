@@ -307,8 +307,8 @@ class Core:
                 undo()
         self.applied_index = self.durable_index
         nospace = e.errno in (errno.ENOSPC, errno.EDQUOT) and not self.datadir.damaged
-        if nospace:
-            err = errors.NO_SPACE
+        if nospace:  # a fresh exception per failure: futures append to its traceback
+            err = errors.EtcdError(errors.NO_SPACE.code, errors.NO_SPACE.message)
         else:
             self._broken = f"WAL write failed: {e}"
             err = errors.EtcdError(errors.SC.UNAVAILABLE, f"etcdserver: {self._broken}")
