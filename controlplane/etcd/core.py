@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import errno
 import hashlib
 import logging
@@ -243,6 +244,14 @@ class Core:
         if self._flusher is None:
             self._flusher = loop.create_task(self._flush_loop())
         return fut
+
+    async def settled(self) -> None:
+        """Wait until what is applied now is durable or rolled back (never raises): for reads
+        that have no revision to read at, e.g. the lease books (LeaseTimeToLive, LeaseLeases)."""
+        fut = self.durable()
+        if fut is not None:
+            with contextlib.suppress(errors.EtcdError):
+                await fut
 
     async def _flush_loop(self) -> None:
         """Group commit: write + fdatasync everything buffered in the WAL thread while the loop

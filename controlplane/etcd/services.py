@@ -135,9 +135,11 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
         return self.core.lease_revoke(request.ID)
 
     async def LeaseTimeToLive(self, request, context):
+        await self.core.settled()
         return self.core.lease_ttl(request)
 
     async def LeaseLeases(self, request, context):
+        await self.core.settled()
         return rpc_pb2.LeaseLeasesResponse(
             header=self.core.header(),
             leases=[rpc_pb2.LeaseStatus(ID=i) for i in self.core.lessor.leases])

@@ -313,3 +313,16 @@ async def test_recovery_reads_a_wal_shorter_than_a_segment_and_cuts_a_torn_recor
     assert len(_live(again)) == 20 and again.store.rev == 21
     assert again.datadir.truncated[1:] == (end, "short header")
     again.datadir.close()
+
+
+async def test_lease_reads_wait_for_a_pending_grant(core, monkeypatch):
+    faults = FailingWal(core, monkeypatch)
+    faults.failing = True
+    faults.hold = asyncio.Event()
+    core.lease_grant(rpc_pb2.LeaseGrantRequest(ID=99, TTL=60))
+    read = asyncio.ensure_future(core.settled())
+    await asyncio.wait_for(faults.started.wait(), 10)
+    assert not read.done()
+    faults.hold.set()
+    await asyncio.wait_for(read, 10)
+    assert core.lease_ttl(rpc_pb2.LeaseTimeToLiveRequest(ID=99)).TTL == -1  # the grant never happened
