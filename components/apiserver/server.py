@@ -215,12 +215,12 @@ class APIServer:
         return web.Response(text="ok")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        """``/readyz``: ping, etcd (a Status call with a 2 s deadline) and the watch caches;
+        """``/readyz``: ping, etcd (a Status call with a 2 s deadline, no alarm) and the watch caches;
         ``?verbose`` lists each check as the real apiserver (``[+]etcd ok``); failing → 500."""
         checks = {"ping": True, "etcd": False, "informer-sync": bool(self.caches)}
         try:
-            await self.store.etcd.status(timeout=2.0)
-            checks["etcd"] = True
+            # an active etcd alarm (NOSPACE: writes fail) fails the check too
+            checks["etcd"] = not (await self.store.etcd.status(timeout=2.0)).errors
         except Exception:
             pass
         ok = all(checks.values())
@@ -294,6 +294,13 @@ class APIServer:
                     raise
             except Unavailable as e:
                 resp = json_response(st.unavailable(str(e)).body(), 503)
+            except StorageError as e:
+                # any other etcd error (e.g. "etcdserver: mvcc: database space exceeded"): 500 with
+                # its text and no reason, as responsewriters.ErrorToAPIStatus answers a non-Status error
+                event(log, "apiserver.storage_error", logging.ERROR, error=str(e)[:200])
+                body = st.APIError(500, "", str(e)).body()
+                del body["reason"]
+                resp = json_response(body, 500)
             except (asyncio.CancelledError, ConnectionResetError):
                 raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:

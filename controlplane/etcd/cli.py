@@ -5,8 +5,9 @@ Example::
     controlplane etcd --listen-client-urls http://127.0.0.1:0 --data-dir /tmp/etcd1
 
 Logs ``event=etcd.ready listen=http://127.0.0.1:PORT`` once serving; SIGTERM/SIGINT stop it
-gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir or a bad flag value is a
-one-line error and exit status 1.
+gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir, one in use by another
+etcd (it is flock'ed, as etcd locks its WAL), or a bad flag value is a one-line error and exit
+status 1.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _duration(text: str) -> float:
 @click.option("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES, show_default=True,
               help="Maximum client request size in bytes.")
 @click.option("--quota-backend-bytes", type=int, default=QUOTA_BACKEND_BYTES, show_default=True,
-              help="Raise 'database space exceeded' beyond this (approximate) size.")
+              help="Raise the NOSPACE alarm (writes answer 'database space exceeded') when the "
+                   "backend would exceed this size; 0 = the default, negative = no quota.")
 @click.option("--experimental-watch-progress-notify-interval", "progress_interval", default="10m",
               show_default=True, help="Interval of watch progress notifications (duration or seconds).")
 @click.option("--snapshot-count", type=int, default=10000, show_default=True,

@@ -135,9 +135,11 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
         return self.core.lease_revoke(request.ID)
 
     async def LeaseTimeToLive(self, request, context):
+        await self.core.settled()
         return self.core.lease_ttl(request)
 
     async def LeaseLeases(self, request, context):
+        await self.core.settled()
         return rpc_pb2.LeaseLeasesResponse(
             header=self.core.header(),
             leases=[rpc_pb2.LeaseStatus(ID=i) for i in self.core.lessor.leases])
@@ -161,8 +163,8 @@ class MaintenanceService(rpc_pb2_grpc.MaintenanceServicer):
         size = c.store.size + 4096
         return rpc_pb2.StatusResponse(
             header=c.header(), version=ETCD_VERSION, dbSize=size, dbSizeInUse=size,
-            leader=c.member_id, raftIndex=c.applied_index, raftTerm=c.raft_term,
-            raftAppliedIndex=c.applied_index,
+            leader=c.member_id, raftIndex=c.durable_index, raftTerm=c.raft_term,
+            raftAppliedIndex=c.durable_index,
             errors=[f"memberID:{m} alarm:{rpc_pb2.AlarmType.Name(a)} " for m, a in c.alarms])
 
     async def Alarm(self, request, context):

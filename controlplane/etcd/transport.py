@@ -624,8 +624,8 @@ class _Connection(asyncio.Protocol):
                 self.transport.close()
             return
         line = bytes(buf[:buf.find(b"\r\n")]).decode("latin-1").split()
-        path = line[1].split("?")[0] if len(line) >= 2 else ""
-        body, status, ctype = self.server.http_get(path)
+        target = line[1] if len(line) >= 2 else ""
+        body, status, ctype = self.server.http_get(target)
         head = (f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
@@ -675,7 +675,7 @@ class GrpcServer:
     ``add_*Servicer_to_server(servicer, server)``; :meth:`add_insecure_port` then :meth:`start`.
 
     ``max_receive``: the largest request message in bytes (larger ones end the call with
-    RESOURCE_EXHAUSTED, as grpc does). ``http_get(path) -> (body, status line, content type)``
+    RESOURCE_EXHAUSTED, as grpc does). ``http_get(target) -> (body, status line, content type)`` (target: path and query)
     answers HTTP/1.1 GETs on the same port.
     """
 

@@ -59,6 +59,8 @@ def translate(e: Exception, key: str = "") -> Exception:
             return TooLargeResourceVersion(details, key)
         if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
             return Unavailable(f"etcd unavailable: {details}", key)
+        if code == rpc.StatusCode.RESOURCE_EXHAUSTED and details.endswith("database space exceeded"):
+            return StorageError(details, key)  # etcd's own text, as kube-apiserver answers it (500)
         return StorageError(f"etcd error {code.name}: {details}", key)
     return e
 
