@@ -151,12 +151,14 @@ FLOW_SCHEMAS = (
 )
 
 #: User-Agent product → (user, groups): the identities the Kubernetes components' kubeconfigs
-#: carry in a kubeadm cluster (kubelets: ``system:node:<name>`` in ``system:nodes``)
+#: carry in a kubeadm cluster (a kubelet is ``system:node:<its node>`` in ``system:nodes``:
+#: see :func:`digest_of` for how the node is told)
 AGENT_USERS = {
     "kube-controller-manager": ("system:kube-controller-manager", ("system:authenticated",)),
     "kube-scheduler": ("system:kube-scheduler", ("system:authenticated",)),
-    "kubelet": ("system:node:kubelet", ("system:nodes", "system:authenticated")),
+    "kubelet": ("system:node", ("system:nodes", "system:authenticated")),
 }
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 def user_of(user_agent: str | None) -> tuple[str, tuple[str, ...]]:
@@ -183,13 +185,27 @@ class Digest:
     namespace: str = ""
 
 
+def _own_node(info: Any) -> str | None:
+    """The node a kubelet's request is about when only that node's kubelet may make it
+    (the Node authorizer's rule): its Node (and status) or its Lease in kube-node-lease."""
+    r = info.resource
+    if info.name and (r.kind == "Node" or (r.kind == "Lease" and info.namespace == NODE_LEASE_NAMESPACE)):
+        return info.name
+    return None
+
+
 def digest_of(method: str, path: str, user_agent: str | None) -> Digest:
     """The :class:`Digest` of an HTTP request (the verb as the RequestInfo resolver names
-    it: get/list/create/update/patch/delete/deletecollection; watches are not classified)."""
+    it: get/list/create/update/patch/delete/deletecollection; watches are not classified).
+    A kubelet writing its own Node or Lease is ``system:node:<node>`` (hollow nodes in one
+    process are separate flows there, as separate kubelets are); its other requests do not
+    name the node and share the user ``system:node``."""
     user, groups = _users.get(user_agent) or _remember_user(user_agent)
     info = parse(path)
     if info is None or info.resource is None:
         return Digest(user, groups, method.lower(), path)
+    if user == "system:node" and (node := _own_node(info)):
+        user = f"system:node:{node}"
     res = info.resource.plural + (f"/{info.subresource}" if info.subresource else "")
     verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method)
     if verb is None:
@@ -389,7 +405,7 @@ class FlowControl:
             stats = self._stats.setdefault((fs.name, pl.name), [0, 0, 0])
             f = _Flow(fs, pl, self.state.get(pl.name), self.hand(fs.name, dist, pl) if pl.queues else (),
                       {SCHEMA_UID_HEADER: fs.uid, LEVEL_UID_HEADER: pl.uid}, stats)
-            if len(self._flows) > 10_000:
+            if len(self._flows) > 50_000:
                 self._flows.clear()
             self._flows[key] = f
         return f
@@ -411,7 +427,7 @@ class FlowControl:
         else:
             r = info.resource
             key = (ua, method, r.group, r.plural, info.subresource, info.name is None, info.namespace,
-                   info.name if r.kind == "Namespace" else None)
+                   info.name if r.kind in ("Namespace", "Node", "Lease") else None)
         f = self._flows.get(key)
         return self._admit(f if f is not None else self._flow(key, digest_of(method, path, ua)))
 

@@ -51,6 +51,16 @@ def test_digest_verbs_and_distinguishers():
     assert fc.classify(digest_of("GET", "/api/v1/pods", KUBECTL))[1] == "kubectl"   # ByUser
 
 
+def test_each_kubelet_is_its_own_flow_for_its_node_and_lease():
+    fc = FlowControl()
+    flows = {fc.classify(digest_of("PUT", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{n}",
+                                   KUBELET)) for n in ("hollow-0", "hollow-1")}
+    assert {(fs.name, d) for fs, d in flows} == {("system-node-high", "system:node:hollow-0"),
+                                                 ("system-node-high", "system:node:hollow-1")}
+    assert digest_of("PATCH", "/api/v1/nodes/node01/status", KUBELET).user == "system:node:node01"
+    assert digest_of("PATCH", "/api/v1/namespaces/default/pods/p/status", KUBELET).user == "system:node"
+
+
 def test_nominal_seats_divide_the_server_limit_by_shares():
     fc = FlowControl(600)
     assert {n: s.limit for n, s in fc.state.items()} == {
@@ -179,3 +189,36 @@ async def test_saturated_controller_manager_level_does_not_stop_kubectl(api):
     for s in busy:
         s.release()
     assert fc.state["workload-high"].executing == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-requests-inflight", "0", "--max-mutating-requests-inflight", "0"], "must add up to something positive"),
+    (["--enable-priority-and-fairness", "maybe"], "'maybe' is not a valid boolean"),
+    (["--max-requests-inflight", "-1"], "x>=0"),
+])
+def test_apiserver_flow_control_flags_are_usage_errors(args, message):
+    from click.testing import CliRunner
+    from components.apiserver.cli import command
+    r = CliRunner().invoke(command, ["--etcd-servers", "http://127.0.0.1:1", *args])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output, r.output
+
+
+@needs_etcd
+async def test_rest_client_resends_a_request_refused_with_retry_after(api):
+    from controlplane.api import resources
+    from controlplane.client.rest import RestClient
+    fc = api.server_obj.flowcontrol
+    fc.wait_limit = 0.05
+    level = fc.state["global-default"]
+    held = [await fc.admit(get("someone-else/1")) for _ in range(level.limit)]
+    refused = asyncio.Event()
+    reject = fc._reject
+    fc._reject = lambda reason, f: (refused.set(), reject(reason, f))[1]
+    async with RestClient(str(api.make_url("")).rstrip("/")) as client:
+        call = asyncio.create_task(client.list(resources.get("configmaps"), "default"))
+        await asyncio.wait_for(refused.wait(), 10)       # the first attempt: 429 time-out
+        for s in held:
+            s.release()
+        out = await asyncio.wait_for(call, 10)            # the resend after Retry-After: 1
+    assert out["kind"] == "ConfigMapList"
+    assert 'reason="time-out"} 1' in fc.render()
