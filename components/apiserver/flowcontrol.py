@@ -299,14 +299,20 @@ class _Level:
             w = q.popleft()
             if q:
                 self.ring.append(qi)
+            if w.fut.done():             # cancelled (client gone, or its wait timed out)
+                continue
             self.executing += 1
             self.in_use[qi] += 1
             w.dispatched = True
             w.fut.set_result(None)
 
     def withdraw(self, qi: int, w: _Waiter) -> None:
+        """Take a waiter that gave up out of its queue (dispatch may have dropped it already)."""
         q = self.queues[qi]
-        q.remove(w)
+        try:
+            q.remove(w)
+        except ValueError:
+            return
         if not q:
             self.ring.remove(qi)
 

@@ -222,3 +222,20 @@ async def test_rest_client_resends_a_request_refused_with_retry_after(api):
         out = await asyncio.wait_for(call, 10)            # the resend after Retry-After: 1
     assert out["kind"] == "ConfigMapList"
     assert 'reason="time-out"} 1' in fc.render()
+
+
+async def test_a_cancelled_waiter_never_takes_a_seat():
+    fc = FlowControl(10)
+    level = fc.state["global-default"]
+    held = await fc.admit(get("x/1"))
+    gone = asyncio.create_task(fc.admit(get("x/1")))
+    stays = asyncio.create_task(fc.admit(get("x/1")))
+    await asyncio.sleep(0)
+    gone.cancel()                 # its future is cancelled at once, it leaves its queue later
+    held.release()                # the seat goes to the next waiter that still waits
+    seat = await stays
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert level.executing == 1 and level.waiting == 0 and not level.ring
+    seat.release()
+    assert level.executing == 0
