@@ -129,7 +129,7 @@ def test_stalled_kubelet_pods_evicted_then_remaining_pods_ready_again(env):
     k("wait", "--for=delete", f"pod/{moved}", "--timeout=60s")
     k("wait", "--for=jsonpath={.status.readyReplicas}=2", "deployment/stay", "--timeout=60s")
     pods = pods_of("stay")
+    assert sorted(p["metadata"]["name"] for p in pods) == sorted(stay)
     assert {p["spec"]["nodeName"] for p in pods} == {"node01"}
-    for p in pods:
-        conds = {c["type"]: c["status"] for c in p["status"]["conditions"]}
-        assert conds["Ready"] == conds["ContainersReady"] == "True"
+    assert all({c["type"]: c["status"] for c in p["status"]["conditions"]}["ContainersReady"] == "True"
+               for p in pods)
