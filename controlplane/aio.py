@@ -23,10 +23,17 @@ async def cancel_and_wait(task: asyncio.Task | None) -> None:
 def run(coro):
     """``asyncio.run(coro)`` on uvloop's event loop when uvloop is installed (less per-request
     overhead for aiohttp, grpc and our etcd transport); returns the coroutine's result. Every
-    process entry point (etcd, apiserver, and the components via ``run_until_signalled``) uses it."""
+    process entry point (etcd, apiserver, and the components via ``run_until_signalled``) uses it.
+    The process also follows its lifeline when its parent gave it one
+    (:func:`controlplane.lifeline.watch_parent`: SIGTERM once the parent is gone)."""
+    from controlplane.lifeline import watch_parent
+
+    async def main():
+        watch_parent(asyncio.get_running_loop())
+        return await coro
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(coro)
+        return asyncio.run(main())
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(coro)
+        return runner.run(main())

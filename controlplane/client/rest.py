@@ -94,6 +94,10 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
                "kubelet": "kubelet"}
 
 
+#: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
+MAX_RETRIES = 10
+
+
 class RestClient:
     """JSON REST client bound to one apiserver.
 
@@ -139,15 +143,23 @@ class RestClient:
     async def request(self, method: str, path: str, *, params: dict | None = None,
                       body: Any = None, content_type: str = "application/json",
                       timeout: float | None = None) -> Any:
-        """Send one request; returns the decoded JSON answer (or None)."""
+        """Send one request; returns the decoded JSON answer (or None). A 429 with
+        ``Retry-After`` (the apiserver's priority and fairness refused it unexecuted) is
+        sent again after that many seconds, up to :data:`MAX_RETRIES` times, as client-go's
+        rest client does (``rest/request.go`` checkWait, maxRetries 10)."""
         data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
-        async with self.session.request(
-                method, self.server + path, params=params, data=data, headers=headers,
-                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
-            return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+        for attempt in range(MAX_RETRIES + 1):
+            async with self.session.request(
+                    method, self.server + path, params=params, data=data, headers=headers,
+                    timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
+                wait = resp.headers.get("Retry-After", "") if resp.status == 429 else ""
+                if not wait.isdigit() or attempt == MAX_RETRIES:
+                    return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+            await asyncio.sleep(int(wait))  # the server's Retry-After, not synchronisation
+        raise AssertionError("unreachable")
 
     # -- typed verbs ---------------------------------------------------------
     async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
