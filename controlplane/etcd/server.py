@@ -111,7 +111,7 @@ def _http_get(core: Core):
 
     def get(path: str) -> tuple[bytes, str]:
         if path == "/version":
-            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK", JSON
+            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION.rsplit(".", 1)[0] + ".0"}), "200 OK", JSON
         if path == "/health":
             reason = core._broken or ("ALARM " + ",".join(rpc_pb2.AlarmType.Name(a) for _, a in core.alarms)
                                       if core.alarms else "")

@@ -100,6 +100,14 @@ class EtcdClient:
         self.channel = rpc.insecure_channel(self.target, options=[
             ("grpc.max_receive_message_length", 64 * 1024 * 1024),
             ("grpc.max_send_message_length", 16 * 1024 * 1024),
+            # a restarted etcd is reconnected to within 2 s (gRPC's default back-off grows to 120 s)
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 2000),
+            # a half-dead connection fails its calls (and their watches) after 30 s + 10 s: the
+            # apiserver's etcd client keepalive (``storagebackend/factory/etcd3.go``)
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
         ])
         self.kv = rpc.KVStub(self.channel)
         self.watch_stub = rpc.WatchStub(self.channel)
