@@ -110,6 +110,7 @@ async def test_each_attempt_has_its_own_request_stream(etcd):
     client = EtcdClient(etcd.endpoint)
     try:
         first = client.watch(b"/r/", b"/r0", 1)
+        assert first.request_progress() is False  # no watcher yet: nothing could answer for it
         it = first.__aiter__()
         pending = asyncio.ensure_future(it.__anext__())
         await client.txn([], [R.RequestOp(request_put=R.PutRequest(key=b"/r/a", value=b"1"))])
