@@ -199,6 +199,7 @@ class WatchCache:
         self._task: asyncio.Task | None = None
         self._stream: EventStream | None = None   # the current etcd watch attempt
         self._proof: asyncio.Task | None = None
+        self._asked = float("-inf")  # loop time of the last progress question
 
     async def start(self) -> None:
         """List, then start the etcd watch task; returns once the cache is filled."""
@@ -345,9 +346,14 @@ class WatchCache:
         return True
 
     def _ask_progress(self) -> None:
+        """At most one question per :data:`PROGRESS_PERIOD`, however many wait."""
         stream = self._stream
         if stream is None or not stream.created:
             return  # reconnecting: the new stream starts from our revision anyway
+        now = asyncio.get_running_loop().time()
+        if now - self._asked < PROGRESS_PERIOD:
+            return
+        self._asked = now
         if stream.progress_supported:
             stream.request_progress()
         elif self._proof is None or self._proof.done():
