@@ -92,7 +92,9 @@ def progress_trustworthy(version: str) -> bool:
 
 
 class EtcdClient:
-    """Connection to one etcd endpoint (``http://host:port``); call :meth:`close` when done."""
+    """Connection to one etcd endpoint (``http://host:port``); call :meth:`close` when done.
+
+    Every :meth:`watch` is a new :class:`WatchStream`: one gRPC call per watch attempt."""
 
     def __init__(self, endpoint: str, timeout: float = 10.0) -> None:
         self.target = parse_endpoint(endpoint)
@@ -155,7 +157,6 @@ class EtcdClient:
             err = translate(e)
             if not isinstance(err, Expired):
                 raise err from None
-
 
     async def progress_supported(self) -> bool:
         """Whether this etcd's answers to progress requests can be trusted
