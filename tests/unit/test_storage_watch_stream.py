@@ -120,6 +120,8 @@ async def test_each_attempt_has_its_own_request_stream(etcd):
         assert first.request_progress() is False  # a closed stream sends nothing
         with pytest.raises((StopAsyncIteration, asyncio.CancelledError, Unavailable)):
             await asyncio.wait_for(it.__anext__(), 10)
+        assert first._call.cancelled()  # the old call is gone, its request iterator ended
+        assert first._requests.empty() or first._requests.get_nowait() is None
         second = client.watch(b"/r/", b"/r0", got.events[0].kv.mod_revision + 1)
         it2 = second.__aiter__()
         pending = asyncio.ensure_future(it2.__anext__())
