@@ -113,7 +113,9 @@ class WatchServer:
                     await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
                 if closed:
                     break
-            if bookmarks and not watcher.closed:
+            if bookmarks and not watcher.closed and not watcher.pending:
+                # only when every event up to the cache's revision was written: a client
+                # resuming from this bookmark must not skip events still queued
                 await self._bookmark(resp, resource, cache.revision, table)
             await resp.write_eof()
         except (ConnectionResetError, asyncio.CancelledError):
