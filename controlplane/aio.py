@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 
 async def cancel_and_wait(task: asyncio.Task | None) -> None:
@@ -37,3 +38,24 @@ def run(coro):
         return asyncio.run(main())
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main())
+
+
+class Backoff:
+    """Exponential back-off between retries of a failing loop: ``initial`` seconds, times
+    ``factor`` after each attempt, at most ``cap``, each delay stretched by up to ``jitter``
+    (a fraction) so many clients do not retry in step (client-go ``wait.Backoff`` as the
+    reflector's backoff manager uses it). :meth:`reset` after a success."""
+
+    def __init__(self, initial: float = 0.1, cap: float = 5.0, factor: float = 2.0,
+                 jitter: float = 0.2) -> None:
+        self.initial, self.cap, self.factor, self.jitter = initial, cap, factor, jitter
+        self._next = initial
+
+    def next(self) -> float:
+        """The delay (seconds) before the next attempt; advances the back-off."""
+        d = self._next
+        self._next = min(self.cap, d * self.factor)
+        return min(self.cap, d * (1.0 + random.random() * self.jitter))
+
+    def reset(self) -> None:
+        self._next = self.initial

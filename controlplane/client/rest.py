@@ -26,6 +26,9 @@ log = logging.getLogger("client")
 
 #: where ``controlplane up`` (run in the working directory) writes its kubeconfig
 DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
+#: seconds a watch asking for bookmarks may stay silent before its connection is taken for dead
+#: (a Kubernetes apiserver bookmarks an idle watch every minute, ``cacher.go`` bookmarkFrequency)
+WATCH_IDLE_TIMEOUT = 90
 
 
 class ApiError(Exception):
@@ -251,8 +254,11 @@ class RestClient:
                   "allowWatchBookmarks": "true" if allow_bookmarks else None,
                   "timeoutSeconds": timeout_seconds}
         params = {k: v for k, v in params.items() if v is not None}
+        # with bookmarks (our apiserver sends one a second when idle, Kubernetes' once a
+        # minute) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
+        idle = (timeout_seconds or 300) + 30
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10,
-                                        sock_read=(timeout_seconds or 300) + 30)
+                                        sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
         async with self.session.get(self.server + res.path(namespace), params=params,
                                     headers={"Accept": "application/json"},
                                     timeout=timeout) as resp:
