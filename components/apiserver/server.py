@@ -291,8 +291,13 @@ class APIServer:
             except (asyncio.CancelledError, ConnectionResetError):
                 raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:
-                log.exception("internal error")
-                resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
+                if isinstance(e, StorageError) and "request is too large" in str(e):
+                    # etcd's ErrRequestTooLarge (--max-request-bytes, 1.5 MiB by default) →
+                    # 413, as storage.InterpretCreateError / InterpretUpdateError answer it
+                    resp = json_response(st.too_large("etcdserver: request is too large").body(), 413)
+                else:
+                    log.exception("internal error")
+                    resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
         finally:
             if counted:
                 self.inflight[kind] -= 1
