@@ -122,7 +122,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         try:
             value = codec.loads(raw)
         except ValueError as e:
-            raise BodyError(str(e) if raw.strip() else "unexpected end of JSON input") from None
+            raise BodyError(_json_error(e, raw)) from None
     elif ct == protobuf.CONTENT_TYPE:
         try:
             return protobuf.decode(raw)
@@ -142,6 +142,19 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     except decoder.DecodeError as e:
         raise BodyError(e.message, yaml_body=ct not in JSON_TYPES) from None
     return value
+
+
+def _json_error(e: ValueError, raw: bytes) -> str:
+    """orjson's parse error; its nesting limit (1024 levels, below Go's 10000) in the words
+    of Go's scanner: ``invalid character '[' exceeded max depth``."""
+    text = str(e)
+    if not raw.strip():
+        return "unexpected end of JSON input"
+    if "depth limit exceeded" in text or "recursion limit" in text.lower():
+        pos = getattr(e, "pos", None)
+        ch = chr(raw[pos]) if isinstance(pos, int) and 0 <= pos < len(raw) and raw[pos] in b"[{" else "["
+        return f"invalid character '{ch}' exceeded max depth"
+    return text
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:
@@ -647,7 +660,8 @@ class RestHandlers:
                       "application/merge-patch+json": "error decoding patch: "}.get(ct, "")
             raise st.bad_request(prefix + e.message) from None
         kind = "Scale" if info.subresource == "scale" else resource.kind
-        self._check_patch_depth(kind, patch)
+        if ct != "application/apply-patch+yaml":  # an apply's configuration is checked as it is
+            self._check_patch_depth(kind, patch)
 
         def apply(cur: dict) -> dict:
             try:

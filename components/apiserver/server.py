@@ -291,10 +291,12 @@ class APIServer:
             except (asyncio.CancelledError, ConnectionResetError):
                 raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:
-                if isinstance(e, StorageError) and "request is too large" in str(e):
-                    # etcd's ErrRequestTooLarge (--max-request-bytes, 1.5 MiB by default) →
-                    # 413, as storage.InterpretCreateError / InterpretUpdateError answer it
-                    resp = json_response(st.too_large("etcdserver: request is too large").body(), 413)
+                if isinstance(e, StorageError) and ("request is too large" in str(e)
+                                                    or "RESOURCE_EXHAUSTED" in str(e)):
+                    # etcd's ErrRequestTooLarge (--max-request-bytes, 1.5 MiB by default) or its
+                    # gRPC receive limit → 413, as storage.InterpretCreateError / InterpretUpdateError
+                    # answer it
+                    resp = json_response(st.too_large(str(e).split(": ", 1)[-1]).body(), 413)
                 else:
                     log.exception("internal error")
                     resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
