@@ -15,7 +15,6 @@ import logging
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from aiohttp import web
 
 from controlplane.api import codec

@@ -393,7 +393,15 @@ class Store:
                 yield resp.revision
                 continue
             for ev in resp.events:
-                yield _store_event(ev, previous)
+                try:
+                    se = _store_event(ev, previous)
+                except (ValueError, AttributeError, TypeError) as e:
+                    # a value that is not a JSON object: skipped (one WARNING naming the key),
+                    # as a list skips it (decode_or_skip); the watch goes on
+                    event(_log, "storage.undecodable_object", logging.WARNING,
+                          key=ev.kv.key.decode(errors="replace"), error=f"{type(e).__name__}: {e}"[:200])
+                    continue
+                yield se
 
 
 def progress_request() -> Any:
