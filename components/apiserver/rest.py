@@ -554,7 +554,7 @@ class RestHandlers:
         self._decode_typed(request, resource.kind, obj)
         md = obj.get("metadata") or {}
         if md.get("name") != info.name:
-            raise st.bad_request(f"the name of the object ({md.get('name')}) does not match the name on the "
+            raise st.bad_request(f"the name of the object ({md.get('name') or ''}) does not match the name on the "
                                  f"URL ({info.name})")
         if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "

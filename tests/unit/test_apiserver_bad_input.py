@@ -358,6 +358,26 @@ def _named(ns: str) -> list[tuple]:
         ("delete query gracePeriodSeconds=abc", "DELETE", cm + "?gracePeriodSeconds=abc", "", JSON, 400),
         ("delete propagationPolicy=Bogus", "DELETE", cm, json.dumps({"propagationPolicy": "Bogus"}), JSON, 400),
         ("deletecollection binary garbage", "DELETE", cms, garbage, JSON, 400),
+        # bad query parameters
+        ("list limit=abc", "GET", cms + "?limit=abc", "", JSON, 400),
+        ("list resourceVersion=abc", "GET", cms + "?resourceVersion=abc", "", JSON, 400),
+        ("list labelSelector=a b c", "GET", cms + "?labelSelector=a%20b%20c", "", JSON, 400),
+        ("list fieldSelector=bogus", "GET", cms + "?fieldSelector=bogus", "", JSON, 400),
+        ("list continue=garbage", "GET", cms + "?continue=garbage", "", JSON, 400),
+        ("list resourceVersionMatch=Bogus", "GET", cms + "?resourceVersionMatch=Bogus&resourceVersion=1", "",
+         JSON, 422),
+        ("watch resourceVersion=abc", "GET", cms + "?watch=true&resourceVersion=abc", "", JSON, 400),
+        ("watch timeoutSeconds=abc", "GET", cms + "?watch=true&timeoutSeconds=abc", "", JSON, 400),
+        ("get resourceVersion=abc", "GET", cm + "?resourceVersion=abc", "", JSON, 400),
+        ("create YAML alias containing itself", "POST", cms, "a: &a [*a]\n", YAML, 400),
+        ("create YAML with a list as a key", "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\n"
+         "data: {? [a] : b}\n", YAML, 400),
+        ("create JSON with a byte order mark", "POST", cms, "\ufeff" + cmb(), JSON, 400),
+        ("create JSON not UTF-8", "POST", cms, b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"\xff"}}',
+         JSON, 400),
+        ("update without metadata", "PUT", cm, json.dumps({"apiVersion": "v1", "kind": "ConfigMap"}), JSON, 400),
+        ("update metadata.name=5", "PUT", cm, json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                                          "metadata": {"name": 5}}), JSON, 400),
     ]
 
 
