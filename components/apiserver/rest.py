@@ -346,22 +346,27 @@ class RestHandlers:
             raise invalid(e.message) from None
         self._unknown_fields(request, unknown, invalid)
 
-    @staticmethod
-    def _check_patch_depth(kind: str, patch: Any) -> None:
-        """No served type nests more than :data:`PATCH_MAX_DEPTH` levels, so a patch that
-        does is refused before it is merged (merging walks it recursively): with the type
-        error the patched object would have (422 on field ``patch``), else — the depth sits
-        in fields no type has, which the decoder would drop — 400 ``exceeded max depth``."""
+    def _check_patch_depth(self, request: web.Request, kind: str, patch: Any, ct: str) -> None:
+        """No served type nests more than :data:`PATCH_MAX_DEPTH` levels, and merging walks a
+        patch recursively: a deeper merge / strategic merge patch is decoded first (in place,
+        its ``null`` deletions kept) — a value of the wrong type answers as the patched object
+        would (422 on field ``patch``), unknown fields are dropped before the merge (or refused
+        with ``fieldValidation=Strict``), as the decoder would drop them from the result.
+        Anything still that deep (a JSON patch's values) → 400 ``exceeded max depth``."""
         if decoder.depth(patch) <= PATCH_MAX_DEPTH:
             return
         if isinstance(patch, dict):
+            def invalid(detail: str) -> st.APIError:
+                msg = f"Invalid value: {sem.go_repr(decoder.go_format(patch))}: {detail}"
+                return st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
+                                   {"causes": [{"reason": "FieldValueInvalid", "message": msg, "field": "patch"}]})
             try:
-                decoder.decode(kind, patch, prune=False, readonly=True)
+                unknown = decoder.decode(kind, patch, prune=True, readonly=True)
             except decoder.DecodeError as e:
-                msg = f"Invalid value: {sem.go_repr(decoder.go_format(patch))[:200]}: {e.message}"
-                raise st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
-                                  {"causes": [{"reason": "FieldValueInvalid", "message": msg,
-                                               "field": "patch"}]}) from None
+                raise invalid(e.message) from None
+            self._unknown_fields(request, unknown, invalid)
+            if decoder.depth(patch) <= PATCH_MAX_DEPTH:
+                return
         raise st.bad_request(f"invalid character '{{' exceeded max depth of {PATCH_MAX_DEPTH} for a patch")
 
     @staticmethod
@@ -660,7 +665,7 @@ class RestHandlers:
             raise st.bad_request(prefix + e.message) from None
         kind = "Scale" if info.subresource == "scale" else resource.kind
         if ct != "application/apply-patch+yaml":  # an apply's configuration is checked as it is
-            self._check_patch_depth(kind, patch)
+            self._check_patch_depth(request, kind, patch, ct)
 
         def apply(cur: dict) -> dict:
             try:

@@ -63,24 +63,42 @@ else:  # pragma: no cover
 
 # ------------------------------------------------------------------ YAML
 
-#: go-yaml's limit on nesting (``max_flow_level`` / ``max_indents`` in gopkg.in/yaml.v2
-#: scannerc.go), the YAML decoder of sigs.k8s.io/yaml that the apiserver uses
-YAML_MAX_DEPTH = 10000
+#: go-yaml's limit on nesting is 10000 (``max_flow_level`` / ``max_indents`` in
+#: gopkg.in/yaml.v2 scannerc.go, the YAML decoder of sigs.k8s.io/yaml); ours is libyaml's
+#: (1000, as orjson's 1024 for JSON): PyYAML's pure-Python scanner is quadratic in the depth
+YAML_MAX_DEPTH = 1000
+
+
+def _flow_depth(data: bytes | str) -> int:
+    """The deepest ``[``/``{`` nesting of ``data``, counted naively (quotes not skipped): an
+    upper bound, used only to refuse input the pure-Python parser would take ages on."""
+    text = data.decode(errors="replace") if isinstance(data, (bytes, bytearray)) else data
+    best = depth = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return best
 
 
 def load_yaml(data: bytes | str) -> Any:
     """The value of the first YAML document in ``data``, as sigs.k8s.io/yaml (go-yaml v2,
     YAML 1.1) yields it for JSON: timestamps and ``!!binary`` stay strings, keys become
-    strings, ``<<`` merge keys are merged. Built from the parser's events without recursion,
-    so nesting is bounded only by :data:`YAML_MAX_DEPTH`.
+    strings, ``<<`` merge keys are merged. Built from the parser's events (libyaml's when
+    installed) without recursion; nesting is bounded by :data:`YAML_MAX_DEPTH`.
 
     Raises ValueError with go-yaml's wording: ``yaml: line 3: <problem>``,
-    ``yaml: exceeded max depth of 10000``; an empty document is None.
+    ``yaml: exceeded max depth of 1000``; an empty document is None.
     """
     import yaml
     from yaml.constructor import SafeConstructor
     from yaml.resolver import Resolver
 
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None and _flow_depth(data) > YAML_MAX_DEPTH:
+        raise ValueError(f"yaml: exceeded max depth of {YAML_MAX_DEPTH}")
     resolver, constructor = Resolver(), SafeConstructor()
     anchors: dict[str, Any] = {}
     stack: list[list] = []  # [container, pending key or _NO_KEY, anchor]
@@ -129,7 +147,7 @@ def load_yaml(data: bytes | str) -> Any:
             c[key_str(k)] = value
 
     try:
-        for ev in yaml.parse(data, Loader=yaml.SafeLoader):
+        for ev in yaml.parse(data, Loader=loader or yaml.SafeLoader):
             if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 if len(stack) >= YAML_MAX_DEPTH:
                     line = ev.start_mark.line if ev.start_mark else 0
@@ -156,7 +174,10 @@ def load_yaml(data: bytes | str) -> Any:
     except yaml.MarkedYAMLError as e:
         line = e.problem_mark.line + 1 if e.problem_mark is not None else 0
         where = f"line {line}: " if line else ""
-        raise ValueError(f"yaml: {where}{e.problem or e.context or 'unknown problem parsing YAML content'}") from None
+        problem = e.problem or e.context or "unknown problem parsing YAML content"
+        if "maximum nesting depth" in problem:  # libyaml's limit, in go-yaml's words
+            problem = f"exceeded max depth of {YAML_MAX_DEPTH}"
+        raise ValueError(f"yaml: {where}{problem}") from None
     except yaml.YAMLError as e:
         raise ValueError(f"yaml: {str(e).splitlines()[0] if str(e) else 'unknown problem parsing YAML content'}") from None
     except (UnicodeDecodeError, TypeError) as e:

@@ -165,7 +165,7 @@ class _Ctx:
 
     def __init__(self, prune: bool, readonly: bool = False) -> None:
         self.unknown: list[str] = []
-        self.prune, self.readonly = prune and not readonly, readonly
+        self.prune, self.readonly = prune, readonly
 
 
 def _type_error(v: Any, spec: tuple, fpath: tuple, struct: str, upath: str, value_text: str | None = None) -> DecodeError:
@@ -324,8 +324,8 @@ def decode(kind: str, obj: dict, prune: bool = True, readonly: bool = False) -> 
 
     Raises :class:`DecodeError` for the first value that does not decode (document order,
     as Go's decoder reports its first error). ``prune``: remove the unknown fields (the
-    decoder drops them); else only report them. ``readonly``: change nothing (``null``s
-    kept: a merge patch's deletions). Kinds without a schema: ``[]``.
+    decoder drops them); else only report them. ``readonly``: leave ``null``s as they are (a
+    merge patch's deletions). Kinds without a schema: ``[]``.
     """
     spec = kind_spec(kind)
     if spec is None:

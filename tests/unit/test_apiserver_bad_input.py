@@ -270,8 +270,11 @@ def _named(ns: str) -> list[tuple]:
          MERGE, 400),
         ("merge-patch nested 500 in annotations", "PATCH", cm, '{"metadata":{"annotations":' + deep(500) + "}}",
          MERGE, 422),
-        ("merge-patch nested 500 in an unknown field", "PATCH", cm, '{"foo":' + deep(500) + "}", MERGE, 400),
+        ("merge-patch Strict nested 500 in an unknown field", "PATCH", cm + "?fieldValidation=Strict",
+         '{"foo":' + deep(500) + "}", MERGE, 422),
         ("merge-patch nested 5000 in an unknown field", "PATCH", cm, '{"foo":' + deep(5000) + "}", MERGE, 400),
+        ("strategic-merge-patch Strict nested 500 in an unknown field", "PATCH", cm + "?fieldValidation=Strict",
+         '{"spec":{"foo":' + deep(500) + "}}", SMP, 422),
         ("strategic-merge-patch nested 20000", "PATCH", cm, deep(20000), SMP, 400),
         ("strategic-merge-patch nested 5000 in data", "PATCH", cm, '{"data":' + deep(5000) + "}", SMP, 400),
         ("strategic-merge-patch nested 500 in data", "PATCH", cm, '{"data":' + deep(500) + "}", SMP, 422),
@@ -472,6 +475,18 @@ async def test_decode_error_messages_are_kubernetes_words(env):
     assert body["reason"] == "Invalid" and body["details"]["causes"][0]["field"] == "patch"
     assert body["message"].startswith(' "" is invalid: patch: Invalid value: "{')
     assert body["message"].endswith("json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
+
+
+async def test_a_deep_unknown_field_in_a_patch_is_dropped(env):
+    """A merge patch nesting 500 levels in a field ConfigMaps do not have: the field is dropped
+    (with the Warning of fieldValidation=Warn) and the rest of the patch applies."""
+    client, ns, _ = env
+    r = await client.patch(item_path("configmaps", ns), data='{"data":{"deep":"ok"},"foo":' + deep(500) + "}",
+                           headers={"Content-Type": MERGE})
+    assert r.status == 200, await r.text()
+    assert r.headers.getall("Warning") == ['299 - "unknown field \\"foo\\""']
+    got = await r.json()
+    assert got["data"]["deep"] == "ok" and "foo" not in got
 
 
 async def test_unknown_fields_are_dropped_with_a_warning(env):
