@@ -129,6 +129,10 @@ def parse_body(raw: bytes, content_type: str) -> Any:
             raise st.APIError(415, "UnsupportedMediaType", str(e)) from None
         except protobuf.ProtobufError as e:
             raise st.bad_request(str(e)) from None
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+            # a field of the wrong wire type or a string that is not UTF-8 deep in the message
+            raise st.bad_request(f"the body of the request was in an unknown format - protobuf decoding "
+                                 f"failed: {type(e).__name__}: {e}"[:300]) from None
     elif ct in ("application/yaml", "application/apply-patch+yaml"):
         try:
             value = codec.load_yaml(raw)
