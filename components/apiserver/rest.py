@@ -597,8 +597,7 @@ class RestHandlers:
             nmd = new.get("metadata")
             cur_mf = (cur.get("metadata") or {}).get("managedFields")
             sent = nmd.get("managedFields") if isinstance(nmd, dict) else None
-            if isinstance(nmd, dict) and ((sub and manager is not None) or not isinstance(sent, list)
-                                          or not all(isinstance(e, dict) for e in sent)):
+            if isinstance(nmd, dict) and ((sub and manager is not None) or not fieldmanager.valid_entries(sent)):
                 # a subresource write always starts from the stored entries; a main-resource
                 # write that leaves them out (or sends unreadable ones) keeps them, [] resets
                 # them (fieldmanager.go decodeLiveOrNew)

@@ -61,7 +61,13 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "ownerReferences": ("[]OwnerReference", "Objects this object depends on; the garbage collector deletes "
                                                 "it when they are gone."),
         "finalizers": ("[]string", "Must be empty before the object is deleted from storage."),
-        "managedFields": ("[]object:v1.ManagedFieldsEntry", "Which manager owns which fields (server-side apply)."),
+        "managedFields": ("[]ManagedFieldsEntry", "Which manager owns which fields (server-side apply)."),
+    }),
+    "ManagedFieldsEntry": ("The fields one manager owns, and how it set them.", {
+        "manager": ("string", "Name of the manager."), "operation": ("string", "Apply or Update."),
+        "apiVersion": ("string", "Version of the fields' schema."), "time": ("Time", "Last change by this entry."),
+        "fieldsType": ("string", "FieldsV1."), "fieldsV1": ("object:v1.FieldsV1", "The owned fields as a trie."),
+        "subresource": ("string", "Subresource the manager wrote through (status, scale...)."),
     }),
     "OwnerReference": ("A reference to an owning object.", {
         "apiVersion": ("string", "API version of the owner."), "kind": ("string", "Kind of the owner."),

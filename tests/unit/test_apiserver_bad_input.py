@@ -583,7 +583,8 @@ def _set(v, path, value):
 
 async def test_wrong_values_anywhere_never_answer_5xx(env):
     """Every value of every base object replaced in turn by values of other types (seeded):
-    create, update, merge and strategic merge patch answer 2xx or 4xx, never 5xx."""
+    update, status update, JSON / merge / strategic merge patch and server-side apply answer
+    2xx or 4xx, never 5xx; afterwards every kind still lists."""
     import random
 
     client, ns, bases = env
@@ -604,7 +605,16 @@ async def test_wrong_values_anywhere_never_answer_5xx(env):
                 node = node.setdefault(p, {})
             else:
                 node[path[-1]] = value
-            requests = [("PUT", item_path(plural, ns), obj, JSON)]
+            pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+            applied = {k: v for k, v in obj.items() if k != "status"}
+            if isinstance(applied.get("metadata"), dict):
+                applied["metadata"] = {k: v for k, v in applied["metadata"].items()
+                                       if k not in ("managedFields", "resourceVersion", "uid", "creationTimestamp")}
+            requests = [("PUT", item_path(plural, ns), obj, JSON),
+                        ("PATCH", item_path(plural, ns), [{"op": "replace", "path": pointer, "value": value}], JP),
+                        ("PATCH", item_path(plural, ns) + "?fieldManager=fuzz&force=true", applied, APPLY)]
+            if _resource(plural).subresources and "status" in _resource(plural).subresources:
+                requests.append(("PUT", item_path(plural, ns, "status"), obj, JSON))
             if patch:
                 requests += [("PATCH", item_path(plural, ns), patch, MERGE), ("PATCH", item_path(plural, ns), patch, SMP)]
             for method, p, body, ct in requests:
