@@ -35,25 +35,46 @@ _SERVER: list = []
 
 TEMPLATE = {"metadata": {"labels": {"app": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 SELECTOR = {"matchLabels": {"app": "b"}}
+RICH_POD_SPEC = {
+    "containers": [{"name": "c", "image": "nginx", "env": [{"name": "A", "value": "b"}],
+                    "ports": [{"containerPort": 80, "name": "http"}],
+                    "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "1", "memory": "64Mi"}},
+                    "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+                    "livenessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 5},
+                    "securityContext": {"runAsUser": 1000}}],
+    "volumes": [{"name": "v", "emptyDir": {}}],
+    "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}],
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "podAffinityTerm": {
+            "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+            "topologyKey": "kubernetes.io/hostname"}}]}},
+    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+                                   "labelSelector": {"matchLabels": {"app": "b"}}}],
+    "nodeSelector": {"disk": "ssd"},
+}
 
 
 def base_objects(ns: str) -> dict[str, dict]:
     """A valid object of every served kind (plural → body), named ``base``."""
     out = {
-        "pods": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}},
-        "deployments": {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE}},
+        "pods": {"spec": RICH_POD_SPEC},
+        "deployments": {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE,
+                                 "strategy": {"type": "RollingUpdate",
+                                              "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}}}},
         "replicasets": {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE}},
         "daemonsets": {"spec": {"selector": SELECTOR, "template": TEMPLATE}},
         "statefulsets": {"spec": {"replicas": 1, "serviceName": "s", "selector": SELECTOR, "template": TEMPLATE}},
         "replicationcontrollers": {"spec": {"replicas": 1, "selector": {"app": "b"}, "template": TEMPLATE}},
-        "services": {"spec": {"ports": [{"port": 80}]}},
+        "services": {"spec": {"selector": {"app": "b"}, "ports": [{"name": "a", "port": 80, "targetPort": "http"},
+                                                                  {"name": "b", "port": 81, "protocol": "UDP"}]}},
         "configmaps": {"data": {"a": "b"}},
         "secrets": {"data": {"a": "YWJj"}},
         "serviceaccounts": {},
         "endpoints": {"subsets": []},
         "leases": {"spec": {"holderIdentity": "x"}},
         "events": {"involvedObject": {"kind": "Pod", "name": "base", "namespace": ns}, "reason": "R", "message": "m"},
-        "nodes": {},
+        "nodes": {"spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}},
     }
     for plural, body in out.items():
         r = _resource(plural)
@@ -583,7 +604,7 @@ def _set(v, path, value):
 
 async def test_wrong_values_anywhere_never_answer_5xx(env):
     """Every value of every base object replaced in turn by values of other types (seeded):
-    update, status update, JSON / merge / strategic merge patch and server-side apply answer
+    create, update, status update, JSON / merge / strategic merge patch and server-side apply answer
     2xx or 4xx, never 5xx; afterwards every kind still lists."""
     import random
 
@@ -610,7 +631,10 @@ async def test_wrong_values_anywhere_never_answer_5xx(env):
             if isinstance(applied.get("metadata"), dict):
                 applied["metadata"] = {k: v for k, v in applied["metadata"].items()
                                        if k not in ("managedFields", "resourceVersion", "uid", "creationTimestamp")}
-            requests = [("PUT", item_path(plural, ns), obj, JSON),
+            fresh = json.loads(json.dumps(obj))
+            if isinstance(fresh.get("metadata"), dict):
+                fresh["metadata"] = {"name": f"fz{seen}" if _resource(plural).namespaced else f"fz{seen}-{ns}"}
+            requests = [("POST", coll_path(plural, ns), fresh, JSON), ("PUT", item_path(plural, ns), obj, JSON),
                         ("PATCH", item_path(plural, ns), [{"op": "replace", "path": pointer, "value": value}], JP),
                         ("PATCH", item_path(plural, ns) + "?fieldManager=fuzz&force=true", applied, APPLY)]
             if _resource(plural).subresources and "status" in _resource(plural).subresources:
