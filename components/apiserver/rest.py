@@ -335,15 +335,13 @@ class RestHandlers:
         """A patched object (JSON, merge or strategic merge patch) into ``kind``'s Go types, in
         place. What does not decode → 422 Invalid on field ``patch`` whose value is the patched
         JSON (JSON / merge patch) or the patch as Go's ``%+v`` prints it (strategic merge), as
-        ``jsonPatcher.applyPatchToCurrentObject`` / ``applyPatchToObject`` (handlers/patch.go);
-        unknown fields with ``fieldValidation=Strict`` the same, with the strict decoding error."""
-        text = decoder.go_format(patch) if ct == "application/strategic-merge-patch+json" else None
-
+        ``jsonPatcher.applyPatchToCurrentObject`` / ``applyPatchToObject`` (handlers/patch.go;
+        the detail is the JSON decoder's words also for strategic merge, whose unstructured
+        converter words it a little differently); unknown fields with ``fieldValidation=Strict``
+        the same, with the strict decoding error."""
         def invalid(detail: str) -> st.APIError:
-            value = text if text is not None else codec.dumps(new).decode()
-            msg = f"Invalid value: {sem.go_repr(value)}: {detail}"
-            return st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
-                               {"causes": [{"reason": "FieldValueInvalid", "message": msg, "field": "patch"}]})
+            smp = ct == "application/strategic-merge-patch+json"
+            return _patch_invalid(decoder.go_format(patch) if smp else codec.dumps(new).decode(), detail)
         try:
             unknown = decoder.decode(kind, new)
         except decoder.DecodeError as e:
@@ -361,9 +359,7 @@ class RestHandlers:
             return
         if isinstance(patch, dict):
             def invalid(detail: str) -> st.APIError:
-                msg = f"Invalid value: {sem.go_repr(decoder.go_format(patch))}: {detail}"
-                return st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
-                                   {"causes": [{"reason": "FieldValueInvalid", "message": msg, "field": "patch"}]})
+                return _patch_invalid(decoder.go_format(patch), detail)
             try:
                 unknown = decoder.decode(kind, patch, prune=True, readonly=True)
             except decoder.DecodeError as e:
@@ -691,6 +687,7 @@ class RestHandlers:
         if isinstance(patch, dict):
             precondition = ((patch.get("metadata") or {}) if isinstance(patch.get("metadata"), dict)
                             else {}).get("resourceVersion")
+
         def apply_checked(cur: dict) -> dict:
             new = apply(cur)
             if isinstance(new, dict):
@@ -1115,6 +1112,15 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "number"
     return "null" if value is None else type(value).__name__
+
+
+def _patch_invalid(value: str, detail: str) -> st.APIError:
+    """422 Invalid on field ``patch`` (errors.NewInvalid with an empty GroupKind and name, as
+    handlers/patch.go answers a patched object that does not decode): `` "" is invalid: patch:
+    Invalid value: "<value>": <detail>``."""
+    msg = f"Invalid value: {sem.go_repr(value)}: {detail}"
+    return st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
+                       {"causes": [{"reason": "FieldValueInvalid", "message": msg, "field": "patch"}]})
 
 
 _SMD_KINDS = {"string": "string", "bool": "boolean", "int32": "numeric (int or float)",
