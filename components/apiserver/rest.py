@@ -5,6 +5,10 @@ One handler set, driven by the resource table (no per-kind copies), following
 patch.go, delete.go, watch.go) and ``pkg/registry/generic/registry/store.go``:
 create / get / list / watch / update / patch / delete / deletecollection, the
 ``status`` and ``scale`` subresources and ``pods/binding`` (``pkg/registry/core/pod/storage/storage.go``).
+Every body is decoded into its kind's Go types before anything else looks at it
+(:mod:`controlplane.api.decoder`: wrong types and out-of-range integers answer 400, or 422
+for a patched object, in the Go decoder's words; unknown fields are dropped per
+``fieldValidation``), so nothing stored can break a reader.
 Errors are raised as :class:`~components.apiserver.status.APIError` (answered as Status).
 """
 
@@ -18,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from controlplane.api import codec
-from controlplane.api import decoder
 from controlplane.api import resources as R
 from controlplane.log import event
 from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
@@ -32,6 +35,7 @@ from components.apiserver import semantics as sem
 from components.apiserver import servicealloc
 from components.apiserver import status as st
 from components.apiserver import strategy
+from components.apiserver.semantics import decoder
 from components.apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:
