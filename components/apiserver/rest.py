@@ -46,6 +46,8 @@ log = logging.getLogger("apiserver.rest")
 MAX_BODY = 3 * 1024 * 1024
 TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 _SCALE, _EVICTION = SimpleNamespace(kind="Scale"), SimpleNamespace(kind="Eviction")
+#: maxJSONPatchOperations of handlers/patch.go (413 beyond)
+MAX_JSON_PATCH_OPS = 10000
 #: deepest nesting of a patch body (no served type nests more than ~30 levels)
 PATCH_MAX_DEPTH = 100
 PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
@@ -667,6 +669,9 @@ class RestHandlers:
                       "application/merge-patch+json": "error decoding patch: "}.get(ct, "")
             raise st.bad_request(prefix + e.message) from None
         kind = "Scale" if info.subresource == "scale" else resource.kind
+        if ct == "application/json-patch+json" and isinstance(patch, list) and len(patch) > MAX_JSON_PATCH_OPS:
+            raise st.too_large(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPS}, "
+                               f"got {len(patch)}")
         if ct != "application/apply-patch+yaml":  # an apply's configuration is checked as it is
             self._check_patch_depth(request, kind, patch, ct)
 

@@ -322,6 +322,14 @@ def _named(ns: str) -> list[tuple]:
         ("json-patch body [1]", "PATCH", cm, "[1]", JP, 422),
         ("json-patch op=5", "PATCH", cm, json.dumps([{"op": 5, "path": "/a"}]), JP, 422),
         ("json-patch path=[]", "PATCH", cm, json.dumps([{"op": "add", "path": [], "value": 1}]), JP, 422),
+        ("json-patch 10001 operations", "PATCH", cm,
+         json.dumps([{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 10001), JP, 413),
+        ("json-patch copying a map into data values", "PATCH", cm, json.dumps(
+            [{"op": "add", "path": "/data/x", "value": "x" * 1000}]
+            + [{"op": "copy", "from": "/data", "path": f"/metadata/annotations"}]
+            + [{"op": "copy", "from": "/metadata/annotations", "path": f"/data/c{i}"} for i in range(40)]), JP, 422),
+        ("json-patch copies of the root doubling the object", "PATCH", cm, json.dumps(
+            [{"op": "copy", "from": "", "path": f"/data/c{i}"} for i in range(40)]), JP, 422),
         ("apply YAML list body", "PATCH", cm + "?fieldManager=t", "- a\n- b\n", APPLY, 400),
         ("apply YAML scalar body", "PATCH", cm + "?fieldManager=t", "just text\n", APPLY, 400),
         ("apply without fieldManager", "PATCH", cm, cmb(), APPLY, 422),
