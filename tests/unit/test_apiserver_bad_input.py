@@ -75,6 +75,7 @@ def base_objects(ns: str) -> dict[str, dict]:
         "leases": {"spec": {"holderIdentity": "x"}},
         "events": {"involvedObject": {"kind": "Pod", "name": "base", "namespace": ns}, "reason": "R", "message": "m"},
         "nodes": {"spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}},
+        "namespaces": {},
     }
     for plural, body in out.items():
         r = _resource(plural)
@@ -390,6 +391,11 @@ def _named(ns: str) -> list[tuple]:
         ("delete query gracePeriodSeconds=abc", "DELETE", cm + "?gracePeriodSeconds=abc", "", JSON, 400),
         ("delete propagationPolicy=Bogus", "DELETE", cm, json.dumps({"propagationPolicy": "Bogus"}), JSON, 400),
         ("deletecollection binary garbage", "DELETE", cms, garbage, JSON, 400),
+        # the trace endpoint the components post their step records to
+        ("post trace records garbage", "POST", "/debug/controlplane/trace", garbage, JSON, 400),
+        ("post trace records=\"x\"", "POST", "/debug/controlplane/trace", json.dumps({"records": "x"}), JSON, 400),
+        ("post trace records=[1]", "POST", "/debug/controlplane/trace", json.dumps({"records": [1]}), JSON, 400),
+        ("get trace since=abc", "GET", "/debug/controlplane/trace?since=abc", "", JSON, 400),
         # bad query parameters
         ("list limit=abc", "GET", cms + "?limit=abc", "", JSON, 400),
         ("list resourceVersion=abc", "GET", cms + "?resourceVersion=abc", "", JSON, 400),
