@@ -86,7 +86,7 @@ def _flow_depth(data: bytes | str) -> int:
 def load_yaml(data: bytes | str) -> Any:
     """The value of the first YAML document in ``data``, as sigs.k8s.io/yaml (go-yaml v2,
     YAML 1.1) yields it for JSON: timestamps and ``!!binary`` stay strings, keys become
-    strings, ``<<`` merge keys are merged. Built from the parser's events (libyaml's when
+    strings, ``<<`` merge keys are merged, integral floats (``3.0``) are integers. Built from the parser's events (libyaml's when
     installed) without recursion; nesting is bounded by :data:`YAML_MAX_DEPTH`.
 
     Raises ValueError with go-yaml's wording: ``yaml: line 3: <problem>``,
@@ -112,7 +112,11 @@ def load_yaml(data: bytes | str) -> Any:
         fn = constructor.yaml_constructors.get(tag)
         if fn is None or tag in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
             return ev.value
-        return fn(constructor, yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
+        v = fn(constructor, yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
+        if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+            # YAMLToJSON marshals the float64 go-yaml decoded: 3.0 is written 3
+            return int(v)
+        return v
 
     def key_str(k: Any) -> str:
         if isinstance(k, str):
