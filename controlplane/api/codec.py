@@ -16,6 +16,7 @@ rather than ``\\uXXXX`` escapes — both valid JSON, as Go's encoding/json outpu
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 try:
@@ -69,6 +70,10 @@ else:  # pragma: no cover
 YAML_MAX_DEPTH = 1000
 
 
+#: go-yaml v2's plain float (resolve.go yamlStyleFloat)
+_GO_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+
+
 def _flow_depth(data: bytes | str) -> int:
     """The deepest ``[``/``{`` nesting of ``data``, counted naively (quotes not skipped): an
     upper bound, used only to refuse input the pure-Python parser would take ages on."""
@@ -107,6 +112,8 @@ def load_yaml(data: bytes | str) -> Any:
 
     def scalar(ev: Any) -> Any:
         tag = ev.tag if ev.tag not in (None, "!") else resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        if tag == "tag:yaml.org,2002:str" and not ev.style and ev.implicit[0] and _GO_YAML_FLOAT.match(ev.value):
+            tag = "tag:yaml.org,2002:float"  # go-yaml reads 1e3 as a float (PyYAML wants a dot)
         if tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:str"):
             return ev.value
         fn = constructor.yaml_constructors.get(tag)
