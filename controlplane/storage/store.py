@@ -21,13 +21,17 @@ import base64
 import dataclasses
 import inspect
 import json
+import logging
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aetcd import rpc
 
 from controlplane.api import codec
+from controlplane.log import event
 from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound
 from controlplane.storage.etcd import EtcdClient, prefix_end
+
+_log = logging.getLogger("storage")
 
 REGISTRY = "/registry"
 
@@ -60,6 +64,19 @@ def decode(kv: Any) -> dict:
     if md is None:
         md = obj["metadata"] = {}
     md["resourceVersion"] = str(kv.mod_revision)
+    return obj
+
+
+def decode_or_skip(kv: Any) -> dict | None:
+    """:func:`decode`, or None (one WARNING line naming the key) for a value that is not a
+    JSON object: a list answers for the other objects, as the etcd3 store's corrupt-object
+    handling does (``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go``)."""
+    try:
+        obj = decode(kv)
+    except (ValueError, AttributeError, TypeError) as e:
+        event(_log, "storage.undecodable_object", logging.WARNING, key=kv.key.decode(errors="replace"),
+              error=f"{type(e).__name__}: {e}"[:200])
+        return None
     return obj
 
 
@@ -211,8 +228,8 @@ class Store:
                         token = encode_continue(rev, kv.key.decode(), prefix)
                         remaining = None if predicate else len(kvs) - i + (resp.count - len(kvs))
                         return ListResult(items, rev, token, remaining)
-                    obj = decode(kv)
-                    if predicate is None or predicate(obj):
+                    obj = decode_or_skip(kv)
+                    if obj is not None and (predicate is None or predicate(obj)):
                         items.append(obj)
                 if not resp.more:
                     return ListResult(items, rev)
@@ -430,7 +447,15 @@ class EventStream:
                     yield resp.revision
                     continue
                 for ev in resp.events:
-                    yield _store_event(ev, previous)
+                    try:
+                        se = _store_event(ev, previous)
+                    except (ValueError, AttributeError, TypeError) as e:
+                        # a value that is not a JSON object: skipped (one WARNING naming the key),
+                        # as a list skips it (decode_or_skip); the watch goes on
+                        event(_log, "storage.undecodable_object", logging.WARNING,
+                              key=ev.kv.key.decode(errors="replace"), error=f"{type(e).__name__}: {e}"[:200])
+                        continue
+                    yield se
         finally:
             self.stream.close()
 
