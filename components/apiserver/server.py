@@ -309,25 +309,25 @@ class APIServer:
             except Unavailable as e:
                 resp = json_response(st.unavailable(str(e)).body(), 503)
             except StorageError as e:
-                # any other etcd error (e.g. "etcdserver: mvcc: database space exceeded"): 500 with
-                # its text and no reason, as responsewriters.ErrorToAPIStatus answers a non-Status error
-                event(log, "apiserver.storage_error", logging.ERROR, error=str(e)[:200])
-                body = st.APIError(500, "", str(e)).body()
-                del body["reason"]
-                resp = json_response(body, 500)
-            except (asyncio.CancelledError, ConnectionResetError):
-                raise  # the client went away: nothing to answer, nothing to log as an error
-            except Exception as e:
-                if isinstance(e, StorageError) and ("request is too large" in str(e)
-                                                    or "RESOURCE_EXHAUSTED" in str(e)):
+                if "request is too large" in str(e) or "RESOURCE_EXHAUSTED" in str(e):
                     # etcd's ErrRequestTooLarge (--max-request-bytes, 1.5 MiB by default) or its
                     # gRPC receive limit → 413 RequestEntityTooLarge with etcd's text (kube-apiserver
                     # passes the etcd error through as a 500; handlers/patch.go isTooLargeError
                     # recognises it): the request is what is wrong, so a 4xx (issue 9)
                     resp = json_response(st.too_large(str(e).split(": ", 1)[-1]).body(), 413)
                 else:
-                    log.exception("internal error")
-                    resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
+                    # any other etcd error (e.g. "etcdserver: mvcc: database space exceeded"): 500
+                    # with its text and no reason, as responsewriters.ErrorToAPIStatus answers a
+                    # non-Status error
+                    event(log, "apiserver.storage_error", logging.ERROR, error=str(e)[:200])
+                    body = st.APIError(500, "", str(e)).body()
+                    del body["reason"]
+                    resp = json_response(body, 500)
+            except (asyncio.CancelledError, ConnectionResetError):
+                raise  # the client went away: nothing to answer, nothing to log as an error
+            except Exception as e:
+                log.exception("internal error")
+                resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
         finally:
             if counted:
                 self.inflight[kind] -= 1
