@@ -171,7 +171,7 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     actual listen URLs). ``transport``: ``asyncio`` (:mod:`.transport`, default) or ``grpcio``
     (grpc.aio). ``grpc_keepalive_*`` (seconds, etcd's ``--grpc-keepalive-*`` flags) and
     ``handshake_timeout`` (seconds to send the HTTP/2 preface or an HTTP/1.1 request head): the
-    connection limits of :class:`~.transport.GrpcServer` (asyncio transport only). Raises
+    connection limits of :class:`~.transport.GrpcServer` (the keepalive ones also for grpcio). Raises
     ValueError for bad URLs / compaction settings / an unknown transport and
     :class:`~.wal.DataDirError` for an unusable data dir.
     """
@@ -195,6 +195,11 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
             ("grpc.max_send_message_length", 2 ** 31 - 1),
             ("grpc.max_concurrent_streams", 2 ** 31 - 1),
             ("grpc.so_reuseport", 0),
+            # etcd's --grpc-keepalive-* as grpc C-core's server options (0 = the option unset)
+            *((k, int(v * 1000)) for k, v in (
+                ("grpc.keepalive_time_ms", grpc_keepalive_interval),
+                ("grpc.keepalive_timeout_ms", grpc_keepalive_timeout),
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", grpc_keepalive_min_time)) if v > 0),
         ])
     add_services(server, core, peer_urls)
     urls, ports = [], []
