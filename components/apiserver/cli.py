@@ -25,7 +25,9 @@ from components.apiserver.servicealloc import parse_port_range
 
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
                 compaction_interval: float, service_cluster_ip_range: str = "10.96.0.0/12",
-                service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0) -> None:
+                service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
+                max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
+                enable_priority_and_fairness: bool = True) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening.
 
     On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
@@ -44,7 +46,10 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        compaction_interval=compaction_interval, gc_sweep_interval=600.0,
                        service_cluster_ip_range=service_cluster_ip_range,
                        service_node_port_range=service_node_port_range,
-                       min_request_timeout=min_request_timeout)
+                       min_request_timeout=min_request_timeout,
+                       max_requests_inflight=max_requests_inflight,
+                       max_mutating_requests_inflight=max_mutating_requests_inflight,
+                       enable_priority_and_fairness=enable_priority_and_fairness)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -89,9 +94,16 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
               help="CIDR from which Service cluster IPs are allocated.")
 @click.option("--service-node-port-range", default="30000-32767", show_default=True,
               help="Port range for NodePort Services.")
+@click.option("--max-requests-inflight", default=400, show_default=True, type=click.IntRange(0),
+              help="Non-mutating requests in flight (with priority and fairness: its share of the seats).")
+@click.option("--max-mutating-requests-inflight", default=200, show_default=True, type=click.IntRange(0),
+              help="Mutating requests in flight (with priority and fairness: its share of the seats).")
+@click.option("--enable-priority-and-fairness", default=True, show_default=True, type=click.BOOL,
+              help="API Priority and Fairness instead of the two in-flight limits.")
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
-            service_node_port_range: str) -> None:
+            service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
+            enable_priority_and_fairness: bool) -> None:
     """Kubernetes API server (HTTP) backed by etcd."""
     try:
         for url in etcd_servers.split(","):
@@ -110,7 +122,11 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         raise click.BadParameter(f"{service_node_port_range!r}: expected FROM-TO, e.g. 30000-32767",
                                  param_hint="--service-node-port-range")
     try:
+        if max_requests_inflight + max_mutating_requests_inflight <= 0 and enable_priority_and_fairness:
+            raise click.BadParameter("with priority and fairness they must add up to something positive",
+                                     param_hint="--max-requests-inflight / --max-mutating-requests-inflight")
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
-                   service_cluster_ip_range, service_node_port_range, float(min_request_timeout)))
+                   service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
+                   max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

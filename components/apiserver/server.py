@@ -27,6 +27,7 @@ from components.apiserver import serving
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
+from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.metrics import Metrics
@@ -57,7 +58,8 @@ class APIServer:
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
-                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0) -> None:
+                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
+                 enable_priority_and_fairness: bool = True) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -72,6 +74,9 @@ class APIServer:
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
         self.inflight = {"readOnly": 0, "mutating": 0}
         self.request_timeout = request_timeout
+        #: API Priority and Fairness (flowcontrol.py) in place of the two limits, as kube-apiserver
+        self.flowcontrol = FlowControl(max_requests_inflight + max_mutating_requests_inflight,
+                                       request_timeout / 4) if enable_priority_and_fairness else None
         #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (see gcpolicy.py)
         self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
         self.service_allocator = ServiceAllocator(
@@ -235,7 +240,8 @@ class APIServer:
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
-        return web.Response(text=self.metrics.render(watchers, dict(self.inflight)),
+        text = self.metrics.render(watchers, dict(self.inflight)) + (self.flowcontrol.render() if self.flowcontrol else "")
+        return web.Response(text=text,
                             content_type="text/plain", charset="utf-8",
                             headers={"X-Content-Type-Options": "nosniff"})
 
@@ -261,15 +267,23 @@ class APIServer:
         watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
+        seat = rejected = None
         try:
             if counted:
-                if self.inflight[kind] >= self.limits[kind]:
+                if self.flowcontrol is not None:
+                    counted = False
+                    try:
+                        seat = await self.flowcontrol.admit_request(request)
+                    except Rejected as e:
+                        rejected = e
+                if rejected is not None or seat is None and self.inflight[kind] >= self.limits[kind]:
                     resp = json_response(st.APIError(429, "TooManyRequests",
                                                      "Too many requests, please try again later.",
                                                      {"retryAfterSeconds": 1}).body(), 429)
-                    resp.headers["Retry-After"] = "1"
+                    resp.headers.update(rejected.headers() if rejected else {"Retry-After": "1"})
                     counted = False
                     return self._finish(request, resp, t0, api)
+                counted = True
                 self.inflight[kind] += 1
             try:
                 if counted:
@@ -309,6 +323,10 @@ class APIServer:
         finally:
             if counted:
                 self.inflight[kind] -= 1
+            if seat is not None:
+                seat.release()
+        if seat is not None and not resp.prepared:
+            resp.headers.update(seat.headers())
         return self._finish(request, resp, t0, api)
 
     def _finish(self, request: web.Request, resp: web.StreamResponse, t0: float, api: bool) -> web.StreamResponse:

@@ -134,13 +134,14 @@ class WatchServer:
         event(log, "watch.start", resource=resource.plural, namespace=info.namespace or "", rv=rv,
               agent=request.headers.get("User-Agent", "").split(" ")[0])
         loop = asyncio.get_running_loop()
+        writing: list = []  # non-empty while a write of events is under way (cut by the deadline?)
         try:
             await resp.prepare(request)
             try:
                 # one deadline for waiting *and* writing: a client that stops reading blocks
                 # resp.write (it awaits the socket's drain) and is cut off here all the same
                 async with asyncio.timeout_at(loop.time() + timeout):
-                    await self._stream(resp, watcher, resource, cache, bookmarks, table)
+                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing)
             except TimeoutError:
                 pass
             # the end: a client far behind (writing paused: the socket and our buffer are
@@ -150,7 +151,7 @@ class WatchServer:
             if ended:
                 try:
                     async with asyncio.timeout(END_GRACE):
-                        if bookmarks and not watcher.closed:
+                        if bookmarks and not watcher.closed and not watcher.pending and not writing:
                             await self._bookmark(resp, resource, cache.revision, table)
                         await resp.write_eof()
                 except TimeoutError:
@@ -168,8 +169,11 @@ class WatchServer:
         return resp
 
     async def _stream(self, resp: web.StreamResponse, watcher: CacheWatcher, resource: Any,
-                      cache: Any, bookmarks: bool, table: bool) -> None:
-        """Write the watcher's events until it is closed (too slow, relisted or shutdown)."""
+                      cache: Any, bookmarks: bool, table: bool, writing: list) -> None:
+        """Write the watcher's events until it is closed (too slow, relisted or shutdown).
+
+        ``writing`` holds one item while a write is under way: a write cut off by the watch's
+        deadline leaves it there, so no final bookmark claims events that were never sent."""
         wait = self.bookmark_interval if bookmarks else None
         while True:
             evs = await watcher.drain(wait)
@@ -187,7 +191,9 @@ class WatchServer:
                     break
                 lines.append(self._table_line(resource, ev) if table else event_line(resource, ev))
             if lines:
+                writing.append(True)
                 await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                writing.clear()
             if closed:
                 return
 

@@ -26,6 +26,9 @@ log = logging.getLogger("client")
 
 #: where ``controlplane up`` (run in the working directory) writes its kubeconfig
 DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
+#: seconds a watch asking for bookmarks may stay silent before its connection is taken for dead
+#: (a Kubernetes apiserver bookmarks an idle watch every minute, ``cacher.go`` bookmarkFrequency)
+WATCH_IDLE_TIMEOUT = 90
 
 
 class ApiError(Exception):
@@ -105,6 +108,10 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
                "kubelet": "kubelet"}
 
 
+#: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
+MAX_RETRIES = 10
+
+
 class RestClient:
     """JSON REST client bound to one apiserver.
 
@@ -118,8 +125,8 @@ class RestClient:
     Timeouts, in seconds (client-go's ``rest.Config.Timeout``, kubectl's ``--request-timeout``;
     0 or None = none): ``timeout`` bounds each non-watch request as a whole (30 s by default,
     as our components want a stuck apiserver to surface); ``connect_timeout`` bounds opening a
-    connection, watches included. A watch is bounded by a read timeout of its
-    ``timeoutSeconds`` plus 30 s (the server ends it at ``timeoutSeconds``), an endless stream
+    connection, watches included. A watch is bounded by a read timeout (its ``timeoutSeconds``
+    plus 30 s, at most :data:`WATCH_IDLE_TIMEOUT` with bookmarks), an endless stream
     (:meth:`open_stream`) by ``timeout`` until its response headers arrive.
     """
 
@@ -160,20 +167,27 @@ class RestClient:
                       body: Any = None, content_type: str = "application/json",
                       timeout: float | None = None) -> Any:
         """Send one request; returns the decoded JSON answer (or None). ``timeout`` (seconds)
-        overrides the client's for this request. Raises ApiError, aiohttp.ClientError,
-        RequestTimeout."""
+        overrides the client's for each attempt. A 429 with ``Retry-After`` (the apiserver's
+        priority and fairness refused it unexecuted) is sent again after that many seconds, up
+        to :data:`MAX_RETRIES` times, as client-go's rest client does (``rest/request.go``
+        checkWait, maxRetries 10). Raises ApiError, aiohttp.ClientError, RequestTimeout."""
         data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
         total = timeout or self.timeout
         try:
-            async with self.session.request(
-                    method, self.server + path, params=params, data=data, headers=headers,
-                    timeout=aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)) as resp:
-                return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+            for attempt in range(MAX_RETRIES + 1):
+                async with self.session.request(
+                        method, self.server + path, params=params, data=data, headers=headers,
+                        timeout=aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)) as resp:
+                    wait = resp.headers.get("Retry-After", "") if resp.status == 429 else ""
+                    if not wait.isdigit() or attempt == MAX_RETRIES:
+                        return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+                await asyncio.sleep(int(wait))  # the server's Retry-After, not synchronisation
         except asyncio.TimeoutError:
             raise RequestTimeout(method, self.server + path, total or self.connect_timeout or 0) from None
+        raise AssertionError("unreachable")
 
     async def open_stream(self, path: str, params: dict | None = None) -> aiohttp.ClientResponse:
         """GET an endless stream (the trace's ``follow``): returns the response once its headers
@@ -284,8 +298,11 @@ class RestClient:
                   "allowWatchBookmarks": "true" if allow_bookmarks else None,
                   "timeoutSeconds": timeout_seconds}
         params = {k: v for k, v in params.items() if v is not None}
+        # with bookmarks (our apiserver sends one a second when idle, Kubernetes' once a
+        # minute) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
+        idle = (timeout_seconds or 300) + 30
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
-                                        sock_read=(timeout_seconds or 300) + 30)
+                                        sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
         async with self.session.get(self.server + res.path(namespace), params=params,
                                     headers={"Accept": "application/json"},
                                     timeout=timeout) as resp:

@@ -115,7 +115,7 @@ def _http_get(core: Core):
     def get(target: str) -> tuple[bytes, str]:
         path, _, query = target.partition("?")
         if path == "/version":
-            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK", JSON
+            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION.rsplit(".", 1)[0] + ".0"}), "200 OK", JSON
         if path == "/health":
             reason = _health_reason(core, parse_qs(query).get("exclude", []))
             body = dump({"health": "false" if reason else "true", "reason": reason})

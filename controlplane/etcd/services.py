@@ -18,8 +18,10 @@ from . import errors
 from .core import Core
 from .watch import WatchStream
 
-#: the version reported by Maintenance.Status (the etcd API level of aetcd's protos)
-ETCD_VERSION = "3.5.0"
+#: the version reported by Maintenance.Status: the etcd 3.5 API of aetcd's protos, with the
+#: progress-request semantics of 3.5.13 (clients such as Kubernetes' apiserver gate
+#: RequestWatchProgress on >= 3.5.13, ``storage/feature/feature_support_checker.go``)
+ETCD_VERSION = "3.5.13"
 DEFAULT_PEER_URL = "http://localhost:2380"
 
 
