@@ -17,7 +17,7 @@ import time
 
 import click
 
-from controlplane.cli.common import (apiserver_errors, client_options, request_timeout_option,
+from controlplane.cli.common import (Seconds, apiserver_errors, client_options, request_timeout_option,
                                      run_until_signalled, server_or_exit)
 from controlplane.client.rest import RestClient
 from controlplane.trace import stream
@@ -62,7 +62,7 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
 @click.option("--kind", default=None, help="follow one flow from this kind (e.g. Deployment)")
 @click.option("--name", default=None, help="...and this name")
 @click.option("--namespace", "-n", default="default", show_default=True)
-@click.option("--since", default=0.0, type=float, help="only records from the last N seconds (0: all)")
+@click.option("--since", default=0.0, type=Seconds(min=0), help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
 @click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
               help="html: a swimlane timeline page (not with --follow)")

@@ -95,6 +95,8 @@ def test_unreachable_apiserver_is_one_line_and_exit_1(args):
     (("demo", "--timeout", "0"), "--timeout"),
     (("demo", "--request-timeout", "soon"), "--request-timeout"),
     (("trace", "--request-timeout", "-1"), "--request-timeout"),
+    (("trace", "--since", "nan"), "--since"),
+    (("trace", "--since", "-5"), "--since"),
     (("explain", "pod", "x", "--request-timeout", "nan"), "--request-timeout"),
     (("kubelet", "--lease-renew-seconds", "0"), "--lease-renew-seconds"),
     (("kubelet", "--lease-renew-seconds", "nan"), "--lease-renew-seconds"),
