@@ -16,6 +16,7 @@ import signal
 import click
 
 from controlplane import aio
+from controlplane.cli.common import Seconds
 from controlplane.log import event, setup
 from controlplane.storage.etcd import parse_endpoint
 
@@ -83,8 +84,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="HTTP port (0 = pick a free one).")
 @click.option("--bookmark-interval", default=1.0, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Seconds between watch BOOKMARK events.")
-@click.option("--compaction-interval", default=300.0, show_default=True, type=click.FloatRange(min=0),
+              type=Seconds(min=0, min_open=True), help="Seconds between watch BOOKMARK events.")
+@click.option("--compaction-interval", default=300.0, show_default=True, type=Seconds(min=0),
               help="Seconds between etcd compactions (0 disables them, as --etcd-compaction-interval=0).")
 @click.option("--min-request-timeout", default=1800, show_default=True, type=click.IntRange(min=0),
               help="Seconds a watch lasts at least when the client sets no timeoutSeconds; each "

@@ -23,7 +23,7 @@ import click
 from controlplane import yamlfile
 from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
-from controlplane.cli.common import apiserver_errors, run_until_signalled
+from controlplane.cli.common import Seconds, apiserver_errors, request_timeout_option, run_until_signalled
 from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
@@ -316,14 +316,16 @@ class Demo:
               help="data dir of the cluster the demo starts (default: a temporary dir)")
 @click.option("--etcd-servers", default=None, metavar="URLS",
               help="with no running cluster: use this external etcd")
-@click.option("--timeout", default=90.0, show_default=True, type=float, help="seconds")
+@click.option("--timeout", default=90.0, show_default=True, type=Seconds(min=0, min_open=True),
+              help="seconds for the whole flow")
 @click.option("--keep", is_flag=True, help="leave the cluster the demo started running")
 @click.option("--color/--no-color", default=None, help="colour output (default: if a terminal)")
 @click.option("--html", "html_out", default=None, metavar="FILE",
               help="also write the flow as an HTML swimlane timeline")
+@request_timeout_option
 def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
-            color: bool | None, html_out: str | None) -> None:
+            color: bool | None, html_out: str | None, request_timeout: float) -> None:
     """Run seed 000's 13-step pod creation flow and print each step live.
 
     Seed 000 is the article this project replays: Kubernetes' pod creation in
@@ -350,7 +352,7 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
                                    say=lambda s: click.echo(f"  {s}"), restart=False)
             server = cluster.server
-        client = RestClient(server, "demo")
+        client = RestClient(server, "demo", timeout=request_timeout)
         try:
             if cluster:
                 try:

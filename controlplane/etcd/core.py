@@ -687,6 +687,14 @@ class Core:
         self._record(wal.encode(wal.REC_REVOKE, rpc_pb2.LeaseRevokeRequest(ID=lease_id)), undo)
         return rpc_pb2.LeaseRevokeResponse(header=self.header(self.store.rev))
 
+    async def lease_renew(self, lease_id: int) -> int:
+        """Lease.LeaseKeepAlive for one request: the granted TTL in seconds, or 0 for a lease
+        that is unknown or expired (etcd answers TTL 0 and no error, ``v3rpc/lease.go``). A grant
+        or revoke still waiting for its WAL group is settled first, so a keep-alive never renews a
+        grant that is then rolled back, nor answers 0 for a revoke that is rolled back."""
+        await self.settled()
+        return self.lessor.renew(lease_id)
+
     def lease_ttl(self, r: rpc_pb2.LeaseTimeToLiveRequest) -> rpc_pb2.LeaseTimeToLiveResponse:
         """Lease.LeaseTimeToLive; an unknown lease answers TTL -1 like etcd."""
         lease = self.lessor.leases.get(r.ID)

@@ -20,7 +20,8 @@ from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError
 from .services import ETCD_VERSION, add_services
-from .transport import TEXT, GrpcServer
+from .transport import (HANDSHAKE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_MIN_TIME, KEEPALIVE_TIMEOUT, TEXT,
+                        GrpcServer)
 
 log = logging.getLogger("etcd")
 
@@ -158,13 +159,20 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 max_request_bytes: int = MAX_REQUEST_BYTES,
                 quota_backend_bytes: int = QUOTA_BACKEND_BYTES,
                 progress_notify_interval: float = 600.0,
-                snapshot_count: int | None = None, transport: str = "asyncio") -> EtcdServer:
+                snapshot_count: int | None = None, transport: str = "asyncio",
+                grpc_keepalive_min_time: float = KEEPALIVE_MIN_TIME,
+                grpc_keepalive_interval: float = KEEPALIVE_INTERVAL,
+                grpc_keepalive_timeout: float = KEEPALIVE_TIMEOUT,
+                handshake_timeout: float = HANDSHAKE_TIMEOUT) -> EtcdServer:
     """Start an embedded etcd3 server and return its handle once it is serving.
 
     ``listen``: client URLs (``http://host:port``; port 0 picks a free port). ``data_dir``: None
     or ``""`` for memory only. ``advertise``: client URLs reported by MemberList (default: the
     actual listen URLs). ``transport``: ``asyncio`` (:mod:`.transport`, default) or ``grpcio``
-    (grpc.aio). Raises ValueError for bad URLs / compaction settings / an unknown transport and
+    (grpc.aio). ``grpc_keepalive_*`` (seconds, etcd's ``--grpc-keepalive-*`` flags) and
+    ``handshake_timeout`` (seconds to send the HTTP/2 preface or an HTTP/1.1 request head): the
+    connection limits of :class:`~.transport.GrpcServer` (the keepalive ones also for grpcio). Raises
+    ValueError for bad URLs / compaction settings / an unknown transport and
     :class:`~.wal.DataDirError` for an unusable data dir.
     """
     if transport not in TRANSPORTS:
@@ -178,13 +186,20 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
     core.recover()
     if transport == "asyncio":
-        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core))
+        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core),
+                            handshake_timeout=handshake_timeout, keepalive_min_time=grpc_keepalive_min_time,
+                            keepalive_interval=grpc_keepalive_interval, keepalive_timeout=grpc_keepalive_timeout)
     else:
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
             ("grpc.max_send_message_length", 2 ** 31 - 1),
             ("grpc.max_concurrent_streams", 2 ** 31 - 1),
             ("grpc.so_reuseport", 0),
+            # etcd's --grpc-keepalive-* as grpc C-core's server options (0 = the option unset)
+            *((k, int(v * 1000)) for k, v in (
+                ("grpc.keepalive_time_ms", grpc_keepalive_interval),
+                ("grpc.keepalive_timeout_ms", grpc_keepalive_timeout),
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", grpc_keepalive_min_time)) if v > 0),
         ])
     add_services(server, core, peer_urls)
     urls, ports = [], []

@@ -149,7 +149,7 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
     async def LeaseKeepAlive(self, request_iterator, context):
         core = self.core
         async for req in request_iterator:
-            ttl = core.lessor.renew(req.ID)
+            ttl = await core.lease_renew(req.ID)
             await context.write(rpc_pb2.LeaseKeepAliveResponse(header=core.header(), ID=req.ID, TTL=ttl))
 
 

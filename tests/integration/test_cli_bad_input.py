@@ -91,8 +91,62 @@ def test_unreachable_apiserver_is_one_line_and_exit_1(args):
     (("apiserver", "--min-request-timeout", "-5"), "--min-request-timeout"),
     (("apiserver", "--min-request-timeout", "1.5"), "--min-request-timeout"),
     (("up", "--etcd-port", "70000"), "--etcd-port"),
+    (("demo", "--timeout", "nan"), "--timeout"),
+    (("demo", "--timeout", "0"), "--timeout"),
+    (("demo", "--request-timeout", "soon"), "--request-timeout"),
+    (("trace", "--request-timeout", "-1"), "--request-timeout"),
+    (("trace", "--since", "nan"), "--since"),
+    (("trace", "--since", "-5"), "--since"),
+    (("explain", "pod", "x", "--request-timeout", "nan"), "--request-timeout"),
+    (("kubelet", "--lease-renew-seconds", "0"), "--lease-renew-seconds"),
+    (("kubelet", "--lease-renew-seconds", "nan"), "--lease-renew-seconds"),
+    (("kubelet", "--node-status-report-seconds", "-1"), "--node-status-report-seconds"),
+    (("kubelet", "--crashloop-backoff-seconds", "0"), "--crashloop-backoff-seconds"),
+    (("kubelet", "--image-pull-seconds", "nan"), "--image-pull-seconds"),
+    (("kubelet", "--container-start-seconds", "inf"), "--container-start-seconds"),
+    (("kubelet", "--image-pull-seconds", "-0.5"), "--image-pull-seconds"),
+    (("kubelet", "--pods", "-3"), "--pods"),
+    (("kubelet", "--pods", "2.5"), "--pods"),
+    (("kubelet", "--cpu", "-1"), "--cpu"),
+    (("kubelet", "--memory", "-8Gi"), "--memory"),
+    (("apiserver", "--bookmark-interval", "nan"), "--bookmark-interval"),
+    (("apiserver", "--compaction-interval", "inf"), "--compaction-interval"),
+    (("controller-manager", "--node-monitor-period", "0s"), "node-monitor-period"),
+    (("controller-manager", "--node-monitor-grace-period", "nan"), "--node-monitor-grace-period"),
+    (("controller-manager", "--terminated-pod-gc-threshold", "-1"), "--terminated-pod-gc-threshold"),
+    (("scheduler", "--explain-max-nodes", "-1"), "--explain-max-nodes"),
+    (("scheduler", "--leader-elect", "--leader-elect-retry-period", "0s"), "retryPeriod"),
+    (("etcd", "--grpc-keepalive-min-time", "nan"), "--grpc-keepalive-min-time"),
+    (("etcd", "--grpc-keepalive-interval", "-1s"), "--grpc-keepalive-interval"),
+    (("etcd", "--grpc-keepalive-timeout", "0s"), "--grpc-keepalive-timeout"),
+    (("etcd", "--experimental-watch-progress-notify-interval", "0"),
+     "--experimental-watch-progress-notify-interval"),
+    (("etcd", "--snapshot-count", "0"), "--snapshot-count"),
+    (("etcd", "--max-request-bytes", "-1"), "--max-request-bytes"),
+    (("up", "--hollow-nodes", "-1"), "--hollow-nodes"),
 ])
 def test_bad_flag_value_is_a_usage_error(args, flag):
     p = run(*args)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert len(error_lines(p)) == 1 and flag in error_lines(p)[0], p.stderr
+
+
+@pytest.fixture
+def silent():
+    """An address that accepts connections (the kernel completes them) but never answers."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+
+
+@pytest.mark.parametrize("args", [("trace",), ("trace", "--follow"), ("explain", "pod", "x"), ("demo",)])
+def test_apiserver_that_never_answers_is_one_line_and_exit_1(silent, args):
+    """``--request-timeout`` (kubectl's flag; our default 30 s) ends the command with one line."""
+    p = run(*args, "--master", silent, "--request-timeout", "1s")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        f"Error: the apiserver at {silent} did not answer within 1s (--request-timeout)"], p.stderr

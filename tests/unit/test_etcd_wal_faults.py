@@ -326,3 +326,48 @@ async def test_lease_reads_wait_for_a_pending_grant(core, monkeypatch):
     faults.hold.set()
     await asyncio.wait_for(read, 10)
     assert core.lease_ttl(rpc_pb2.LeaseTimeToLiveRequest(ID=99)).TTL == -1  # the grant never happened
+
+
+async def test_keepalive_of_a_pending_grant_waits_and_answers_0_if_it_is_rolled_back(core, monkeypatch):
+    """A LeaseKeepAlive for a lease whose grant has not reached the disk waits for its WAL group;
+    the group fails, the grant is rolled back, and the keep-alive answers TTL 0 as for an
+    unknown lease (etcd ``v3rpc/lease.go``); the lease is not brought back by it."""
+    faults = FailingWal(core, monkeypatch)
+    faults.failing = True
+    faults.hold = asyncio.Event()
+    core.lease_grant(rpc_pb2.LeaseGrantRequest(ID=7, TTL=60))
+    renew = asyncio.ensure_future(core.lease_renew(7))
+    await asyncio.wait_for(faults.started.wait(), 10)
+    assert not renew.done()
+    faults.hold.set()
+    assert await asyncio.wait_for(renew, 10) == 0
+    assert 7 not in core.lessor.leases
+
+
+async def test_keepalive_of_a_pending_grant_renews_once_it_is_durable(core, monkeypatch):
+    """The same keep-alive while the grant's WAL group is written successfully: answered with the
+    granted TTL once the grant is durable (never before)."""
+    faults = FailingWal(core, monkeypatch)
+    faults.hold = asyncio.Event()
+    core.lease_grant(rpc_pb2.LeaseGrantRequest(ID=8, TTL=60))
+    renew = asyncio.ensure_future(core.lease_renew(8))
+    await asyncio.wait_for(faults.started.wait(), 10)
+    assert not renew.done()
+    faults.hold.set()
+    assert await asyncio.wait_for(renew, 10) == 60
+
+
+async def test_keepalive_during_a_pending_revoke_that_is_rolled_back_renews(core, monkeypatch):
+    """A keep-alive sent while a revoke waits for its WAL group: the revoke fails and is rolled
+    back, so the lease still exists and the keep-alive renews it (not TTL 0)."""
+    await _commit(core, core.lease_grant, rpc_pb2.LeaseGrantRequest(ID=9, TTL=60))
+    faults = FailingWal(core, monkeypatch)
+    faults.failing = True
+    faults.hold = asyncio.Event()
+    core.lease_revoke(9)
+    renew = asyncio.ensure_future(core.lease_renew(9))
+    await asyncio.wait_for(faults.started.wait(), 10)
+    assert not renew.done()
+    faults.hold.set()
+    assert await asyncio.wait_for(renew, 10) == 60
+    assert 9 in core.lessor.leases
