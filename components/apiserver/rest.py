@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("apiserver.rest")
 
+#: Creates tried with a fresh generateName suffix before AlreadyExists is answered
+#: (``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go``
+#: maxNameGenerationCreateAttempts; feature RetryGenerateName, GA in 1.32).
+MAX_NAME_GENERATION_ATTEMPTS = 8
+
 MAX_BODY = 3 * 1024 * 1024
 TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 _SCALE, _EVICTION = SimpleNamespace(kind="Scale"), SimpleNamespace(kind="Eviction")
@@ -507,6 +512,7 @@ class RestHandlers:
             if not info.namespace:
                 raise st.bad_request("a namespace is required to create " + resource.plural)
         ua = request.headers.get("User-Agent", "")
+        generated = not md.get("name") and bool(md.get("generateName"))
         strategy.prepare_for_create(resource.kind, obj, info.namespace, resource.namespaced)
         name = obj["metadata"].get("name", "")
         self.s.tracer.on_create_received(resource, obj, ua)
@@ -521,10 +527,15 @@ class RestHandlers:
         self._allocate(resource, obj, None, dry_run(request))
         if dry_run(request):
             return await self._dry_create(request, resource, object_key(resource, info.namespace, name), obj)
-        try:
-            created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
-        except KeyExists:
-            raise st.already_exists(resource, name) from None
+        for attempt in range(1, MAX_NAME_GENERATION_ATTEMPTS + 1):
+            try:
+                created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
+                break
+            except KeyExists:
+                if not generated or attempt == MAX_NAME_GENERATION_ATTEMPTS:
+                    raise st.already_exists(resource, name) from None
+                # generateName collided: a new suffix, as the generic registry store retries
+                name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + strategy.random_suffix()
         self.s.tracer.on_created(resource, created, ua)
         event(log, "object.created", resource=resource.plural, object=f"{info.namespace or ''}/{name}",
               rv=created["metadata"]["resourceVersion"])
