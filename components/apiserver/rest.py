@@ -21,22 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from components.apiserver import fieldmanager, listoptions, podlog, protobuf, servicealloc, strategy
+from components.apiserver import semantics as sem
+from components.apiserver import status as st
+from components.apiserver.routing import RequestInfo
+from components.apiserver.semantics import decoder
 from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.log import event
-from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
-from controlplane.storage import collection_prefix, object_key
-
-from components.apiserver import fieldmanager
-from components.apiserver import listoptions
-from components.apiserver import podlog
-from components.apiserver import protobuf
-from components.apiserver import semantics as sem
-from components.apiserver import servicealloc
-from components.apiserver import status as st
-from components.apiserver import strategy
-from components.apiserver.semantics import decoder
-from components.apiserver.routing import RequestInfo
+from controlplane.storage import (
+    Conflict,
+    Expired,
+    KeyExists,
+    KeyNotFound,
+    TooLargeResourceVersion,
+    collection_prefix,
+    object_key,
+)
 
 if TYPE_CHECKING:
     from components.apiserver.server import APIServer
