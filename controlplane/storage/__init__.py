@@ -7,6 +7,7 @@ Modelled on ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go`` and
 
 from controlplane.storage.errors import (  # noqa: F401
     Conflict,
+    CorruptObject,
     Expired,
     KeyExists,
     KeyNotFound,

@@ -568,6 +568,14 @@ async def test_an_undecodable_stored_object_does_not_break_a_list(env, caplog):
     assert r.status == 200 and "after-corrupt" in [o["metadata"]["name"] for o in (await r.json())["items"]]
     warned = [rec for rec in caplog.records if rec.getMessage() == "storage.undecodable_object"]
     assert [rec.fields["key"] for rec in warned][-2:] == [key, key]  # one line per read (+ the cache's)
+    # the object itself: kube-apiserver's corrupt-object error (storage.NewCorruptObjError), a
+    # 500 with its text and no reason, for a read and for a delete (which needs the read)
+    for method in ("GET", "DELETE"):
+        r = await client.request(method, item_path("configmaps", ns).replace("/base", "/zz-corrupt"))
+        body = await r.json()
+        assert r.status == 500 and "reason" not in body, (method, body)
+        assert body["message"].startswith(f"StorageError: corrupt object, Code: 7, Key: {key}, "
+                                          "ResourceVersion: 0, AdditionalErrorMsg: "), body
     await store.etcd.txn([], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=key.encode()))])
 
 
