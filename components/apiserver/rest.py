@@ -166,10 +166,35 @@ def _json_error(e: ValueError, raw: bytes) -> str:
     if not raw.strip():
         return "unexpected end of JSON input"
     if "depth limit exceeded" in text or "recursion limit" in text.lower():
-        pos = getattr(e, "pos", None)
-        ch = chr(raw[pos]) if isinstance(pos, int) and 0 <= pos < len(raw) and raw[pos] in b"[{" else "["
-        return f"invalid character '{ch}' exceeded max depth"
+        return f"invalid character '{_too_deep_char(raw, JSON_MAX_DEPTH)}' exceeded max depth"
     return text
+
+
+#: orjson's nesting limit (Go's scanner allows 10000)
+JSON_MAX_DEPTH = 1024
+
+
+def _too_deep_char(raw: bytes, limit: int) -> str:
+    """The bracket (``[`` or ``{``) that opens level ``limit + 1`` of the JSON text ``raw``
+    (strings skipped), which Go's scanner names in its depth error; ``[`` if none is found."""
+    depth, in_str, esc = 0, False, False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:  # backslash
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return chr(b)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return "["
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:

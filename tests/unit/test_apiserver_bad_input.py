@@ -504,6 +504,9 @@ async def test_decode_error_messages_are_kubernetes_words(env):
     assert (await r.json())["message"] == (
         "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: "
         "invalid character '[' exceeded max depth (" + "5b" * 30 + " ...)")
+    r = await client.post(coll_path("pods", ns), data='{"a":' * 2000 + "1" + "}" * 2000,
+                          headers={"Content-Type": JSON})
+    assert "json parse error: invalid character '{' exceeded max depth" in (await r.json())["message"]
     r = await client.patch(item_path("configmaps", ns), data=json.dumps({"data": {"a": 1}}),
                            headers={"Content-Type": MERGE})
     body = await r.json()
