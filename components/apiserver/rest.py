@@ -716,7 +716,7 @@ class RestHandlers:
             try:
                 if ct == "application/json-patch+json":
                     if not isinstance(patch, list):
-                        raise st.bad_request(f"json: cannot unmarshal {_json_type(patch)} into Go value of "
+                        raise st.bad_request(f"json: cannot unmarshal {decoder.json_kind(patch)} into Go value of "
                                              "type jsonpatch.Patch")
                     try:
                         return sem.json_patch(cur, patch)
@@ -1145,19 +1145,6 @@ class APIErrorFromPatch(Exception):
 # metav1 StatusError text of errors.NewGenericServerResponse(422, ...) (apimachinery
 # pkg/api/errors/errors.go): what a JSON patch that does not apply is answered with
 JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type name Go's encoding/json reports for ``value`` in an UnmarshalTypeError."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "null" if value is None else type(value).__name__
 
 
 def _patch_invalid(value: str, detail: str) -> st.APIError:
