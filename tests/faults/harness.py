@@ -358,14 +358,15 @@ class Watcher:
 # -- acknowledged writes --------------------------------------------------------------------------
 class ConfigMapWriter:
     """Creates ConfigMaps ``<prefix>-N`` all through a run (and deletes every 5th acknowledged
-    one), remembering what was acknowledged with a 2xx and what got no answer."""
+    one), remembering what was acknowledged with a 2xx. A write without an answer or with a
+    5xx may or may not have been applied (etcd died mid-request), so only 2xx are checked."""
 
     def __init__(self, api: Api, prefix: str) -> None:
         self.api = api
         self.prefix = prefix
         self.acked: dict[str, str] = {}       # name -> uid of a 2xx create
         self.deleted: dict[str, str] = {}     # name -> uid of a 2xx delete
-        self.delete_unanswered: set[str] = set()  # may or may not be gone
+        self.delete_uncertain: set[str] = set()  # no answer or 5xx: may or may not be gone
         self.unanswered = 0
         self.refused = 0
         self.task: asyncio.Task | None = None
@@ -400,8 +401,10 @@ class ConfigMapWriter:
                         st, _ = await self.api.request("DELETE", f"{path}/{name}")
                         if 200 <= st < 300:
                             self.deleted[name] = self.acked[name]
+                        else:  # e.g. 500 "etcd unavailable": the txn may have been applied
+                            self.delete_uncertain.add(name)
                     except RETRYABLE:
-                        self.delete_unanswered.add(name)
+                        self.delete_uncertain.add(name)
             elif status:
                 self.refused += 1
             try:  # the write rate (20/s), not a synchronisation
@@ -418,7 +421,7 @@ class ConfigMapWriter:
             if name in self.deleted:
                 if present.get(name) == uid:
                     lost.append(f"{name}: deleted (2xx) but still present")
-            elif name not in self.delete_unanswered and present.get(name) != uid:
+            elif name not in self.delete_uncertain and present.get(name) != uid:
                 lost.append(f"{name}: created (2xx, uid {uid}) but "
                             f"{'missing' if name not in present else 'uid ' + present[name]}")
         return lost
