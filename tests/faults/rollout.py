@@ -69,6 +69,14 @@ def not_converged(dep: dict | None, pods, desired: int) -> str | None:
     return None
 
 
+def missed_events(listed: list[dict], watched: dict[str, int]) -> list[str]:
+    """Objects where a list and a watch's state at the same revision disagree: missing from
+    one of them or at another resourceVersion (each such object is at least one missed event)."""
+    have = {o["metadata"]["name"]: rv_of(o) for o in listed}
+    return [f"{n}: list rv {have.get(n)}, watch rv {watched.get(n)}"
+            for n in sorted(set(have) | set(watched)) if have.get(n) != watched.get(n)]
+
+
 class Scenario:
     """Kill ``targets`` (cycled, one per phase) over ``rounds`` rounds of PHASES on ``cluster``."""
 
@@ -182,12 +190,9 @@ class Scenario:
         items = {r: lists[r].get("items") or [] for r in PATHS}
         # missed events: the watch's reconstructed state against the list at the same revision
         for r, state in replays.items():
-            listed = {o["metadata"]["name"]: rv_of(o) for o in items[r]}
-            diff = sorted(n for n in set(listed) | set(state) if listed.get(n) != state.get(n))
+            diff = missed_events(items[r], state)
             self.fig["missed"] += len(diff)
-            for n in diff[:10]:
-                self.problems.append(f"{r} watch missed an event: {n} list rv {listed.get(n)}, "
-                                     f"watch rv {state.get(n)}")
+            self.problems += [f"{r} watch missed an event: {d}" for d in diff[:10]]
             for o in watchers[r].out_of_order[:10]:
                 self.problems.append(f"{r} watch out of order: {o}")
             self.fig["duplicates"] += len(watchers[r].out_of_order)
