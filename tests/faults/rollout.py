@@ -159,12 +159,14 @@ class Scenario:
         why: str | None = "not checked"
         while time.monotonic() < deadline:
             left = deadline - time.monotonic()
-            if not await changes.wait_until(lambda: not_converged(deps.get(dep), pods.values(), want)
-                                            is None, left):
-                return "watch: " + str(not_converged(deps.get(dep), pods.values(), want))
+            watched = await changes.wait_until(
+                lambda: not_converged(deps.get(dep), pods.values(), want) is None, left)
             d = await api.list(f"{PATHS['deployments']}/{dep}")
             p = (await api.list(PATHS["pods"] + f"?labelSelector=app%3D{dep}"))["items"]
             why = not_converged(d, p, want)
+            if not watched:
+                return (f"watch: {not_converged(deps.get(dep), pods.values(), want)}; list: "
+                        f"{why or 'converged (the watch missed events)'}")
             if why is None:
                 return None
             # the watch is behind the list: wait for its next events
