@@ -3,35 +3,27 @@ reading a process's CPU time. Benchmark set-up only (never tests)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 
+from controlplane.lifeline import child_kwargs
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM when the benchmark process dies, however it dies
-    (Linux ``prctl(PR_SET_PDEATHSIG)``), so a killed benchmark leaves no service behind."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
 
 
 def start_service(args: list[str], log_path: str, pattern: str,
                   timeout: float = 60.0) -> tuple[subprocess.Popen, str]:
-    """Start ``python -m controlplane ARGS`` logging to ``log_path``; returns the
+    """Start ``python -m controlplane ARGS`` logging to ``log_path``, ending with this
+    process however it ends (:func:`controlplane.lifeline.child_kwargs`); returns the
     process and the first group of ``pattern`` once it appears in the log (e.g.
     the URL a ``--port 0`` service picked). Exits with a one-line message if the
     service dies or ``timeout`` seconds pass."""
     f = open(log_path, "wb")
     p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=f,
-                         stderr=subprocess.STDOUT, cwd=ROOT, preexec_fn=_die_with_parent)
+                         stderr=subprocess.STDOUT, cwd=ROOT, **child_kwargs())
     rx = re.compile(pattern)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

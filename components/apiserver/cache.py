@@ -22,11 +22,15 @@ import collections
 import logging
 from typing import Any, Callable
 
-from controlplane.aio import cancel_and_wait
+from controlplane.aio import Backoff, cancel_and_wait
 from controlplane.log import event
-from controlplane.storage import Expired, Store, StoreEvent, collection_prefix, progress_request
+from controlplane.storage import EventStream, Expired, Store, StoreEvent, collection_prefix
 
 log = logging.getLogger("apiserver.cache")
+
+#: seconds between progress requests (or Range proofs) while someone waits for a revision
+#: (the cacher's ``progressRequester`` period, ``cacher/progress/watch_progress.go``)
+PROGRESS_PERIOD = 0.1
 
 Predicate = Callable[[dict], bool]
 
@@ -193,7 +197,9 @@ class WatchCache:
         self.ready = asyncio.Event()
         self._progress = asyncio.Condition()
         self._task: asyncio.Task | None = None
-        self._control: asyncio.Queue = asyncio.Queue()
+        self._stream: EventStream | None = None   # the current etcd watch attempt
+        self._proof: asyncio.Task | None = None
+        self._asked = float("-inf")  # loop time of the last progress question
 
     async def start(self) -> None:
         """List, then start the etcd watch task; returns once the cache is filled."""
@@ -202,6 +208,7 @@ class WatchCache:
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
+        await cancel_and_wait(self._proof)
         for w in list(self.watchers):
             w.close()
 
@@ -214,6 +221,7 @@ class WatchCache:
             w.close()
         self.watchers.clear()
         self.ready.set()
+        await self._notify()
 
     def _key(self, obj: dict) -> str:
         md = obj.get("metadata") or {}
@@ -222,36 +230,63 @@ class WatchCache:
         return f"{self.prefix}{md.get('name', '')}"
 
     async def _run(self) -> None:
+        """Feed the cache from etcd until cancelled: one :class:`EventStream` per attempt, each
+        from the last applied revision + 1 (never etcd's current one), so a reconnect neither
+        skips nor repeats an event. A compacted start revision (or etcd's history lost) →
+        relist, closing every watcher (they re-watch and get 410 for revisions before the
+        relist: the cacher's reflector relisting into ``watchCache.Replace``). Attempts are
+        spaced by exponential back-off (0.1 s doubling to 5 s, reset once a stream works),
+        one log line each."""
+        backoff = Backoff(0.1, 5.0)
+        loop = asyncio.get_running_loop()
         while True:
+            stream = self.store.watch(self.prefix, self.revision + 1, previous=lambda k: self.objects.get(k))
+            self._stream = stream
+            began, got = loop.time(), False
             try:
-                async for item in self.store.watch(self.prefix, self.revision + 1, control=self._control,
-                                                   previous=lambda k: self.objects.get(k)):
+                async for item in stream:
+                    got = True
                     if isinstance(item, int):
-                        if item > self.revision:
-                            self.revision = item
-                            await self._notify()
+                        await self._advance(item)
                         continue
                     self._apply(item)
                     await self._notify()
+                error: Exception = RuntimeError("etcd watch ended")
             except asyncio.CancelledError:
                 raise
-            except Expired:
-                event(log, "watchcache.relist", resource=self.resource.plural, reason="compacted")
-                await self._relist_retrying()
+            except Expired as e:
+                event(log, "watchcache.relist", resource=self.resource.plural, reason=str(e)[:200])
+                await self._relist_retrying(backoff)
+                continue
             except Exception as e:  # etcd restart / connection loss: resume from our revision
-                event(log, "watchcache.watch_error", logging.WARNING, resource=self.resource.plural,
-                      error=str(e)[:200])
-                await asyncio.sleep(1.0)  # back-off before re-watching
+                error = e
+            finally:
+                self._stream = None
+                stream.close()
+            if stream.created and (got or loop.time() - began > backoff.cap):
+                backoff.reset()
+            delay = backoff.next()
+            event(log, "watchcache.watch_error", logging.WARNING, resource=self.resource.plural,
+                  revision=self.revision, retry_in=f"{delay:.2f}s", error=str(error)[:200])
+            await asyncio.sleep(delay)
 
-    async def _relist_retrying(self) -> None:
+    async def _relist_retrying(self, backoff: Backoff) -> None:
         while True:
             try:
                 await self._relist()
+                backoff.reset()
                 return
             except Exception as e:
+                delay = backoff.next()
                 event(log, "watchcache.relist_error", logging.WARNING, resource=self.resource.plural,
-                      error=str(e)[:200])
-                await asyncio.sleep(1.0)  # back-off
+                      retry_in=f"{delay:.2f}s", error=str(e)[:200])
+                await asyncio.sleep(delay)
+
+    async def _advance(self, rev: int) -> None:
+        """Every event up to ``rev`` is applied (a progress notification or a Range proof)."""
+        if rev > self.revision:
+            self.revision = rev
+            await self._notify()
 
     def _apply(self, ev: StoreEvent) -> None:
         if ev.revision <= self.revision and ev.type != "DELETED" and self.ring and \
@@ -283,23 +318,57 @@ class WatchCache:
             self._progress.notify_all()
 
     async def wait_for_revision(self, rev: int, timeout: float = 3.0) -> bool:
-        """Wait until the cache has applied ``rev``; False on timeout.
+        """Wait until the cache has applied every event up to revision ``rev``; False after
+        ``timeout`` seconds.
 
-        Asks etcd for a progress notification so an idle resource catches up at once
-        (as the cacher's RequestWatchProgress).
+        While waiting, every :data:`PROGRESS_PERIOD` the cache asks etcd whether an idle
+        resource is current (the cacher's RequestWatchProgress): a progress request on the
+        current stream when the server's answers are trusted (it may drop one while its
+        watchers catch up, so it is asked again), otherwise a Range proving that nothing under
+        the prefix changed (:meth:`Store.unchanged`, for etcd < 3.4.31 / 3.5.13). Neither moves
+        the revision past an event the cache has not applied.
         """
         if self.revision >= rev:
             return True
-        self._control.put_nowait(progress_request())
-
-        async def waiter():
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.revision < rev:
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            self._ask_progress()
             async with self._progress:
-                await self._progress.wait_for(lambda: self.revision >= rev)
+                try:
+                    await asyncio.wait_for(self._progress.wait_for(lambda: self.revision >= rev),
+                                           min(left, PROGRESS_PERIOD))
+                except asyncio.TimeoutError:
+                    pass
+        return True
+
+    def _ask_progress(self) -> None:
+        """At most one question per :data:`PROGRESS_PERIOD`, however many wait."""
+        stream = self._stream
+        if stream is None or not stream.created:
+            return  # reconnecting: the new stream starts from our revision anyway
+        now = asyncio.get_running_loop().time()
+        if now - self._asked < PROGRESS_PERIOD:
+            return
+        self._asked = now
+        if stream.progress_supported:
+            stream.request_progress()
+        elif self._proof is None or self._proof.done():
+            self._proof = asyncio.create_task(self._prove_current(), name=f"watchcache-proof-{self.resource.plural}")
+
+    async def _prove_current(self) -> None:
+        since, count = self.revision, len(self.objects)  # one state: no await in between
         try:
-            await asyncio.wait_for(waiter(), timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+            rev = await self.store.unchanged(self.prefix, since, count)
+        except Exception as e:
+            event(log, "watchcache.progress_error", logging.WARNING, resource=self.resource.plural,
+                  error=str(e)[:200])
+            return
+        if rev:
+            await self._advance(rev)
 
     def list(self, matches: Predicate | None = None, namespace: str | None = None) -> tuple[list[dict], int]:
         """Current objects (sorted by key) passing ``matches``, and the cache revision."""

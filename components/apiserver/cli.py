@@ -14,9 +14,9 @@ import logging
 import signal
 
 import click
-from aiohttp import web
 
 from controlplane import aio
+from controlplane.cli.common import Seconds
 from controlplane.log import event, setup
 from controlplane.storage.etcd import parse_endpoint
 
@@ -25,8 +25,15 @@ from components.apiserver.servicealloc import parse_port_range
 
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
                 compaction_interval: float, service_cluster_ip_range: str = "10.96.0.0/12",
-                service_node_port_range: str = "30000-32767") -> None:
-    """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening."""
+                service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
+                max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
+                enable_priority_and_fairness: bool = True) -> None:
+    """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening.
+
+    On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
+    every watch stream cleanly (the chunked stream's terminating chunk: clients see the
+    watch end, not a reset), let in-flight requests finish (2 s at most), then exit 0."""
+    from components.apiserver import serving
     from components.apiserver.server import APIServer
     log = setup("apiserver")
     # one log line per request/event: skip the caller lookup and thread/process fields that
@@ -38,7 +45,11 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     server = APIServer(etcd_servers.split(",")[0], bookmark_interval=bookmark_interval,
                        compaction_interval=compaction_interval, gc_sweep_interval=600.0,
                        service_cluster_ip_range=service_cluster_ip_range,
-                       service_node_port_range=service_node_port_range)
+                       service_node_port_range=service_node_port_range,
+                       min_request_timeout=min_request_timeout,
+                       max_requests_inflight=max_requests_inflight,
+                       max_mutating_requests_inflight=max_mutating_requests_inflight,
+                       enable_priority_and_fairness=enable_priority_and_fairness)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -51,11 +62,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
         await server.store.close()
         return
     starting.result()
-    runner = web.AppRunner(server.app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
-    await runner.setup()
-    site = web.TCPSite(runner, bind_address, port)
-    await site.start()
-    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    listener = await serving.listen(server.app, bind_address, port)
+    actual = listener.port
     try:
         await server.ensure_kubernetes_service(bind_address if bind_address not in ("0.0.0.0", "::") else "127.0.0.1",
                                                actual)
@@ -63,9 +71,10 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
         event(log, "apiserver.kubernetes_service_error", logging.WARNING, error=str(e)[:200])
     event(log, "apiserver.ready", url=f"http://{bind_address}:{actual}")
     await stop.wait()
-    event(log, "apiserver.stopping")
-    await runner.cleanup()
+    event(log, "apiserver.stopping", watches=server.watch.active)
+    await listener.stop()
     await server.stop()
+    event(log, "apiserver.stopped")
 
 
 @click.command(name="apiserver")
@@ -74,16 +83,27 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--bind-address", default="127.0.0.1", show_default=True)
 @click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="HTTP port (0 = pick a free one).")
-@click.option("--bookmark-interval", default=1.0, show_default=True, type=float,
-              help="Seconds between watch BOOKMARK events.")
-@click.option("--compaction-interval", default=300.0, show_default=True, type=float,
-              help="Seconds between etcd compactions.")
+@click.option("--bookmark-interval", default=1.0, show_default=True,
+              type=Seconds(min=0, min_open=True), help="Seconds between watch BOOKMARK events.")
+@click.option("--compaction-interval", default=300.0, show_default=True, type=Seconds(min=0),
+              help="Seconds between etcd compactions (0 disables them, as --etcd-compaction-interval=0).")
+@click.option("--min-request-timeout", default=1800, show_default=True, type=click.IntRange(min=0),
+              help="Seconds a watch lasts at least when the client sets no timeoutSeconds; each "
+                   "watch picks a random duration between this and twice it (kube-apiserver's flag).")
 @click.option("--service-cluster-ip-range", default="10.96.0.0/12", show_default=True,
               help="CIDR from which Service cluster IPs are allocated.")
 @click.option("--service-node-port-range", default="30000-32767", show_default=True,
               help="Port range for NodePort Services.")
+@click.option("--max-requests-inflight", default=400, show_default=True, type=click.IntRange(0),
+              help="Non-mutating requests in flight (with priority and fairness: its share of the seats).")
+@click.option("--max-mutating-requests-inflight", default=200, show_default=True, type=click.IntRange(0),
+              help="Mutating requests in flight (with priority and fairness: its share of the seats).")
+@click.option("--enable-priority-and-fairness", default=True, show_default=True, type=click.BOOL,
+              help="API Priority and Fairness instead of the two in-flight limits.")
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
-            compaction_interval: float, service_cluster_ip_range: str, service_node_port_range: str) -> None:
+            compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
+            service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
+            enable_priority_and_fairness: bool) -> None:
     """Kubernetes API server (HTTP) backed by etcd."""
     try:
         for url in etcd_servers.split(","):
@@ -102,7 +122,11 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         raise click.BadParameter(f"{service_node_port_range!r}: expected FROM-TO, e.g. 30000-32767",
                                  param_hint="--service-node-port-range")
     try:
+        if max_requests_inflight + max_mutating_requests_inflight <= 0 and enable_priority_and_fairness:
+            raise click.BadParameter("with priority and fairness they must add up to something positive",
+                                     param_hint="--max-requests-inflight / --max-mutating-requests-inflight")
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
-                   service_cluster_ip_range, service_node_port_range))
+                   service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
+                   max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

@@ -117,6 +117,41 @@ def decode(tree: Any, prefix: Path = ()) -> set[Path]:
     return out
 
 
+def valid_entries(entries: Any) -> bool:
+    """Whether ``entries`` (a managedFields list) can be read: objects with an ``Apply`` or
+    ``Update`` operation and ``fieldsV1`` tries whose keys are ``.``, ``f:<name>``,
+    ``k:<JSON object>``, ``v:<JSON value>`` or ``i:<index>`` (structured-merge-diff's
+    fieldpath serialization). An update sending others keeps the stored ones, as
+    ``decodeLiveOrNew`` (``fieldmanager.go``) falls back to the live object's."""
+    if not isinstance(entries, list):
+        return False
+    for e in entries:
+        if not isinstance(e, dict) or e.get("operation") not in ("Apply", "Update"):
+            return False
+        stack = [e.get("fieldsV1") or {}]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, dict):
+                return False
+            for seg, sub in node.items():
+                if not _valid_segment(seg):
+                    return False
+                stack.append(sub)
+    return True
+
+
+def _valid_segment(seg: str) -> bool:
+    if seg == "." or seg.startswith("f:"):
+        return True
+    if seg.startswith(("k:", "v:", "i:")):
+        try:
+            v = json.loads(seg[2:])
+        except ValueError:
+            return False
+        return isinstance(v, dict) if seg[0] == "k" else (isinstance(v, int) if seg[0] == "i" else True)
+    return False
+
+
 def pretty(path: Path) -> str:
     """``.spec.template.spec.containers[name="c"].image`` (structured-merge-diff's Path.String)."""
     s = ""
@@ -126,8 +161,14 @@ def pretty(path: Path) -> str:
         if seg.startswith("f:"):
             s += "." + seg[2:]
         else:
-            kv = json.loads(seg[2:])
-            s += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in kv.items()) + "]"
+            try:
+                kv = json.loads(seg[2:])
+            except ValueError:
+                kv = seg
+            if isinstance(kv, dict):
+                s += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in kv.items()) + "]"
+            else:
+                s += f"[{seg}]"
     return s
 
 

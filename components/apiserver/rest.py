@@ -5,6 +5,10 @@ One handler set, driven by the resource table (no per-kind copies), following
 patch.go, delete.go, watch.go) and ``pkg/registry/generic/registry/store.go``:
 create / get / list / watch / update / patch / delete / deletecollection, the
 ``status`` and ``scale`` subresources and ``pods/binding`` (``pkg/registry/core/pod/storage/storage.go``).
+Every body is decoded into its kind's Go types before anything else looks at it
+(:mod:`controlplane.api.decoder`: wrong types and out-of-range integers answer 400, or 422
+for a patched object, in the Go decoder's words; unknown fields are dropped per
+``fieldValidation``), so nothing stored can break a reader.
 Errors are raised as :class:`~components.apiserver.status.APIError` (answered as Status).
 """
 
@@ -12,9 +16,9 @@ from __future__ import annotations
 
 import datetime
 import logging
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from aiohttp import web
 
 from controlplane.api import codec
@@ -31,6 +35,7 @@ from components.apiserver import semantics as sem
 from components.apiserver import servicealloc
 from components.apiserver import status as st
 from components.apiserver import strategy
+from components.apiserver.semantics import decoder
 from components.apiserver.routing import RequestInfo
 
 if TYPE_CHECKING:
@@ -38,8 +43,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("apiserver.rest")
 
+#: Creates tried with a fresh generateName suffix before AlreadyExists is answered
+#: (``staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go``
+#: maxNameGenerationCreateAttempts; feature RetryGenerateName, GA in 1.32).
+MAX_NAME_GENERATION_ATTEMPTS = 8
+
 MAX_BODY = 3 * 1024 * 1024
 TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
+_SCALE, _EVICTION = SimpleNamespace(kind="Scale"), SimpleNamespace(kind="Eviction")
+#: maxJSONPatchOperations of handlers/patch.go (413 beyond)
+MAX_JSON_PATCH_OPS = 10000
+#: deepest nesting of a patch body (no served type nests more than ~30 levels)
+PATCH_MAX_DEPTH = 100
 PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
                "application/json-patch+json", "application/apply-patch+yaml")
 
@@ -75,13 +90,15 @@ def _with_type(resource: Any, obj: dict) -> dict:
 
 
 async def read_body(request: web.Request) -> bytes:
+    """The request body, at most :data:`MAX_BODY` bytes; more → 413 RequestEntityTooLarge
+    (``limitedReadBody`` in ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go``)."""
     if request.content_length is not None and request.content_length > MAX_BODY:
-        raise st.too_large()
+        raise st.too_large(f"limit is {MAX_BODY}")
     data = bytearray()
     async for chunk in request.content.iter_chunked(65536):
         data += chunk
         if len(data) > MAX_BODY:
-            raise st.too_large()
+            raise st.too_large(f"limit is {MAX_BODY}")
     return bytes(data)
 
 
@@ -91,33 +108,113 @@ def body_content_type(request: web.Request) -> str:
     return request.headers.get("Content-Type", "")
 
 
-def decode_body(raw: bytes, content_type: str) -> Any:
-    """JSON, YAML or Kubernetes protobuf body → Python value; raises 400 BadRequest / 415."""
+class BodyError(Exception):
+    """A body that does not parse; ``message`` in the Go decoder's words (JSON: ``invalid
+    character...`` / ``exceeded max depth``; YAML: ``yaml: line N: ...``)."""
+
+    def __init__(self, message: str, yaml_body: bool = False) -> None:
+        super().__init__(message)
+        self.message, self.yaml = message, yaml_body
+
+
+JSON_TYPES = ("application/json", "", "application/merge-patch+json", "application/strategic-merge-patch+json",
+              "application/json-patch+json", "*/*")
+
+
+def parse_body(raw: bytes, content_type: str) -> Any:
+    """JSON, YAML or Kubernetes protobuf body → Python value (JSON types only).
+
+    Raises :class:`BodyError` for a body that does not parse or nests deeper than Go's
+    JSON decoder allows (10000, :data:`controlplane.api.decoder.MAX_DEPTH`), 415 for an
+    unknown media type, 400 for bad protobuf."""
     ct = content_type.split(";")[0].strip().lower()
-    if not raw.strip():
-        raise st.bad_request("the body of the request was in an unknown format - empty body")
-    if ct in ("application/json", "", "application/merge-patch+json", "application/strategic-merge-patch+json",
-              "application/json-patch+json", "*/*"):
+    if ct in JSON_TYPES:
         try:
-            return codec.loads(raw)
+            value = codec.loads(raw)
         except ValueError as e:
-            raise st.bad_request(f"the body of the request was in an unknown format - "
-                                 f"accepted media types include: application/json, application/yaml "
-                                 f"(json parse error: {e})") from None
-    if ct == protobuf.CONTENT_TYPE:
+            raise BodyError(_json_error(e, raw)) from None
+    elif ct == protobuf.CONTENT_TYPE:
         try:
             return protobuf.decode(raw)
         except protobuf.UnsupportedKind as e:
             raise st.APIError(415, "UnsupportedMediaType", str(e)) from None
         except protobuf.ProtobufError as e:
             raise st.bad_request(str(e)) from None
-    if ct in ("application/yaml", "application/apply-patch+yaml"):
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+            # a field of the wrong wire type or a string that is not UTF-8 deep in the message
+            raise st.bad_request(f"the body of the request was in an unknown format - protobuf decoding "
+                                 f"failed: {type(e).__name__}: {e}"[:300]) from None
+    elif ct in ("application/yaml", "application/apply-patch+yaml"):
         try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as e:
-            msg = str(e).replace("\n", " ")
-            raise st.bad_request(f"the body of the request was in an unknown format - yaml: {msg}") from None
-    raise st.unsupported_media_type(ct)
+            value = codec.load_yaml(raw)
+        except ValueError as e:
+            raise BodyError(str(e), yaml_body=True) from None
+    else:
+        raise st.unsupported_media_type(ct)
+    try:
+        decoder.check_depth(value)
+    except decoder.DecodeError as e:
+        raise BodyError(e.message, yaml_body=ct not in JSON_TYPES) from None
+    return value
+
+
+def _json_error(e: ValueError, raw: bytes) -> str:
+    """orjson's parse error; its nesting limit (1024 levels, below Go's 10000) in the words
+    of Go's scanner: ``invalid character '[' exceeded max depth``."""
+    text = str(e)
+    if not raw.strip():
+        return "unexpected end of JSON input"
+    if "depth limit exceeded" in text or "recursion limit" in text.lower():
+        pos = getattr(e, "pos", None)
+        ch = chr(raw[pos]) if isinstance(pos, int) and 0 <= pos < len(raw) and raw[pos] in b"[{" else "["
+        return f"invalid character '{ch}' exceeded max depth"
+    return text
+
+
+def decode_body(raw: bytes, content_type: str) -> Any:
+    """:func:`parse_body`, a parse error answered 400 BadRequest with the decoder's message."""
+    if not raw.strip():
+        raise st.bad_request("the body of the request was in an unknown format - empty body")
+    try:
+        return parse_body(raw, content_type)
+    except BodyError as e:
+        raise st.bad_request(e.message) from None
+
+
+def summarize(data: bytes, n: int = 30) -> str:
+    """A body's start as ``summarizeData`` in handlers/rest.go prints it: JSON objects as
+    text, anything else as hex; `` ...`` when cut."""
+    if not data:
+        return "<empty>"
+    cut = " ..." if len(data) > n else ""
+    if data[:1] == b"{":
+        return data[:n].decode(errors="replace") + cut
+    return data[:n].hex() + cut
+
+
+_FIND_KIND = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+
+
+def decode_object_body(raw: bytes, content_type: str, resource: Any) -> dict:
+    """A create/update body → object; what does not parse or carries no object answers 400
+    as ``transformDecodeError`` (handlers/rest.go) words it: ``the object provided is
+    unrecognized (must be of type Pod): couldn't get version/kind; json parse error: ...``."""
+    def unrecognized(msg: str) -> st.APIError:
+        return st.bad_request(f"the object provided is unrecognized (must be of type {resource.kind}): "
+                              f"{msg} ({summarize(raw)})")
+    try:
+        obj = parse_body(raw, content_type)
+    except BodyError as e:
+        raise unrecognized(e.message if e.yaml else f"couldn't get version/kind; json parse error: {e.message}") \
+            from None
+    if not isinstance(obj, dict):
+        raise unrecognized("couldn't get version/kind; json parse error: json: cannot unmarshal "
+                           f"{decoder.json_kind(obj)} into Go value of type {_FIND_KIND}")
+    for f in ("apiVersion", "kind"):
+        if obj.get(f) is not None and not isinstance(obj[f], str):
+            raise unrecognized(f"couldn't get version/kind; json parse error: json: cannot unmarshal "
+                               f"{decoder.json_kind(obj[f])} into Go struct field .{f} of type string")
+    return obj
 
 
 def field_validation(request: web.Request) -> str:
@@ -218,21 +315,86 @@ class RestHandlers:
         except KeyNotFound:
             raise st.not_found(info.resource, info.name) from None
 
-    def _check_strict(self, request: web.Request, kind: str, obj: dict) -> None:
-        """Unknown fields per ``fieldValidation`` (``Strict`` → 400, ``Warn`` (default) → a
-        ``Warning`` response header each, ``Ignore`` → nothing), as the apiserver's
-        strict decoding (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go``)."""
+    @staticmethod
+    def _unknown_fields(request: web.Request, unknown: list[str], strict_error) -> None:
+        """Unknown fields (already dropped) per ``fieldValidation``: ``Strict`` → raise
+        ``strict_error("strict decoding error: unknown field ...")``, ``Warn`` (default) → a
+        ``Warning`` response header each, ``Ignore`` → nothing (``handlers/rest.go``
+        fieldValidation, ``runtime.NewStrictDecodingError``)."""
         directive = field_validation(request)
-        if directive == "Ignore":
-            return
-        bad = strategy.unknown_fields(kind, obj)
-        if not bad:
+        if not unknown or directive == "Ignore":
             return
         if directive == "Strict":
-            msgs = ", ".join(f'unknown field "{b}"' for b in bad)
-            raise st.bad_request(f"strict decoding error: {msgs}")
-        for b in bad:
-            add_warning(request, f'unknown field "{b}"')
+            raise strict_error("strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown))
+        for u in unknown:
+            add_warning(request, f'unknown field "{u}"')
+
+    def _decode_typed(self, request: web.Request, kind: str, obj: dict) -> None:
+        """A create/update body into ``kind``'s Go types (:func:`controlplane.api.decoder.decode`,
+        in place: unknown fields dropped). A value that does not decode → 400 BadRequest
+        ``<Kind> in version "v1" cannot be handled as a <Kind>: json: cannot unmarshal ...``
+        (``transformDecodeError``, handlers/rest.go); unknown fields per ``fieldValidation``."""
+        version = str(obj.get("apiVersion") or "").rsplit("/", 1)[-1]
+        prefix = f'{obj.get("kind") or kind} in version "{version}" cannot be handled as a {kind}: '
+        try:
+            unknown = decoder.decode(kind, obj)
+        except decoder.DecodeError as e:
+            raise st.bad_request(prefix + e.message) from None
+        self._unknown_fields(request, unknown, lambda m: st.bad_request(prefix + m))
+
+    def _decode_patched(self, request: web.Request, kind: str, new: dict, ct: str, patch: Any) -> None:
+        """A patched object (JSON, merge or strategic merge patch) into ``kind``'s Go types, in
+        place. What does not decode → 422 Invalid on field ``patch`` whose value is the patched
+        JSON (JSON / merge patch) or the patch as Go's ``%+v`` prints it (strategic merge), as
+        ``jsonPatcher.applyPatchToCurrentObject`` / ``applyPatchToObject`` (handlers/patch.go;
+        the detail is the JSON decoder's words also for strategic merge, whose unstructured
+        converter words it a little differently); unknown fields with ``fieldValidation=Strict``
+        the same, with the strict decoding error."""
+        def invalid(detail: str) -> st.APIError:
+            smp = ct == "application/strategic-merge-patch+json"
+            return _patch_invalid(decoder.go_format(patch) if smp else codec.dumps(new).decode(), detail)
+        try:
+            unknown = decoder.decode(kind, new)
+        except decoder.DecodeError as e:
+            raise invalid(e.message) from None
+        self._unknown_fields(request, unknown, invalid)
+
+    def _check_patch_depth(self, request: web.Request, kind: str, patch: Any, ct: str) -> None:
+        """No served type nests more than :data:`PATCH_MAX_DEPTH` levels, and merging walks a
+        patch recursively: a deeper merge / strategic merge patch is decoded first (in place,
+        its ``null`` deletions kept) — a value of the wrong type answers as the patched object
+        would (422 on field ``patch``), unknown fields are dropped before the merge (or refused
+        with ``fieldValidation=Strict``), as the decoder would drop them from the result.
+        Anything still that deep (a JSON patch's values) → 400 ``exceeded max depth``."""
+        if decoder.depth(patch) <= PATCH_MAX_DEPTH:
+            return
+        if isinstance(patch, dict):
+            def invalid(detail: str) -> st.APIError:
+                return _patch_invalid(decoder.go_format(patch), detail)
+            try:
+                unknown = decoder.decode(kind, patch, prune=True, readonly=True)
+            except decoder.DecodeError as e:
+                raise invalid(e.message) from None
+            self._unknown_fields(request, unknown, invalid)
+            if decoder.depth(patch) <= PATCH_MAX_DEPTH:
+                return
+        raise st.bad_request(f"invalid character '{{' exceeded max depth of {PATCH_MAX_DEPTH} for a patch")
+
+    @staticmethod
+    def _decode_apply(resource: Any, info: RequestInfo, config: dict) -> None:
+        """A server-side apply configuration against ``resource``'s types, unchanged: a value
+        of the wrong type or a field the type does not have → 400 ``failed to create typed
+        patch object (<ns>/<name>; <group>/<version>, Kind=<Kind>): .<path>: ...`` as the
+        structured-merge-diff type converter words it (``fieldmanager/internal/structuredmerge.go``)."""
+        where = f"{info.namespace or ''}/{info.name}; {resource.group}/{resource.version}, Kind={resource.kind}"
+        try:
+            unknown = decoder.decode(resource.kind, config, prune=False, readonly=True)
+        except decoder.DecodeError as e:
+            raise st.bad_request(f"failed to create typed patch object ({where}): .{e.path}: "
+                                 f"{_smd_message(e)}") from None
+        if unknown:
+            raise st.bad_request(f"failed to create typed patch object ({where}): .{unknown[0]}: "
+                                 "field not declared in schema")
 
     def _validate(self, resource: Any, obj: dict, old: dict | None = None) -> None:
         causes = sem.validate(resource.kind, obj, old)
@@ -266,8 +428,6 @@ class RestHandlers:
                                  f"({resource.api_version})" if kind == resource.kind else
                                  f"the kind in the data ({kind}) does not match the expected kind "
                                  f"({resource.kind}) of {resource.plural}")
-        if not isinstance(obj.get("metadata", {}), dict):
-            raise st.bad_request("metadata must be an object")
 
     async def _check_namespace(self, resource: Any, namespace: str, name: str) -> None:
         """NamespaceLifecycle admission: the namespace must exist and not be Terminating."""
@@ -336,10 +496,12 @@ class RestHandlers:
 
     async def create(self, request: web.Request, info: RequestInfo) -> web.Response:
         resource = info.resource
-        obj = decode_body(await read_body(request), body_content_type(request))
         if resource.kind == "Binding" or info.subresource == "binding":
-            return await self.bind(request, info, obj)
+            return await self.bind(request, info, decode_object_body(await read_body(request),
+                                                                     body_content_type(request), R.get("bindings")))
+        obj = decode_object_body(await read_body(request), body_content_type(request), resource)
         self._check_type(resource, obj)
+        self._decode_typed(request, resource.kind, obj)
         md = obj.setdefault("metadata", {})
         if resource.namespaced:
             body_ns = md.get("namespace")
@@ -349,8 +511,8 @@ class RestHandlers:
             info.namespace = info.namespace or body_ns
             if not info.namespace:
                 raise st.bad_request("a namespace is required to create " + resource.plural)
-        self._check_strict(request, resource.kind, obj)
         ua = request.headers.get("User-Agent", "")
+        generated = not md.get("name") and bool(md.get("generateName"))
         strategy.prepare_for_create(resource.kind, obj, info.namespace, resource.namespaced)
         name = obj["metadata"].get("name", "")
         self.s.tracer.on_create_received(resource, obj, ua)
@@ -365,10 +527,15 @@ class RestHandlers:
         self._allocate(resource, obj, None, dry_run(request))
         if dry_run(request):
             return await self._dry_create(request, resource, object_key(resource, info.namespace, name), obj)
-        try:
-            created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
-        except KeyExists:
-            raise st.already_exists(resource, name) from None
+        for attempt in range(1, MAX_NAME_GENERATION_ATTEMPTS + 1):
+            try:
+                created = await self.s.store.create(object_key(resource, info.namespace, name), obj)
+                break
+            except KeyExists:
+                if not generated or attempt == MAX_NAME_GENERATION_ATTEMPTS:
+                    raise st.already_exists(resource, name) from None
+                # generateName collided: a new suffix, as the generic registry store retries
+                name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + strategy.random_suffix()
         self.s.tracer.on_created(resource, created, ua)
         event(log, "object.created", resource=resource.plural, object=f"{info.namespace or ''}/{name}",
               rv=created["metadata"]["resourceVersion"])
@@ -400,14 +567,16 @@ class RestHandlers:
 
     async def update(self, request: web.Request, info: RequestInfo) -> web.Response:
         resource = info.resource
-        obj = decode_body(await read_body(request), body_content_type(request))
         if info.subresource == "scale":
-            return await self._update_scale(request, info, lambda cur: obj)
+            scale = decode_object_body(await read_body(request), body_content_type(request), _SCALE)
+            self._decode_typed(request, "Scale", scale)
+            return await self._update_scale(request, info, lambda cur: scale)
+        obj = decode_object_body(await read_body(request), body_content_type(request), resource)
         self._check_type(resource, obj)
-        self._check_strict(request, resource.kind, obj)
+        self._decode_typed(request, resource.kind, obj)
         md = obj.get("metadata") or {}
         if md.get("name") != info.name:
-            raise st.bad_request(f"the name of the object ({md.get('name')}) does not match the name on the "
+            raise st.bad_request(f"the name of the object ({md.get('name') or ''}) does not match the name on the "
                                  f"URL ({info.name})")
         if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
@@ -441,8 +610,7 @@ class RestHandlers:
             nmd = new.get("metadata")
             cur_mf = (cur.get("metadata") or {}).get("managedFields")
             sent = nmd.get("managedFields") if isinstance(nmd, dict) else None
-            if isinstance(nmd, dict) and ((sub and manager is not None) or not isinstance(sent, list)
-                                          or not all(isinstance(e, dict) for e in sent)):
+            if isinstance(nmd, dict) and ((sub and manager is not None) or not fieldmanager.valid_entries(sent)):
                 # a subresource write always starts from the stored entries; a main-resource
                 # write that leaves them out (or sends unreadable ones) keeps them, [] resets
                 # them (fieldmanager.go decodeLiveOrNew)
@@ -500,8 +668,23 @@ class RestHandlers:
         ct = request.content_type.lower()
         if ct not in PATCH_TYPES:
             raise st.unsupported_media_type(ct)
-        patch = decode_body(await read_body(request), ct)
-        kind = resource.kind
+        raw = await read_body(request)
+        if not raw.strip():
+            raise st.bad_request("the body of the request was in an unknown format - empty body")
+        try:
+            patch = parse_body(raw, ct)
+        except BodyError as e:
+            # handlers/patch.go: apply → "error decoding YAML: ...", merge → "error decoding
+            # patch: ...", JSON and strategic merge patches → the decoder's error as it is
+            prefix = {"application/apply-patch+yaml": "error decoding YAML: ",
+                      "application/merge-patch+json": "error decoding patch: "}.get(ct, "")
+            raise st.bad_request(prefix + e.message) from None
+        kind = "Scale" if info.subresource == "scale" else resource.kind
+        if ct == "application/json-patch+json" and isinstance(patch, list) and len(patch) > MAX_JSON_PATCH_OPS:
+            raise st.too_large(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPS}, "
+                               f"got {len(patch)}")
+        if ct != "application/apply-patch+yaml":  # an apply's configuration is checked as it is
+            self._check_patch_depth(request, kind, patch, ct)
 
         def apply(cur: dict) -> dict:
             try:
@@ -524,13 +707,18 @@ class RestHandlers:
         if isinstance(patch, dict):
             precondition = ((patch.get("metadata") or {}) if isinstance(patch.get("metadata"), dict)
                             else {}).get("resourceVersion")
-        if info.subresource == "scale":
-            return await self._update_scale(request, info, lambda cur: apply(cur))
-        if ct == "application/apply-patch+yaml":
-            return await self._server_side_apply(request, info, patch)
+
+        def apply_checked(cur: dict) -> dict:
+            new = apply(cur)
+            if isinstance(new, dict):
+                self._decode_patched(request, kind, new, ct, patch)
+            return new
         try:
-            return await self._write(request, info, self._strict_wrap(request, apply), precondition,
-                                     manager=self._manager(request))
+            if info.subresource == "scale":
+                return await self._update_scale(request, info, apply_checked)
+            if ct == "application/apply-patch+yaml":
+                return await self._server_side_apply(request, info, patch)
+            return await self._write(request, info, apply_checked, precondition, manager=self._manager(request))
         except APIErrorFromPatch as e:
             if e.generic:
                 # a JSON patch that does not apply (failed test, missing path, unknown op): the real
@@ -554,6 +742,7 @@ class RestHandlers:
                                           "is required for apply patch")
         force = _bool(request.query.get("force"))
         self._check_type(resource, config)
+        self._decode_apply(resource, info, config)
         cmd = config.get("metadata") or {}
         if cmd.get("name") and cmd["name"] != info.name:
             raise st.bad_request(f"the name of the object ({cmd['name']}) does not match the name on the URL "
@@ -571,26 +760,22 @@ class RestHandlers:
 
         def make_new(cur: dict) -> dict:
             try:
-                return fieldmanager.apply(resource.kind, cur, config, manager, resource.api_version, now, force)
+                new = fieldmanager.apply(resource.kind, cur, config, manager, resource.api_version, now, force)
             except sem.PatchError as e:
                 raise APIErrorFromPatch(str(e)) from None
+            if isinstance(new, dict):
+                self._decode_patched(request, resource.kind, new, "application/apply-patch+yaml", config)
+            return new
         try:
-            return await self._write(request, info, self._strict_wrap(request, make_new), None)
+            return await self._write(request, info, make_new, None)
         except fieldmanager.ApplyConflict as e:
             raise st.APIError(409, "Conflict", e.message(), {"causes": e.causes()}) from None
         except APIErrorFromPatch as e:
             raise st.APIError(422, "Invalid", str(e)) from None
 
-    def _strict_wrap(self, request: web.Request, fn):
-        def wrapped(cur: dict) -> dict:
-            new = fn(cur)
-            if isinstance(new, dict):
-                self._check_strict(request, new.get("kind", ""), new)
-            return new
-        return wrapped
-
     async def _create_from(self, request: web.Request, info: RequestInfo, obj: dict) -> web.Response:
         resource = info.resource
+        decoder.decode(resource.kind, obj)  # an apply's configuration, checked: drops nothing else
         strategy.prepare_for_create(resource.kind, obj, info.namespace, resource.namespaced)
         sem.apply_defaults(resource.kind, obj)
         self._validate(resource, obj)
@@ -607,7 +792,16 @@ class RestHandlers:
 
     # ---------------------------------------------------------------- delete
     def _delete_options(self, body: Any, request: web.Request) -> dict:
-        opts = dict(body) if isinstance(body, dict) else {}
+        """DeleteOptions from the body and the query; a body that does not decode into
+        DeleteOptions → 400 with the decoder's message (``handlers/delete.go``)."""
+        if not isinstance(body, dict):
+            raise st.bad_request(f"json: cannot unmarshal {decoder.json_kind(body)} into Go value of type "
+                                 "v1.DeleteOptions")
+        try:
+            decoder.decode("DeleteOptions", body)
+        except decoder.DecodeError as e:
+            raise st.bad_request(e.message) from None
+        opts = dict(body)
         q = request.query
         if "gracePeriodSeconds" in q:
             opts["gracePeriodSeconds"] = q["gracePeriodSeconds"]
@@ -776,6 +970,7 @@ class RestHandlers:
         """``POST pods/NAME/binding`` or ``POST bindings``: set spec.nodeName once (assignPod)."""
         if not isinstance(binding, dict) or binding.get("kind", "Binding") != "Binding":
             raise st.bad_request("the body must be a Binding")
+        self._decode_typed(request, "Binding", binding)
         bmd = binding.get("metadata") or {}
         name = info.name or bmd.get("name")
         if info.name and bmd.get("name") and bmd["name"] != info.name:
@@ -832,9 +1027,10 @@ class RestHandlers:
         """``POST pods/NAME/eviction`` with a policy/v1 Eviction: delete the pod with the
         Eviction's ``deleteOptions``; 201 Success Status (``pkg/registry/core/pod/storage/eviction.go``).
         PodDisruptionBudgets are not served, so every eviction is allowed."""
-        body = decode_body(await read_body(request), body_content_type(request))
-        if not isinstance(body, dict) or body.get("kind", "Eviction") != "Eviction":
+        body = decode_object_body(await read_body(request), body_content_type(request), _EVICTION)
+        if body.get("kind", "Eviction") != "Eviction":
             raise st.bad_request("the body of the request must be an Eviction (policy/v1)")
+        self._decode_typed(request, "Eviction", body)
         ename = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
         if ename and ename != info.name:
             raise st.bad_request("name in URL does not match name in Eviction object")
@@ -936,3 +1132,32 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "number"
     return "null" if value is None else type(value).__name__
+
+
+def _patch_invalid(value: str, detail: str) -> st.APIError:
+    """422 Invalid on field ``patch`` (errors.NewInvalid with an empty GroupKind and name, as
+    handlers/patch.go answers a patched object that does not decode): `` "" is invalid: patch:
+    Invalid value: "<value>": <detail>``."""
+    msg = f"Invalid value: {sem.go_repr(value)}: {detail}"
+    return st.APIError(422, "Invalid", f' "" is invalid: patch: {msg}',
+                       {"causes": [{"reason": "FieldValueInvalid", "message": msg, "field": "patch"}]})
+
+
+_SMD_KINDS = {"string": "string", "bool": "boolean", "int32": "numeric (int or float)",
+              "int64": "numeric (int or float)", "float64": "numeric (int or float)"}
+
+
+def _smd_message(e: Any) -> str:
+    """A decode error in structured-merge-diff's words (``expected string, got object``)."""
+    if not e.expected or e.expected in ("resource.Quantity", "[]uint8", "v1.Time", "v1.MicroTime") \
+            or e.message.startswith(("parsing time", "illegal base64")):
+        return e.message
+    if e.expected in _SMD_KINDS:
+        want = _SMD_KINDS[e.expected]
+    elif e.expected.startswith("[]"):
+        want = "list"
+    else:
+        want = "map"
+    if e.expected in ("int32", "int64") and e.got == "number":
+        return f"value out of range for {e.expected}"
+    return f"expected {want}, got {e.got}"

@@ -23,9 +23,11 @@ from controlplane.storage import KeyExists, Store, StorageError, Unavailable
 from controlplane.storage import object_key
 
 from components.apiserver import discovery
+from components.apiserver import serving
 from components.apiserver import status as st
 from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
+from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.metrics import Metrics
@@ -47,20 +49,23 @@ class APIServer:
     """One apiserver on etcd ``etcd_url`` (``http://host:port``).
 
     ``await start()`` connects (retrying every ``retry_interval`` s while etcd is down),
-    fills the caches and creates default namespaces; ``app`` is the aiohttp application.
+    fills the caches and creates default namespaces; ``app`` is the aiohttp application,
+    served with kube-apiserver's connection timeouts by :func:`components.apiserver.serving.listen`.
+    ``min_request_timeout``: ``--min-request-timeout`` (seconds; see :class:`WatchServer`).
     """
 
     def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
-                 service_node_port_range: str = "30000-32767") -> None:
+                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
+                 enable_priority_and_fairness: bool = True) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
         self.caches: dict[str, WatchCache] = {}
         self.rest = RestHandlers(self)
-        self.watch = WatchServer(self, bookmark_interval)
+        self.watch = WatchServer(self, bookmark_interval, min_request_timeout)
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
@@ -69,6 +74,9 @@ class APIServer:
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
         self.inflight = {"readOnly": 0, "mutating": 0}
         self.request_timeout = request_timeout
+        #: API Priority and Fairness (flowcontrol.py) in place of the two limits, as kube-apiserver
+        self.flowcontrol = FlowControl(max_requests_inflight + max_mutating_requests_inflight,
+                                       request_timeout / 4) if enable_priority_and_fairness else None
         #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (see gcpolicy.py)
         self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
         self.service_allocator = ServiceAllocator(
@@ -101,7 +109,8 @@ class APIServer:
                 await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
             except KeyExists:
                 pass
-        self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
+        if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
+            self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
@@ -173,7 +182,9 @@ class APIServer:
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors], client_max_size=4 * 1024 * 1024)
+        app = web.Application(middlewares=[serving.track_requests, self._errors],
+                              client_max_size=4 * 1024 * 1024)
+        app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
         # the resource paths first: aiohttp tries routes in order, and nearly every request is one
         app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
         app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
@@ -209,12 +220,12 @@ class APIServer:
         return web.Response(text="ok")
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        """``/readyz``: ping, etcd (a Status call with a 2 s deadline) and the watch caches;
+        """``/readyz``: ping, etcd (a Status call with a 2 s deadline, no alarm) and the watch caches;
         ``?verbose`` lists each check as the real apiserver (``[+]etcd ok``); failing → 500."""
         checks = {"ping": True, "etcd": False, "informer-sync": bool(self.caches)}
         try:
-            await self.store.etcd.status(timeout=2.0)
-            checks["etcd"] = True
+            # an active etcd alarm (NOSPACE: writes fail) fails the check too
+            checks["etcd"] = not (await self.store.etcd.status(timeout=2.0)).errors
         except Exception:
             pass
         ok = all(checks.values())
@@ -229,7 +240,8 @@ class APIServer:
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
-        return web.Response(text=self.metrics.render(watchers, dict(self.inflight)),
+        text = self.metrics.render(watchers, dict(self.inflight)) + (self.flowcontrol.render() if self.flowcontrol else "")
+        return web.Response(text=text,
                             content_type="text/plain", charset="utf-8",
                             headers={"X-Content-Type-Options": "nosniff"})
 
@@ -255,15 +267,23 @@ class APIServer:
         watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
+        seat = rejected = None
         try:
             if counted:
-                if self.inflight[kind] >= self.limits[kind]:
+                if self.flowcontrol is not None:
+                    counted = False
+                    try:
+                        seat = await self.flowcontrol.admit_request(request)
+                    except Rejected as e:
+                        rejected = e
+                if rejected is not None or seat is None and self.inflight[kind] >= self.limits[kind]:
                     resp = json_response(st.APIError(429, "TooManyRequests",
                                                      "Too many requests, please try again later.",
                                                      {"retryAfterSeconds": 1}).body(), 429)
-                    resp.headers["Retry-After"] = "1"
+                    resp.headers.update(rejected.headers() if rejected else {"Retry-After": "1"})
                     counted = False
                     return self._finish(request, resp, t0, api)
+                counted = True
                 self.inflight[kind] += 1
             try:
                 if counted:
@@ -288,6 +308,21 @@ class APIServer:
                     raise
             except Unavailable as e:
                 resp = json_response(st.unavailable(str(e)).body(), 503)
+            except StorageError as e:
+                if "request is too large" in str(e) or "RESOURCE_EXHAUSTED" in str(e):
+                    # etcd's ErrRequestTooLarge (--max-request-bytes, 1.5 MiB by default) or its
+                    # gRPC receive limit → 413 RequestEntityTooLarge with etcd's text (kube-apiserver
+                    # passes the etcd error through as a 500; handlers/patch.go isTooLargeError
+                    # recognises it): the request is what is wrong, so a 4xx (issue 9)
+                    resp = json_response(st.too_large(str(e).split(": ", 1)[-1]).body(), 413)
+                else:
+                    # any other etcd error (e.g. "etcdserver: mvcc: database space exceeded"): 500
+                    # with its text and no reason, as responsewriters.ErrorToAPIStatus answers a
+                    # non-Status error
+                    event(log, "apiserver.storage_error", logging.ERROR, error=str(e)[:200])
+                    body = st.APIError(500, "", str(e)).body()
+                    del body["reason"]
+                    resp = json_response(body, 500)
             except (asyncio.CancelledError, ConnectionResetError):
                 raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:
@@ -296,6 +331,10 @@ class APIServer:
         finally:
             if counted:
                 self.inflight[kind] -= 1
+            if seat is not None:
+                seat.release()
+        if seat is not None and not resp.prepared:
+            resp.headers.update(seat.headers())
         return self._finish(request, resp, t0, api)
 
     def _finish(self, request: web.Request, resp: web.StreamResponse, t0: float, api: bool) -> web.StreamResponse:

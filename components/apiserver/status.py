@@ -97,8 +97,10 @@ def unsupported_media_type(ctype: str) -> APIError:
                                                  f"(got {ctype!r})")
 
 
-def too_large(message: str = "the server has received a request that is too large") -> APIError:
-    return APIError(413, "RequestEntityTooLarge", message)
+def too_large(message: str = "limit is 3145728") -> APIError:
+    """413 ``Request entity too large: <message>`` (errors.NewRequestEntityTooLargeError); the
+    default is the apiserver's 3 MiB body limit (handlers/rest.go limitedReadBody)."""
+    return APIError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
 def not_found_path() -> APIError:

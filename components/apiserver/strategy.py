@@ -6,7 +6,8 @@ One generic table instead of per-kind copies:
   a write to ``/status`` keeps the stored spec (``PrepareForUpdate`` / status strategies).
 * create resets status for pods (``Pending``), workloads (empty) and namespaces (``Active``).
 * ``metadata.generation`` starts at 1 and is bumped when ``spec`` changes.
-* unknown top-level / metadata fields for ``fieldValidation=Strict``.
+
+(Unknown fields and wrong types are the decoder's business: :mod:`controlplane.api.decoder`.)
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import copy
 import secrets
 import time
 import uuid
-from typing import Any
 
 #: kinds whose status is only written through the /status subresource
 STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Node", "Namespace",
@@ -36,24 +36,6 @@ _IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePerio
 GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController",
                               "StatefulSet", "DaemonSet"})
 
-META_FIELDS = {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
-               "annotations", "ownerReferences", "finalizers", "managedFields"}
-
-_COMMON_TOP = {"apiVersion", "kind", "metadata"}
-#: top-level fields per kind, for strict decoding (kinds absent here are not checked)
-TOP_FIELDS: dict[str, set[str]] = {
-    "Pod": {"spec", "status"}, "Node": {"spec", "status"}, "Namespace": {"spec", "status"},
-    "Deployment": {"spec", "status"}, "ReplicaSet": {"spec", "status"},
-    "ReplicationController": {"spec", "status"}, "StatefulSet": {"spec", "status"},
-    "DaemonSet": {"spec", "status"}, "Service": {"spec", "status"}, "Lease": {"spec"},
-    "ConfigMap": {"data", "binaryData", "immutable"},
-    "Secret": {"data", "stringData", "type", "immutable"},
-    "ServiceAccount": {"secrets", "imagePullSecrets", "automountServiceAccountToken"},
-    "Binding": {"target"}, "Endpoints": {"subsets"},
-}
-
-
 _NOW: list = [0, ""]
 
 
@@ -69,66 +51,6 @@ def random_suffix(n: int = 5) -> str:
     """generateName suffix: ``n`` chars from Kubernetes' alphabet (``apimachinery/pkg/util/rand``)."""
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
     return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-#: field names of well-known structs (core/v1 and apps/v1 types, Kubernetes v1.32)
-POD_SPEC = {"activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers", "dnsConfig",
-            "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork",
-            "hostPID", "hostUsers", "hostname", "imagePullSecrets", "initContainers", "nodeName",
-            "nodeSelector", "os", "overhead", "preemptionPolicy", "priority", "priorityClassName",
-            "readinessGates", "resourceClaims", "resources", "restartPolicy", "runtimeClassName",
-            "schedulerName", "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-            "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-            "tolerations", "topologySpreadConstraints", "volumes"}
-CONTAINER = {"args", "command", "env", "envFrom", "image", "imagePullPolicy", "lifecycle", "livenessProbe",
-             "name", "ports", "readinessProbe", "resizePolicy", "resources", "restartPolicy", "securityContext",
-             "startupProbe", "stdin", "stdinOnce", "terminationMessagePath", "terminationMessagePolicy", "tty",
-             "volumeDevices", "volumeMounts", "workingDir"}
-WORKLOAD_SPEC = {
-    "Deployment": {"replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit",
-                   "paused", "progressDeadlineSeconds"},
-    "ReplicaSet": {"replicas", "selector", "template", "minReadySeconds"},
-    "ReplicationController": {"replicas", "selector", "template", "minReadySeconds"},
-}
-
-
-def _unknown_pod_spec(spec: Any, path: str) -> list[str]:
-    if not isinstance(spec, dict):
-        return []
-    out = [f"{path}.{k}" for k in spec if k not in POD_SPEC]
-    for lst in ("containers", "initContainers"):
-        for i, c in enumerate(spec.get(lst) or []):
-            if isinstance(c, dict):
-                out += [f"{path}.{lst}[{i}].{k}" for k in c if k not in CONTAINER]
-    return out
-
-
-def unknown_fields(kind: str, obj: dict) -> list[str]:
-    """Paths of unknown fields (``spec.foo`` style) for strict decoding; [] if unchecked.
-
-    Checked: top level, metadata, pod specs (also in workload templates), containers,
-    workload specs. Mirrors the strict decoding errors of ``apimachinery/pkg/runtime/serializer``.
-    """
-    out: list[str] = []
-    allowed = TOP_FIELDS.get(kind)
-    if allowed is not None:
-        out += [k for k in obj if k not in _COMMON_TOP | allowed]
-    md = obj.get("metadata")
-    if isinstance(md, dict):
-        out += [f"metadata.{k}" for k in md if k not in META_FIELDS]
-    spec = obj.get("spec")
-    if kind == "Pod":
-        out += _unknown_pod_spec(spec, "spec")
-    elif kind in WORKLOAD_SPEC and isinstance(spec, dict):
-        out += [f"spec.{k}" for k in spec if k not in WORKLOAD_SPEC[kind]]
-        tmpl = spec.get("template")
-        if isinstance(tmpl, dict):
-            out += [f"spec.template.{k}" for k in tmpl if k not in {"metadata", "spec"}]
-            tmd = tmpl.get("metadata")
-            if isinstance(tmd, dict):
-                out += [f"spec.template.metadata.{k}" for k in tmd if k not in META_FIELDS]
-            out += _unknown_pod_spec(tmpl.get("spec"), "spec.template.spec")
-    return out
 
 
 def _qos_class(pod: dict) -> str:

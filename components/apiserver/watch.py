@@ -11,13 +11,17 @@ revision of that state, then changes; ``sendInitialEvents=false``: changes only.
 BOOKMARK events (object = the kind with only ``metadata.resourceVersion``) every
 ``bookmark_interval`` seconds and when the timeout ends, only when requested.
 With the Table Accept each object is a one-row meta.k8s.io Table.
+The stream lasts ``timeoutSeconds`` (default: ``--min-request-timeout`` randomised, see
+:func:`watch_timeout`), also for a client that stops reading; on apiserver shutdown every
+stream ends with its terminating chunk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import random
+import re
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -28,7 +32,7 @@ from controlplane.log import event
 from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
-from components.apiserver.cache import TooOldResourceVersion, WatchEvent
+from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchEvent
 from components.apiserver.rest import TABLE_CT, _bool, _parse_rv, _with_type, wants_table
 from components.apiserver.routing import RequestInfo
 
@@ -38,26 +42,68 @@ if TYPE_CHECKING:
 log = logging.getLogger("apiserver.watch")
 
 
+#: seconds a watch may take to write its final bookmark and terminating chunk once it ends
+#: (timeout, shutdown); a client that does not take them by then is disconnected
+END_GRACE = 5.0
+
+
+def watch_timeout(value: str | None, min_request_timeout: float) -> float:
+    """The watch's duration in seconds from ``?timeoutSeconds=`` (a Go int64): N > 0 → N;
+    unset or 0 → ``min_request_timeout`` × a random factor in [1, 2) so that clients'
+    re-watches spread out; N < 0 → 0, the watch ends at once
+    (``endpoints/handlers/get.go`` / ``rest.go`` ``getTimeout``). A value that is not an
+    integer raises a 400 BadRequest with Go's ``strconv.ParseInt`` message."""
+    v = value or ""
+    if v:
+        if not re.fullmatch(r"[+-]?[0-9]+", v):
+            raise st.bad_request(f'strconv.ParseInt: parsing "{v}": invalid syntax')
+        n = int(v)
+        if not -(1 << 63) <= n < (1 << 63):
+            raise st.bad_request(f'strconv.ParseInt: parsing "{v}": value out of range')
+        if n:
+            return max(float(n), 0.0)
+    return min_request_timeout * (1.0 + random.random()) if min_request_timeout > 0 else 0.0
+
+
 class WatchServer:
-    """Serves watch requests of every resource from ``server.caches``."""
+    """Serves watch requests of every resource from ``server.caches``.
+
+    ``min_request_timeout``: kube-apiserver's ``--min-request-timeout`` (seconds), the base
+    of a watch's duration when the client gives no ``timeoutSeconds``. A watch ends at its
+    deadline even when its client does not read: the write waiting for the socket is
+    cancelled and, as the client is that far behind, its connection closed; otherwise the
+    stream gets :data:`END_GRACE` seconds to end cleanly. :meth:`shutdown` ends every watch."""
 
     def __init__(self, server: "APIServer", bookmark_interval: float = 1.0,
-                 default_timeout: float = 1800.0) -> None:
+                 min_request_timeout: float = 1800.0) -> None:
         self.s = server
         self.bookmark_interval = bookmark_interval
-        self.default_timeout = default_timeout
-        self.active = 0
+        self.min_request_timeout = min_request_timeout
+        self.watchers: set[CacheWatcher] = set()
+        self.stopping = False
+
+    @property
+    def active(self) -> int:
+        """Number of watch streams being served."""
+        return len(self.watchers)
+
+    async def shutdown(self, app: Any = None) -> None:
+        """End every watch stream cleanly (the terminating chunk, no reset) and refuse new
+        ones with 503, as kube-apiserver's watch handlers return when the server signals
+        ``ShuttingDown`` (``endpoints/handlers/watch.go``). An aiohttp ``on_shutdown`` hook."""
+        self.stopping = True
+        for w in list(self.watchers):
+            w.close()
 
     async def serve(self, request: web.Request, info: RequestInfo, matches) -> web.StreamResponse:
         resource = info.resource
         cache = self.s.cache_for(resource)
         if cache is None:
             raise st.method_not_allowed()
+        if self.stopping:
+            raise st.unavailable("the apiserver is shutting down")
         rv = _parse_rv(request.query.get("resourceVersion"))
-        try:
-            timeout = float(request.query.get("timeoutSeconds") or self.default_timeout)
-        except ValueError:
-            raise st.bad_request(f"invalid timeoutSeconds: {request.query.get('timeoutSeconds')!r}") from None
+        timeout = watch_timeout(request.query.get("timeoutSeconds"), self.min_request_timeout)
         bookmarks = _bool(request.query.get("allowWatchBookmarks"))
         _, send_initial = listoptions.parse(request.query, watch=True)
         table = wants_table(request)
@@ -84,44 +130,72 @@ class WatchServer:
             await self._send(resp, "ERROR", st.expired(str(e)).body())
             await resp.write_eof()
             return resp
-        await resp.prepare(request)
-        self.active += 1
+        self.watchers.add(watcher)
         event(log, "watch.start", resource=resource.plural, namespace=info.namespace or "", rv=rv,
               agent=request.headers.get("User-Agent", "").split(" ")[0])
-        deadline = time.monotonic() + timeout
+        loop = asyncio.get_running_loop()
+        writing: list = []  # non-empty while a write of events is under way (cut by the deadline?)
         try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                wait = min(left, self.bookmark_interval) if bookmarks else left
-                evs = await watcher.drain(wait)
-                if evs is False:
-                    if bookmarks and not watcher.pending:
-                        await self._bookmark(resp, resource, cache.revision, table)
-                    continue
-                # every pending event in one write (one chunk): under load fewer syscalls;
-                # clients decode a JSON stream, chunk boundaries carry no meaning
-                lines = []
-                closed = False
-                for ev in evs:
-                    if ev is None:
-                        closed = True  # too slow or cache relisted; the client re-watches
-                        break
-                    lines.append(self._table_line(resource, ev) if table else event_line(resource, ev))
-                if lines:
-                    await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
-                if closed:
-                    break
-            if bookmarks and not watcher.closed:
-                await self._bookmark(resp, resource, cache.revision, table)
-            await resp.write_eof()
+            await resp.prepare(request)
+            try:
+                # one deadline for waiting *and* writing: a client that stops reading blocks
+                # resp.write (it awaits the socket's drain) and is cut off here all the same
+                async with asyncio.timeout_at(loop.time() + timeout):
+                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing)
+            except TimeoutError:
+                pass
+            # the end: a client far behind (writing paused: the socket and our buffer are
+            # full) is dropped with what is queued for it; it re-watches from the last
+            # resourceVersion it processed. Otherwise the final bookmark and terminating chunk.
+            ended = not request.protocol.writing_paused
+            if ended:
+                try:
+                    async with asyncio.timeout(END_GRACE):
+                        if bookmarks and not watcher.closed and not watcher.pending and not writing:
+                            await self._bookmark(resp, resource, cache.revision, table)
+                        await resp.write_eof()
+                except TimeoutError:
+                    ended = False
+            if not ended:
+                event(log, "watch.unresponsive", logging.WARNING, resource=resource.plural,
+                      agent=request.headers.get("User-Agent", "").split(" ")[0])
+                if request.transport is not None:
+                    request.transport.abort()
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             cache.unwatch(watcher)
-            self.active -= 1
+            self.watchers.discard(watcher)
         return resp
+
+    async def _stream(self, resp: web.StreamResponse, watcher: CacheWatcher, resource: Any,
+                      cache: Any, bookmarks: bool, table: bool, writing: list) -> None:
+        """Write the watcher's events until it is closed (too slow, relisted or shutdown).
+
+        ``writing`` holds one item while a write is under way: a write cut off by the watch's
+        deadline leaves it there, so no final bookmark claims events that were never sent."""
+        wait = self.bookmark_interval if bookmarks else None
+        while True:
+            evs = await watcher.drain(wait)
+            if evs is False:
+                if bookmarks and not watcher.pending:
+                    await self._bookmark(resp, resource, cache.revision, table)
+                continue
+            # every pending event in one write (one chunk): under load fewer syscalls;
+            # clients decode a JSON stream, chunk boundaries carry no meaning
+            lines = []
+            closed = False
+            for ev in evs:
+                if ev is None:
+                    closed = True  # too slow, cache relisted or shutdown; the client re-watches
+                    break
+                lines.append(self._table_line(resource, ev) if table else event_line(resource, ev))
+            if lines:
+                writing.append(True)
+                await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
+                writing.clear()
+            if closed:
+                return
 
     async def _bookmark(self, resp: web.StreamResponse, resource: Any, rev: int, table: bool) -> None:
         if table:

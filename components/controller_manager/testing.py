@@ -159,8 +159,13 @@ class FakeClient:
         if not md.get("name"):
             if not md.get("generateName"):
                 raise ApiError(422, "Invalid", "name or generateName is required")
-            md["name"] = md["generateName"] + "".join(
-                secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+            # a fresh suffix until the name is free, as the apiserver retries a generateName
+            # collision (RetryGenerateName)
+            while True:
+                md["name"] = md["generateName"] + "".join(
+                    secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+                if self._key(res, md["name"], md.get("namespace")) not in self.objects:
+                    break
         k = self._key(res, md["name"], md.get("namespace"))
         if k in self.objects:
             raise ApiError(409, "AlreadyExists", f'{res.plural} "{md["name"]}" already exists')

@@ -12,17 +12,16 @@ import click
 
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from controlplane.cli.common import client_options, run_until_signalled, server_or_exit
+from controlplane.cli.common import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.log import event, setup
 
 from components.kubelet.node import (NodeConfig, node_index_from_name, parse_labels, pod_cidr_for,
                                      resources)
 
 
-def _positive(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if value < 0:
-        raise click.BadParameter("must be >= 0")
-    return value
+#: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
+_SECONDS = Seconds(min=0)
+_PERIOD = Seconds(min=0, min_open=True)
 
 
 @click.command("kubelet")
@@ -40,13 +39,11 @@ def _positive(ctx: click.Context, param: click.Parameter, value: float) -> float
 @click.option("--memory", default="8Gi", show_default=True)
 @click.option("--pods", default="110", show_default=True)
 @click.option("--ephemeral-storage", default="100Gi", show_default=True)
-@click.option("--image-pull-seconds", default=0.2, type=float, callback=_positive, show_default=True)
-@click.option("--container-start-seconds", default=0.1, type=float, callback=_positive,
-              show_default=True)
-@click.option("--lease-renew-seconds", default=10.0, type=float, callback=_positive, show_default=True)
-@click.option("--node-status-report-seconds", default=60.0, type=float, callback=_positive,
-              show_default=True)
-@click.option("--crashloop-backoff-seconds", default=10.0, type=float, callback=_positive,
+@click.option("--image-pull-seconds", default=0.2, type=_SECONDS, show_default=True)
+@click.option("--container-start-seconds", default=0.1, type=_SECONDS, show_default=True)
+@click.option("--lease-renew-seconds", default=10.0, type=_PERIOD, show_default=True)
+@click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
+@click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
@@ -80,9 +77,13 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
         for opt, val in (("--cpu", cpu), ("--memory", memory), ("--pods", pods),
                          ("--ephemeral-storage", ephemeral_storage)):
             try:
-                parse_quantity(val)
+                q = parse_quantity(val)
             except ValueError as e:
                 raise ValueError(f"invalid {opt} {val!r}: {e}") from None
+            if q < 0:   # apimachinery ValidateNonnegativeQuantity
+                raise ValueError(f"invalid {opt} {val!r}: must be greater than or equal to 0")
+            if opt == "--pods" and (q.denominator != 1 or q > 2 ** 31 - 1):   # kubelet's int32 maxPods
+                raise ValueError(f"invalid {opt} {val!r}: must be a whole number of at most {2 ** 31 - 1}")
         resources(nodes[0])
         if pod_cidr:
             from components.kubelet.ipam import IPAM

@@ -8,7 +8,13 @@ synced are coalesced and handled by the same worker once the current sync ends
 1. the pod sandbox (``pause`` container, pod IP from the node's podCIDR);
 2. init containers one at a time, each to completion (exit 0) before the next;
 3. app containers — image, create, start — all of them together;
-4. a status update (``PATCH pods/NAME/status``, as the status manager does).
+4. a status update (``PATCH pods/NAME/status``, as the status manager does), sent
+   when the generated status differs from the one the apiserver holds — the newest
+   of the informer's pod and this kubelet's last write, by resourceVersion — so a
+   status someone else changed (the node lifecycle controller's ``Ready=False``
+   while the node was Unknown) is written back on the next sync. No extra GET: the
+   pods informer's cache is the apiserver's view (``pkg/kubelet/status/status_manager.go``
+   syncPod / needsUpdate / needsReconcile compare against the pod manager's pod).
 
 A pod with ``deletionTimestamp`` is killed (``Killing`` events), gets its terminal
 status, loses its sandbox and IP, and is then deleted with ``gracePeriodSeconds=0``
@@ -45,6 +51,12 @@ def _uid(pod: dict) -> str:
     return (pod.get("metadata") or {}).get("uid", "")
 
 
+def _rv(pod: dict) -> int:
+    """The pod's resourceVersion as a number (etcd's mod revision); -1 when absent."""
+    rv = str((pod.get("metadata") or {}).get("resourceVersion") or "")
+    return int(rv) if rv.isdigit() else -1
+
+
 def _name(pod: dict) -> str:
     md = pod.get("metadata") or {}
     return f"{md.get('namespace')}/{md.get('name')}"
@@ -76,7 +88,8 @@ class PodWorkers:
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
-        self._sent: dict[str, dict] = {}
+        #: uid -> the pod as our last status write returned it (with its resourceVersion)
+        self._written: dict[str, dict] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._deleted: set[str] = set()
         self._wake: dict[str, asyncio.Event] = {}
@@ -108,7 +121,7 @@ class PodWorkers:
         if len(self._deleted) > 100_000:
             self._deleted.clear()
         self._latest.pop(uid, None)
-        self._sent.pop(uid, None)
+        self._written.pop(uid, None)
         wake = self._wake.pop(uid, None)
         if wake is not None:
             wake.set()
@@ -273,7 +286,6 @@ class PodWorkers:
             return None
         sb = self.runtime.adopt(pod)
         if sb is not None:
-            self._sent[_uid(pod)] = st
             event(log, "pod.adopted", pod=_name(pod), node=self.node_name, ip=sb.ip)
             self._trace(pod, f"running pod adopted after kubelet restart, IP {sb.ip}", "adopt")
             for c in sb.containers.values():
@@ -391,16 +403,17 @@ class PodWorkers:
         event(log, "pod.terminated", pod=_name(pod), node=self.node_name)
         self._deleted.add(uid)
         self._latest.pop(uid, None)
-        self._sent.pop(uid, None)
+        self._written.pop(uid, None)
         self._wake.pop(uid, None)
 
     # -- status ---------------------------------------------------------------
     async def _send_status(self, pod: dict, sb: Sandbox | None, terminal: bool = False,
                            announce: bool = False) -> dict:
-        """PATCH pods/NAME/status if the status changed; returns the pod with the
-        status the apiserver now holds."""
+        """PATCH pods/NAME/status if the generated status differs from what the
+        apiserver holds (:meth:`apiserver_status`); returns the pod with the status
+        the apiserver now holds."""
         uid = _uid(pod)
-        base = self._sent.get(uid) or pod.get("status") or {}
+        base = self.apiserver_status(uid, pod)
         work = dict(pod, status=base)
         st = generate_pod_status(work, sb, self.host_ip, terminal=terminal)
         if not status_differs(base, st):
@@ -416,12 +429,22 @@ class PodWorkers:
             if e.code in (404, 409):
                 return work
             raise
-        self._sent[uid] = st
         event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
         new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
         new.setdefault("kind", "Pod")
         new.setdefault("apiVersion", "v1")
+        self._written[uid] = new
         return new
+
+    def apiserver_status(self, uid: str, pod: dict) -> dict:
+        """The pod status the apiserver holds as far as this kubelet knows: that of
+        the newest (highest resourceVersion) of ``pod``, the informer's latest pod and
+        the response to this kubelet's last status write — the write wins a tie (a
+        client without resourceVersions). Other writers' changes (conditions set by
+        the node lifecycle or taint eviction controllers) arrive through the informer,
+        so the next sync compares against them and writes the kubelet's view back."""
+        cands = [p for p in (self._written.get(uid), self._latest.get(uid), pod) if p is not None]
+        return max(cands, key=_rv).get("status") or {}
 
     def _trace(self, pod: dict, action: str, what: str = "", detail: str = "") -> None:
         if self.tracer is not None:

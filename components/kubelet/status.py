@@ -221,10 +221,30 @@ def generate_pod_status(pod: dict, sb: Sandbox | None, host_ip: str, *, terminal
     return st
 
 
+def _omitempty(v):
+    """``v`` without null, empty-string, empty-list and empty-object members, at every
+    depth: what Go's ``omitempty`` JSON encoding leaves out, so a status read back
+    from the apiserver compares equal to the one this kubelet generated."""
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            x = _omitempty(x)
+            if x not in (None, "", [], {}):
+                out[k] = x
+        return out
+    if isinstance(v, list):
+        return [_omitempty(x) for x in v]
+    return v
+
+
+STATUS_KEYS = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime",
+               "initContainerStatuses", "containerStatuses", "qosClass")
+
+
 def status_differs(old: dict | None, new: dict) -> bool:
-    """Whether ``new`` says something ``old`` does not (both full pod statuses)."""
+    """Whether ``new`` says something ``old`` does not (both full pod statuses; only
+    the fields the kubelet writes, empty values ignored — the status manager's
+    ``isPodStatusByKubeletEqual`` on normalized statuses)."""
     if not old:
         return True
-    keys = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime",
-            "initContainerStatuses", "containerStatuses", "qosClass")
-    return any(old.get(k) != new.get(k) for k in keys)
+    return any(_omitempty(old.get(k)) != _omitempty(new.get(k)) for k in STATUS_KEYS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from controlplane import yamlfile
 
 from components.scheduler.framework import Framework
 from components.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
@@ -47,12 +47,10 @@ def load_config(path: str | None) -> SchedulerConfig:
     if not path:
         return SchedulerConfig()
     try:
-        with open(path) as f:
-            doc = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise ConfigError(f"cannot read scheduler config {path!r}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"scheduler config {path!r} is not valid YAML: {e}".splitlines()[0]) from None
+        docs = yamlfile.load_file(path)
+    except yamlfile.YAMLFileError as e:
+        raise ConfigError(f"cannot read scheduler config {path!r}: {e}") from None
+    doc = (docs[0] if docs else None) or {}
     return parse_config(doc)
 
 

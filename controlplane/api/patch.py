@@ -151,15 +151,23 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
     raise PatchError(f"cannot remove {path!r}: parent is not an object or array")
 
 
+#: kube-apiserver's JSONPatchMaxCopyBytes (``pkg/server/config.go``, 3 MiB), the limit of
+#: evanphx/json-patch's AccumulatedCopySizeLimit: what ``copy`` operations may add in total
+JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024
+
+
 def json_patch(target: Any, ops: list) -> Any:
     """Apply an RFC 6902 JSON patch (a list of operations); returns a new value.
 
-    Raises PatchError for a malformed operation, a missing path, an out-of-range index
-    or a failed ``test`` (``testing value /x failed``).
+    Raises PatchError for a malformed operation, a missing path, an out-of-range index,
+    a failed ``test`` (``testing value /x failed``) or ``copy`` operations adding more than
+    :data:`JSON_PATCH_MAX_COPY_BYTES` of JSON in total (``Unable to complete the copy, the
+    accumulated size increase of copy is N, greater than M``, evanphx/json-patch).
     """
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
     doc = _clone(target)
+    copied = 0
     for n, op in enumerate(ops):
         if not isinstance(op, dict):
             raise PatchError(f"operation {n} is not an object")
@@ -189,7 +197,12 @@ def json_patch(target: Any, ops: list) -> Any:
                     raise PatchError(f"cannot move {frm!r} into its own child {path!r}")
                 doc, value = _remove(doc, frm)
             else:
-                value = copy.deepcopy(_get(doc, frm))
+                value = _get(doc, frm)
+                copied += len(codec.dumps(value))
+                if copied > JSON_PATCH_MAX_COPY_BYTES:
+                    raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is "
+                                     f"{copied}, greater than {JSON_PATCH_MAX_COPY_BYTES}")
+                value = copy.deepcopy(value)
             doc = _add(doc, path, value)
         elif kind == "test":
             if _get(doc, path) != op["value"]:

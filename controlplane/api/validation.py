@@ -940,9 +940,14 @@ def validate(kind: str, obj: dict, old: dict | None = None) -> list[dict]:
     if not isinstance(obj, dict):
         errs.invalid("", obj, "must be an object")
         return list(errs)
-    validate_object_meta(kind, obj.get("metadata"), errs,
-                         (old or {}).get("metadata") if isinstance(old, dict) else None)
-    fn = KIND_VALIDATORS.get(kind)
-    if fn is not None:
-        fn(obj, old if isinstance(old, dict) else None, errs)
+    try:
+        validate_object_meta(kind, obj.get("metadata"), errs,
+                             (old or {}).get("metadata") if isinstance(old, dict) else None)
+        fn = KIND_VALIDATORS.get(kind)
+        if fn is not None:
+            fn(obj, old if isinstance(old, dict) else None, errs)
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
+        # a value of a type the rules did not expect (the apiserver decodes bodies into
+        # the kinds' types first, so only direct callers get here): invalid, never a crash
+        errs.type_invalid("", type(e).__name__, "a field of this object has a value of the wrong type")
     return list(errs)

@@ -6,6 +6,12 @@ per node, each as ``python -m controlplane <service> ...`` — the same command
 lines a user types — with its log in ``<data-dir>/logs/<name>.log``. It waits
 for each to be ready, writes ``<data-dir>/kubeconfig``, restarts a process that
 dies (and says so), and stops everything in reverse order.
+
+The children end with the supervisor however it ends (``kill -9`` too): each is
+started with :func:`controlplane.lifeline.child_kwargs` (SIGTERM on the parent's
+death, PR_SET_PDEATHSIG on Linux) and inherits the open ``<data-dir>/.lock`` whose
+flock the supervisor holds, so the lock stays taken until the last of them has
+exited and no second cluster can start on the same files before.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import aiohttp
+
+from controlplane.lifeline import child_kwargs
 
 KUBECONFIG_TEMPLATE = """apiVersion: v1
 kind: Config
@@ -52,6 +60,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux ``/proc``; elsewhere
+    ``kill(pid, 0)``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def port_in_use(port: int) -> bool:
@@ -101,12 +128,16 @@ class LocalCluster:
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
         self._failed: asyncio.Queue[str] = asyncio.Queue()
+        self._lock = None  # the open, flocked <data-dir>/.lock
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
         """Hold an exclusive lock on ``<data-dir>/.lock`` for this cluster's life,
         so a second cluster cannot share (and corrupt) the same etcd data and
-        kubeconfig. Raises RuntimeError naming the holder's pid."""
+        kubeconfig. The children inherit the locked file (flock locks belong to
+        the open file, shared across fork), so the lock outlives a killed
+        supervisor until its last child has exited. Raises RuntimeError naming
+        the holder's pid."""
         path = os.path.join(self.data_dir, ".lock")
         f = open(path, "a+")
         try:
@@ -115,8 +146,12 @@ class LocalCluster:
             f.seek(0)
             holder = f.read().strip() or "?"
             f.close()
+            if holder.isdigit() and not pid_alive(int(holder)):
+                raise RuntimeError(f"data dir {short_path(self.data_dir)} is in use by the services of "
+                                   f"controlplane pid {holder}, which has exited; they are stopping, "
+                                   f"try again in a few seconds") from None
             raise RuntimeError(f"data dir {short_path(self.data_dir)} is in use by another "
-                               f"controlplane (pid {holder}); stop it or pick another --data-dir")
+                               f"controlplane (pid {holder}); stop it or pick another --data-dir") from None
         f.seek(0)
         f.truncate()
         f.write(str(os.getpid()))
@@ -196,7 +231,7 @@ class LocalCluster:
                         await svc.proc.wait()
                 if svc.watcher:
                     svc.watcher.cancel()
-        if getattr(self, "_lock", None) is not None:
+        if self._lock is not None:
             self._lock.close()
             self._lock = None
 
@@ -226,10 +261,11 @@ class LocalCluster:
     async def _launch(self, svc: Service) -> None:
         logf = open(svc.log_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        keep = (self._lock.fileno(),) if self._lock is not None else ()
         svc.proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "controlplane", *svc.args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf, env=env,
-            start_new_session=True)
+            stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
+            start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
         logf.close()
         self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {short_path(svc.log_path)}")
         svc.watcher = asyncio.create_task(self._watch_exit(svc))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import math
 import os
 import re
 import signal
@@ -21,7 +22,7 @@ from typing import Any, Awaitable, Callable
 import click
 
 from controlplane import aio
-from controlplane.client.rest import ApiError, resolve_server
+from controlplane.client.rest import ApiError, RequestTimeout, resolve_server
 
 
 def client_options(fn: Callable) -> Callable:
@@ -42,6 +43,20 @@ def server_or_exit(master: str | None, kubeconfig: str | None) -> str:
         raise click.UsageError(str(e)) from None
 
 
+class Seconds(click.FloatRange):
+    """A click FloatRange of finite numbers: ``nan``, ``inf`` and ``-inf`` are rejected (click's
+    FloatRange lets nan through, as every comparison with it is false). Usage errors name the
+    flag: ``Invalid value for '--lease-renew-seconds': 0.0 is not in the range x>0.``"""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        rv = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(rv, param, ctx)
+
+
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -56,6 +71,17 @@ def parse_duration(value: str, flag: str) -> float:
     if not parts or "".join(n + u for n, u in parts) != text:
         raise click.UsageError(f"invalid value {value!r} for {flag}: want a duration like 40s")
     return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def request_timeout_option(fn: Callable) -> Callable:
+    """Add kubectl's ``--request-timeout`` (a Go duration or seconds; 0 = none) to a click
+    command; it receives ``request_timeout`` in seconds (float, 0.0 = none). Our default is
+    30 s (kubectl's is 0): a hung apiserver ends the command with one line instead of a hang."""
+    def convert(ctx: click.Context, param: click.Parameter, value: str) -> float:
+        return parse_duration(value, "--request-timeout")
+    return click.option("--request-timeout", default="30s", show_default=True, metavar="DURATION",
+                        callback=convert, help="how long to wait for each answer of the apiserver "
+                        "(e.g. 5s, 2m; 0 = no timeout)")(fn)
 
 
 @dataclass(frozen=True)
@@ -138,17 +164,22 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
 
 @contextlib.contextmanager
 def apiserver_errors(server: str, error: type[click.ClickException] = click.ClickException):
-    """Inside: an :class:`ApiError` becomes ``error("apiserver said CODE REASON: MESSAGE")`` and
-    a transport ``OSError`` ``error("cannot reach the apiserver at SERVER: ...")`` — one line,
-    exit 1, no traceback. A BrokenPipeError (the reader of our output left) passes through."""
+    """Inside: an :class:`ApiError` becomes ``error("apiserver said CODE REASON: MESSAGE")``, a
+    :class:`RequestTimeout` ``error("the apiserver at SERVER did not answer within Ns
+    (--request-timeout)")`` and a transport ``OSError`` ``error("cannot reach the apiserver at
+    SERVER: ...")`` — one line, exit 1, no traceback. A BrokenPipeError (the reader of our
+    output left) passes through."""
     try:
         yield
     except ApiError as e:
         raise error(f"apiserver said {e.code} {e.reason}: {e.message}") from None
     except BrokenPipeError:
         raise
+    except RequestTimeout as e:
+        raise error(f"the apiserver at {server} did not answer within {e.timeout:g}s "
+                    f"(--request-timeout)") from None
     except OSError as e:
-        raise error(f"cannot reach the apiserver at {server}: {e}") from None
+        raise error(f"cannot reach the apiserver at {server}: {e or type(e).__name__}") from None
 
 
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:

@@ -19,11 +19,11 @@ import tempfile
 import time
 
 import click
-import yaml
 
+from controlplane import yamlfile
 from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
-from controlplane.cli.common import apiserver_errors, run_until_signalled
+from controlplane.cli.common import Seconds, apiserver_errors, request_timeout_option, run_until_signalled
 from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
@@ -40,24 +40,24 @@ class DemoError(click.ClickException):
 
 
 def load_manifest(path: str) -> dict:
-    """The single workload object in ``path``; raises DemoError on bad YAML or kind."""
+    """The single workload object in ``path``; raises DemoError (one line) on a missing,
+    binary, malformed or too deeply nested file (:mod:`controlplane.yamlfile`) or a kind
+    the demo does not trace."""
     try:
-        with open(path) as f:
-            docs = [d for d in yaml.safe_load_all(f) if d]
-    except IsADirectoryError:
-        raise DemoError(f"{path} is a directory: give one manifest file") from None
-    except OSError as e:
-        raise DemoError(f"cannot read {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
-        raise DemoError(f"{path}: invalid YAML{at}: {getattr(e, 'problem', None) or e}") from None
+        docs = [d for d in yamlfile.load_file(path) if d]
+    except yamlfile.YAMLFileError as e:
+        raise DemoError(str(e)) from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise DemoError(f"{path}: expected exactly one object")
     obj = docs[0]
     if obj.get("kind") not in ("Deployment", "ReplicaSet", "ReplicationController", "Pod"):
         raise DemoError(f"{path}: kind {obj.get('kind')!r} is not a workload the demo traces "
                         f"(Deployment, ReplicaSet, ReplicationController, Pod)")
+    md = obj.get("metadata")
+    if not isinstance(md, dict) or not isinstance(md.get("name"), str) or not md["name"]:
+        raise DemoError(f"{path}: metadata.name is required")
+    if not isinstance(md.get("namespace", ""), str):
+        raise DemoError(f"{path}: metadata.namespace must be a string")
     return obj
 
 
@@ -316,14 +316,16 @@ class Demo:
               help="data dir of the cluster the demo starts (default: a temporary dir)")
 @click.option("--etcd-servers", default=None, metavar="URLS",
               help="with no running cluster: use this external etcd")
-@click.option("--timeout", default=90.0, show_default=True, type=float, help="seconds")
+@click.option("--timeout", default=90.0, show_default=True, type=Seconds(min=0, min_open=True),
+              help="seconds for the whole flow")
 @click.option("--keep", is_flag=True, help="leave the cluster the demo started running")
 @click.option("--color/--no-color", default=None, help="colour output (default: if a terminal)")
 @click.option("--html", "html_out", default=None, metavar="FILE",
               help="also write the flow as an HTML swimlane timeline")
+@request_timeout_option
 def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
-            color: bool | None, html_out: str | None) -> None:
+            color: bool | None, html_out: str | None, request_timeout: float) -> None:
     """Run seed 000's 13-step pod creation flow and print each step live.
 
     Seed 000 is the article this project replays: Kubernetes' pod creation in
@@ -350,7 +352,7 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
                                    say=lambda s: click.echo(f"  {s}"), restart=False)
             server = cluster.server
-        client = RestClient(server, "demo")
+        client = RestClient(server, "demo", timeout=request_timeout)
         try:
             if cluster:
                 try:

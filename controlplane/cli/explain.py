@@ -20,7 +20,8 @@ import json
 
 import click
 
-from controlplane.cli.common import apiserver_errors, client_options, run_until_signalled, server_or_exit
+from controlplane.cli.common import (apiserver_errors, client_options, request_timeout_option,
+                                     run_until_signalled, server_or_exit)
 from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.record import StepRecord
@@ -118,15 +119,16 @@ def render(rec: StepRecord) -> str:
 @click.argument("name")
 @click.option("--namespace", "-n", default="default", show_default=True)
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str, name: str, namespace: str,
-            output: str) -> None:
+            output: str, request_timeout: float) -> None:
     """Show the scheduler's per-node filter verdicts and scores for a pod."""
     if kind.lower() not in ("pod", "pods", "po"):
         raise click.UsageError(f"explain supports pods only, not {kind!r}")
     server = server_or_exit(master, kubeconfig)
 
     async def main() -> None:
-        client = RestClient(server, "explain")
+        client = RestClient(server, "explain", timeout=request_timeout)
         try:
             with apiserver_errors(server):
                 records = await stream.fetch(client, 0.0)

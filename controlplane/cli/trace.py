@@ -17,7 +17,8 @@ import time
 
 import click
 
-from controlplane.cli.common import apiserver_errors, client_options, run_until_signalled, server_or_exit
+from controlplane.cli.common import (Seconds, apiserver_errors, client_options, request_timeout_option,
+                                     run_until_signalled, server_or_exit)
 from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
@@ -40,6 +41,8 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
             try:
                 rec = await asyncio.wait_for(q.get(), reorder.window / 2)
             except asyncio.TimeoutError:
+                if task.done():
+                    task.result()  # the stream failed (e.g. unreachable apiserver): raise it
                 rec = False
             if rec is None:
                 break
@@ -59,12 +62,13 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
 @click.option("--kind", default=None, help="follow one flow from this kind (e.g. Deployment)")
 @click.option("--name", default=None, help="...and this name")
 @click.option("--namespace", "-n", default="default", show_default=True)
-@click.option("--since", default=0.0, type=float, help="only records from the last N seconds (0: all)")
+@click.option("--since", default=0.0, type=Seconds(min=0), help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
 @click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
               help="html: a swimlane timeline page (not with --follow)")
+@request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
-            namespace: str, since: float, follow: bool, output: str) -> None:
+            namespace: str, since: float, follow: bool, output: str, request_timeout: float) -> None:
     """Print the numbered, timed records of the 13-step flow."""
     server = server_or_exit(master, kubeconfig)
     if bool(kind) != bool(name):
@@ -73,7 +77,7 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         raise click.UsageError("-o html draws a finished flow: drop --follow")
 
     async def main() -> None:
-        client = RestClient(server, "trace")
+        client = RestClient(server, "trace", timeout=request_timeout)
         flow = Flow(kind, namespace, name) if kind else None
         t0: list[float] = []
 

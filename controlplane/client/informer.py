@@ -4,7 +4,8 @@ feeding a local store and event handlers, as client-go's ``tools/cache``.
 * list → replace the store → ``on_add`` for new keys, ``on_delete`` for vanished ones;
 * watch from the last seen resourceVersion; bookmarks advance it;
 * on a closed stream or transport error: re-watch from the last resourceVersion
-  with backoff; on 410 Gone/Expired: relist (source:
+  (exponential back-off when it failed; a randomised ``timeoutSeconds`` per watch);
+  on 410 Gone/Expired: relist (source:
   staging/src/k8s.io/client-go/tools/cache/reflector.go ListAndWatch).
 
 Store keys are ``namespace/name`` (or ``name`` for cluster-scoped objects), as
@@ -18,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from typing import Any, Callable, Hashable, Iterable
 
 import aiohttp
 
-from controlplane.aio import cancel_and_wait
+from controlplane.aio import Backoff, cancel_and_wait
 from controlplane.api.resources import Resource
 from controlplane.client.rest import ApiError, RestClient
 from controlplane.log import event
@@ -211,9 +213,18 @@ class Informer:
 
     # -- reflector -------------------------------------------------------------
     async def run(self) -> None:
-        """List and watch forever (until cancelled)."""
-        backoff = 0.1
+        """List and watch forever (until cancelled).
+
+        A watch that ends normally after delivering events or running a while (the server's
+        ``timeoutSeconds``) is followed at once by the next, from the last resourceVersion; a
+        failed or empty one waits an exponential back-off (0.1 s doubling to 5 s, jittered,
+        one log line per attempt), so a server that keeps refusing or closing is never
+        spun on; 410 Expired (a resourceVersion too old, e.g. after an apiserver restart)
+        → relist first (``reflector.go`` ListAndWatch with its backoff manager)."""
+        backoff = Backoff(0.1, 5.0)
+        loop = asyncio.get_running_loop()
         need_list = True
+        expired = False  # the last attempt ended in 410: another one in a row waits
         while True:
             try:
                 if need_list:
@@ -221,22 +232,28 @@ class Informer:
                     need_list = False
                 for fn in self._started:
                     fn(self.resource_version)
-                await self._watch()
-                backoff = 0.1
+                began = loop.time()
+                if await self._watch() or loop.time() - began >= 1.0:
+                    backoff.reset()
+                    expired = False
+                    continue
+                reason = {"code": 200, "error": "watch closed at once"}
             except asyncio.CancelledError:
                 raise
             except ApiError as e:
                 if e.code == 410:
-                    event(log, "informer.relist", resource=self.resource.plural, reason=e.reason)
                     need_list = True
-                    continue
-                event(log, "informer.error", logging.WARNING, resource=self.resource.plural,
-                      code=e.code, error=e.message)
+                    if not expired:
+                        expired = True
+                        event(log, "informer.relist", resource=self.resource.plural, reason=e.reason)
+                        continue
+                reason = {"code": e.code, "error": e.message[:200]}
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as e:
-                event(log, "informer.disconnected", logging.WARNING,
-                      resource=self.resource.plural, error=type(e).__name__)
-            await asyncio.sleep(backoff)  # reconnect backoff
-            backoff = min(backoff * 2, 5.0)
+                reason = {"error": type(e).__name__}
+            delay = backoff.next()
+            event(log, "informer.disconnected", logging.WARNING, resource=self.resource.plural,
+                  relist=need_list, retry_in=f"{delay:.2f}s", **reason)
+            await asyncio.sleep(delay)
 
     async def _list(self) -> None:
         lst = await self.client.list(self.resource, self.namespace,
@@ -268,11 +285,21 @@ class Informer:
                 self._dispatch("delete", obj)
         self._synced.set()
 
-    async def _watch(self) -> None:
+    async def _watch(self) -> int:
+        """One watch from the last resourceVersion; returns the number of events it carried.
+
+        The server is asked to end it after ``watch_timeout`` to twice that (seconds, random:
+        client-go's reflector ``minWatchTimeout * (1 + rand)``), so watches of many clients do
+        not all end together and a stream never lives forever; bookmarks are requested, so a
+        stream silent for :data:`~controlplane.client.rest.WATCH_IDLE_TIMEOUT` seconds is taken
+        for a dead connection."""
+        n = 0
+        timeout = int(self.watch_timeout * (1.0 + random.random()))
         async for typ, obj in self.client.watch(
                 self.resource, self.namespace, resource_version=self.resource_version,
                 label_selector=self.label_selector, field_selector=self.field_selector,
-                timeout_seconds=self.watch_timeout):
+                timeout_seconds=timeout):
+            n += 1
             rv = (obj.get("metadata") or {}).get("resourceVersion")
             if rv:
                 self.resource_version = rv
@@ -295,6 +322,7 @@ class Informer:
                 if self._indices and old is not None:
                     self._indices.changed(k, old, None)
                 self._dispatch("delete", old or obj)
+        return n
 
     def _dispatch(self, what: str, *objs: dict) -> None:
         idx = {"add": 0, "update": 1, "delete": 2}[what]

@@ -208,18 +208,20 @@ class LeaderElector:
 
     async def release(self) -> bool:
         """Give the Lease up if held: holderIdentity "" and a 1 s lease (client-go
-        release). True when released."""
+        release). True when released. Bounded by ``renew_deadline`` seconds, so stopping
+        never hangs on an unreachable apiserver (the Lease then simply expires)."""
         if self.get_leader() != self.identity:
             return False
         try:
-            lease = await self.client.get(LEASES, self.name, self.namespace)
-            spec = lease.get("spec") or {}
-            if spec.get("holderIdentity") != self.identity:
-                return False
-            now = micro_time()
-            lease["spec"] = {**spec, "holderIdentity": "", "leaseDurationSeconds": 1,
-                             "acquireTime": now, "renewTime": now}
-            await self.client.update(LEASES, lease)
+            async with asyncio.timeout(self.renew_deadline):
+                lease = await self.client.get(LEASES, self.name, self.namespace)
+                spec = lease.get("spec") or {}
+                if spec.get("holderIdentity") != self.identity:
+                    return False
+                now = micro_time()
+                lease["spec"] = {**spec, "holderIdentity": "", "leaseDurationSeconds": 1,
+                                 "acquireTime": now, "renewTime": now}
+                await self.client.update(LEASES, lease)
         except Exception as e:
             event(log, "leaderelection.release_failed", logging.WARNING, lease=self._key(), error=str(e)[:200])
             return False

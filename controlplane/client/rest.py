@@ -16,9 +16,8 @@ from typing import Any, AsyncIterator
 from urllib.parse import urlparse
 
 import aiohttp
-import yaml
 
-from controlplane import KUBE_VERSION, __version__
+from controlplane import KUBE_VERSION, __version__, yamlfile
 from controlplane.api import codec
 from controlplane.api.resources import Resource
 from controlplane.log import event
@@ -27,6 +26,9 @@ log = logging.getLogger("client")
 
 #: where ``controlplane up`` (run in the working directory) writes its kubeconfig
 DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
+#: seconds a watch asking for bookmarks may stay silent before its connection is taken for dead
+#: (a Kubernetes apiserver bookmarks an idle watch every minute, ``cacher.go`` bookmarkFrequency)
+WATCH_IDLE_TIMEOUT = 90
 
 
 class ApiError(Exception):
@@ -41,14 +43,25 @@ class ApiError(Exception):
         self.status = status or {}
 
 
+class RequestTimeout(TimeoutError):
+    """No (complete) answer within the request timeout: ``method``, ``url``, ``timeout`` (s).
+    A TimeoutError, so callers that catch ``asyncio.TimeoutError`` / OSError see it as before."""
+
+    def __init__(self, method: str, url: str, timeout: float) -> None:
+        super().__init__(f"{method} {url}: no answer within {timeout:g}s (request timeout)")
+        self.method = method
+        self.url = url
+        self.timeout = timeout
+
+
 def server_from_kubeconfig(path: str) -> str:
     """The ``server`` URL of the current context's cluster in a kubeconfig file.
 
     Raises ValueError with a one-line message when the file is missing or malformed.
     """
     try:
-        with open(path) as f:
-            cfg = yaml.safe_load(f) or {}
+        docs = yamlfile.load_file(path)
+        cfg = (docs[0] if docs else None) or {}
         ctx_name = cfg.get("current-context")
         ctx = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name),
                    cfg["contexts"][0]["context"] if cfg.get("contexts") else {})
@@ -57,9 +70,9 @@ def server_from_kubeconfig(path: str) -> str:
         cluster = next((c["cluster"] for c in clusters if c.get("name") == cluster_name),
                        clusters[0]["cluster"] if clusters else None)
         return cluster["server"]
-    except FileNotFoundError:
-        raise ValueError(f"kubeconfig {path!r} not found") from None
-    except (KeyError, IndexError, TypeError, yaml.YAMLError) as e:
+    except yamlfile.YAMLFileError as e:
+        raise ValueError(f"kubeconfig {path!r}: {e}") from None
+    except (KeyError, IndexError, TypeError, AttributeError) as e:
         raise ValueError(f"kubeconfig {path!r} is malformed: {e}") from None
 
 
@@ -95,6 +108,10 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
                "kubelet": "kubelet"}
 
 
+#: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
+MAX_RETRIES = 10
+
+
 class RestClient:
     """JSON REST client bound to one apiserver.
 
@@ -102,17 +119,26 @@ class RestClient:
     counterparts send (``kube-scheduler/v1.32.4 (linux/amd64) controlplane/0.1.0``; see
     :data:`KUBE_AGENTS`), so managedFields managers and the trace read as on a real cluster;
     our own tools send ``controlplane-demo/0.1.0`` and the like. All methods raise
-    :class:`ApiError` on a non-2xx answer and ``aiohttp.ClientError`` /
-    ``asyncio.TimeoutError`` on transport failures.
+    :class:`ApiError` on a non-2xx answer, ``aiohttp.ClientError`` on transport failures and
+    :class:`RequestTimeout` (a TimeoutError) when no answer comes in time.
+
+    Timeouts, in seconds (client-go's ``rest.Config.Timeout``, kubectl's ``--request-timeout``;
+    0 or None = none): ``timeout`` bounds each non-watch request as a whole (30 s by default,
+    as our components want a stuck apiserver to surface); ``connect_timeout`` bounds opening a
+    connection, watches included. A watch is bounded by a read timeout (its ``timeoutSeconds``
+    plus 30 s, at most :data:`WATCH_IDLE_TIMEOUT` with bookmarks), an endless stream
+    (:meth:`open_stream`) by ``timeout`` until its response headers arrive.
     """
 
-    def __init__(self, server: str, component: str = "client", timeout: float = 30.0) -> None:
+    def __init__(self, server: str, component: str = "client", timeout: float | None = 30.0,
+                 connect_timeout: float = 10.0) -> None:
         self.server = server.rstrip("/")
         self.component = component
         kube = KUBE_AGENTS.get(component)
         self.user_agent = (f"{kube}/{KUBE_VERSION} (linux/amd64) controlplane/{__version__}" if kube
                            else f"controlplane-{component}/{__version__}")
-        self._timeout = timeout
+        self.timeout = timeout or None
+        self.connect_timeout = connect_timeout or None
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -140,15 +166,47 @@ class RestClient:
     async def request(self, method: str, path: str, *, params: dict | None = None,
                       body: Any = None, content_type: str = "application/json",
                       timeout: float | None = None) -> Any:
-        """Send one request; returns the decoded JSON answer (or None)."""
+        """Send one request; returns the decoded JSON answer (or None). ``timeout`` (seconds)
+        overrides the client's for each attempt. A 429 with ``Retry-After`` (the apiserver's
+        priority and fairness refused it unexecuted) is sent again after that many seconds, up
+        to :data:`MAX_RETRIES` times, as client-go's rest client does (``rest/request.go``
+        checkWait, maxRetries 10). Raises ApiError, aiohttp.ClientError, RequestTimeout."""
         data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
-        async with self.session.request(
-                method, self.server + path, params=params, data=data, headers=headers,
-                timeout=aiohttp.ClientTimeout(total=timeout or self._timeout)) as resp:
-            return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+        total = timeout or self.timeout
+        try:
+            for attempt in range(MAX_RETRIES + 1):
+                async with self.session.request(
+                        method, self.server + path, params=params, data=data, headers=headers,
+                        timeout=aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)) as resp:
+                    wait = resp.headers.get("Retry-After", "") if resp.status == 429 else ""
+                    if not wait.isdigit() or attempt == MAX_RETRIES:
+                        return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+                await asyncio.sleep(int(wait))  # the server's Retry-After, not synchronisation
+        except asyncio.TimeoutError:
+            raise RequestTimeout(method, self.server + path, total or self.connect_timeout or 0) from None
+        raise AssertionError("unreachable")
+
+    async def open_stream(self, path: str, params: dict | None = None) -> aiohttp.ClientResponse:
+        """GET an endless stream (the trace's ``follow``): returns the response once its headers
+        arrived within the client's ``timeout``; its body is then read without a time limit.
+        The caller closes it (``async with``). Raises ApiError for a non-2xx answer,
+        aiohttp.ClientError, RequestTimeout."""
+        url = self.server + path
+        try:
+            async with asyncio.timeout(self.timeout):
+                resp = await self.session.get(url, params=params, headers={"Accept": "application/json"},
+                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout))
+                if resp.status >= 300:
+                    try:
+                        _decode(resp.status, await resp.read())
+                    finally:
+                        resp.release()
+        except asyncio.TimeoutError:
+            raise RequestTimeout("GET", url, self.timeout or self.connect_timeout or 0) from None
+        return resp
 
     # -- typed verbs ---------------------------------------------------------
     async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
@@ -240,8 +298,11 @@ class RestClient:
                   "allowWatchBookmarks": "true" if allow_bookmarks else None,
                   "timeoutSeconds": timeout_seconds}
         params = {k: v for k, v in params.items() if v is not None}
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10,
-                                        sock_read=(timeout_seconds or 300) + 30)
+        # with bookmarks (our apiserver sends one a second when idle, Kubernetes' once a
+        # minute) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
+        idle = (timeout_seconds or 300) + 30
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
+                                        sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
         async with self.session.get(self.server + res.path(namespace), params=params,
                                     headers={"Accept": "application/json"},
                                     timeout=timeout) as resp:

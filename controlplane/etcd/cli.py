@@ -5,8 +5,9 @@ Example::
     controlplane etcd --listen-client-urls http://127.0.0.1:0 --data-dir /tmp/etcd1
 
 Logs ``event=etcd.ready listen=http://127.0.0.1:PORT`` once serving; SIGTERM/SIGINT stop it
-gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir or a bad flag value is a
-one-line error and exit status 1.
+gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir, one in use by another
+etcd (it is flock'ed, as etcd locks its WAL), or a bad flag value is a one-line error and exit
+status 1.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import click
 
 from .. import aio
 from .. import log as cplog
+from ..cli.common import parse_duration
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES
 from .wal import DataDirError
 
@@ -47,29 +49,46 @@ def _duration(text: str) -> float:
               show_default=True, help="periodic: keep a duration of history; revision: keep N revisions.")
 @click.option("--auto-compaction-retention", default="10000", show_default=True,
               help="periodic: duration (5m, 1h) or hours; revision: revision count; 0 = off.")
-@click.option("--max-request-bytes", type=int, default=MAX_REQUEST_BYTES, show_default=True,
+@click.option("--max-request-bytes", type=click.IntRange(min=1), default=MAX_REQUEST_BYTES, show_default=True,
               help="Maximum client request size in bytes.")
 @click.option("--quota-backend-bytes", type=int, default=QUOTA_BACKEND_BYTES, show_default=True,
-              help="Raise 'database space exceeded' beyond this (approximate) size.")
+              help="Raise the NOSPACE alarm (writes answer 'database space exceeded') when the "
+                   "backend would exceed this size; 0 = the default, negative = no quota.")
 @click.option("--experimental-watch-progress-notify-interval", "progress_interval", default="10m",
               show_default=True, help="Interval of watch progress notifications (duration or seconds).")
-@click.option("--snapshot-count", type=int, default=10000, show_default=True,
+@click.option("--snapshot-count", type=click.IntRange(min=1), default=10000, show_default=True,
               help="Revisions between snapshots of the data dir.")
+@click.option("--grpc-keepalive-min-time", "keepalive_min_time", default="5s", show_default=True,
+              metavar="DURATION", help="Minimum interval a client should wait before pinging the server "
+                                       "(more frequent pings end the connection); 0 = no limit.")
+@click.option("--grpc-keepalive-interval", "keepalive_interval", default="2h", show_default=True,
+              metavar="DURATION", help="Idle time after which the server pings a client connection; 0 = never.")
+@click.option("--grpc-keepalive-timeout", "keepalive_timeout", default="20s", show_default=True,
+              metavar="DURATION", help="How long the server waits for activity after its ping before "
+                                       "closing the connection.")
 @click.option("--grpc-transport", type=click.Choice(["asyncio", "grpcio"]), default="asyncio",
               envvar="CONTROLPLANE_ETCD_GRPC_TRANSPORT", show_default=True,
               help="gRPC server: ours on the event loop (fast), or grpcio's grpc.aio.")
 @click.option("--log-level", default=None, help="Log level (default $CONTROLPLANE_LOG_LEVEL or INFO).")
 def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
             initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
-            max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, grpc_transport,
-            log_level) -> None:
+            max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, keepalive_min_time,
+            keepalive_interval, keepalive_timeout, grpc_transport, log_level) -> None:
     """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance: Status/Alarm/Snapshot/Hash, Cluster.MemberList)."""
-    log = cplog.setup("etcd", log_level)
     try:
         interval = _duration(progress_interval)
     except ValueError:
-        raise click.BadParameter(f"invalid duration {progress_interval!r}",
+        interval = 0.0
+    if not interval > 0:
+        raise click.BadParameter(f"invalid duration {progress_interval!r} (want a positive duration)",
                                  param_hint="--experimental-watch-progress-notify-interval") from None
+    keepalive = {f"grpc_keepalive_{k}": parse_duration(v, f"--grpc-keepalive-{k.replace('_', '-')}")
+                 for k, v in (("min_time", keepalive_min_time), ("interval", keepalive_interval),
+                              ("timeout", keepalive_timeout))}
+    if keepalive["grpc_keepalive_interval"] > 0 and not keepalive["grpc_keepalive_timeout"] > 0:
+        raise click.BadParameter("must be a positive duration when --grpc-keepalive-interval is set",
+                                 param_hint="--grpc-keepalive-timeout")
+    log = cplog.setup("etcd", log_level)
     try:
         code = aio.run(_main(
             listen=_urls(listen_client_urls), data_dir=data_dir, name=name,
@@ -78,7 +97,8 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             auto_compaction_mode=auto_compaction_mode,
             auto_compaction_retention=auto_compaction_retention,
             max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
-            progress_notify_interval=interval, snapshot_count=snapshot_count, transport=grpc_transport))
+            progress_notify_interval=interval, snapshot_count=snapshot_count, transport=grpc_transport,
+            **keepalive))
     except (DataDirError, ValueError, OSError) as e:
         cplog.event(log, "etcd.failed", logging.ERROR, error=str(e))
         click.echo(f"error: {e}", err=True)

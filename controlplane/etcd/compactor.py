@@ -61,20 +61,23 @@ async def run(core, mode: str, retention: float, interval: float = 5.0) -> None:
         store = core.store
         if mode == "periodic":
             now = time.monotonic()
-            samples.append((now, store.rev))
+            samples.append((now, store.committed))
             target = 0
             while samples and samples[0][0] <= now - retention:
                 target = samples.popleft()[1]
         else:
-            target = store.rev - int(retention)
-        if target > store.compact_rev and target <= store.rev:
+            target = store.committed - int(retention)
+        if target > store.compact_rev and target <= store.committed:
             try:
                 core.compact(_Req(target))
             except errors.EtcdError:
                 continue
             fut = core.durable()
-            if fut is not None:
-                await fut
+            try:
+                if fut is not None:
+                    await fut
+            except errors.EtcdError:  # its WAL write failed: it never happened, try again later
+                continue
             cplog.event(log, "etcd.auto_compaction", mode=mode, revision=target)
 
 

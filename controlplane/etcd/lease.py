@@ -92,6 +92,19 @@ class Lessor:
                 if lease is not None:
                     lease.keys.add(kv.key)
 
+    def unapply_changes(self, changes) -> None:
+        """Undo :meth:`apply_changes` of a revision that was rolled back (its WAL write failed)."""
+        leases = self.leases
+        for kv, prev in reversed(changes):
+            if kv.version and kv.lease:
+                lease = leases.get(kv.lease)
+                if lease is not None:
+                    lease.keys.discard(kv.key)
+            if prev is not None and prev.lease:
+                lease = leases.get(prev.lease)
+                if lease is not None:
+                    lease.keys.add(prev.key)
+
     def expired(self) -> list[int]:
         """Ids of leases whose deadline has passed."""
         now = time.monotonic()

@@ -12,6 +12,11 @@ Model (etcd ``mvcc/kvstore.go``, ``mvcc/key_index.go``):
   ``O(log n + k)``;
 * ``log`` lists, per revision since the compaction point, the changes ``(kv, prev_kv)``; watch
   replay reads it;
+* ``rev`` is the newest *applied* revision, ``committed`` the newest *durable* one (with a data
+  dir the server applies a write at once, so later writes are validated against it, but publishes
+  it only once its WAL record is on disk): reads (:meth:`Store.range`, :meth:`Store.check_rev`)
+  see ``committed`` unless asked for ``latest``; :meth:`Store.undo` removes a newest revision
+  whose WAL write failed;
 * :meth:`Store.compact` drops history older than the compaction revision but keeps, per key,
   the newest version at or below it if it is live (so reads at the compaction revision still
   work); a tombstone at or below it goes, with its watch event, as etcd's ``keyIndex.keep`` /
@@ -108,13 +113,18 @@ class WriteTxn:
 class Store:
     """The in-memory MVCC store. See the module docstring for the model.
 
-    Attributes: ``rev`` (current revision), ``compact_rev`` (0 until the first compaction),
+    Attributes: ``rev`` (newest applied revision), ``committed`` (newest durable revision, what
+    reads see; ``<= rev``), ``compact_rev`` (0 until the first compaction),
     ``keys`` (sorted), ``hist`` (key -> list of versions), ``log`` (list of ``(rev, changes)``),
     ``size`` (approximate bytes, for the quota and ``Status.dbSize``).
     """
 
     def __init__(self) -> None:
         self.rev = 1
+        self.committed = 1
+        #: False: :meth:`end` publishes its revision at once; True: the owner raises ``committed``
+        #: itself once the revision is durable (the server with a data dir)
+        self.deferred_commit = False
         self.compact_rev = 0
         self.keys: list[bytes] = []
         self.hist: dict[bytes, list[KeyValue]] = {}
@@ -131,11 +141,13 @@ class Store:
         hi = bisect.bisect_left(self.keys, range_end, lo)
         return self.keys[lo:hi]
 
-    def check_rev(self, rev: int) -> int:
-        """Validate a read revision (0 = current); raises COMPACTED / FUTURE_REV like etcd."""
+    def check_rev(self, rev: int, latest: bool = False) -> int:
+        """Validate a read revision (0 = current: ``committed``, or ``rev`` if ``latest``);
+        raises COMPACTED / FUTURE_REV like etcd (a revision not yet durable is a future one)."""
+        current = self.rev if latest else self.committed
         if rev <= 0:
-            return self.rev
-        if rev > self.rev:
+            return current
+        if rev > current:
             raise errors.FUTURE_REV
         if rev < self.compact_rev:
             raise errors.COMPACTED
@@ -168,14 +180,15 @@ class Store:
                 if kv is not None:
                     yield kv
 
-    def range(self, r: rpc_pb2.RangeRequest) -> rpc_pb2.RangeResponse:
-        """Answer a RangeRequest (header left for the caller). Source: etcd ``etcdserver/apply.go`` Range.
+    def range(self, r: rpc_pb2.RangeRequest, latest: bool = False) -> rpc_pb2.RangeResponse:
+        """Answer a RangeRequest at ``committed`` (``latest``: at ``rev``, for a range inside a
+        write txn) — header left for the caller. Source: etcd ``etcdserver/apply.go`` Range.
 
         Raises errors.EMPTY_KEY, COMPACTED, FUTURE_REV.
         """
         if not r.key:
             raise errors.EMPTY_KEY
-        rev = self.check_rev(r.revision)
+        rev = self.check_rev(r.revision, latest)
         resp = rpc_pb2.RangeResponse()
         kvs = list(self.iter_live(r.key, r.range_end, rev))
         resp.count = len(kvs)
@@ -214,8 +227,30 @@ class Store:
         """Close ``txn``: if it changed anything, the store moves to its revision and logs it."""
         if txn.changes:
             self.rev = txn.rev
+            if not self.deferred_commit:
+                self.committed = txn.rev
             self.log.append((txn.rev, txn.changes))
         return txn.changes
+
+    def undo(self, rev: int, changes: list[Change]) -> None:
+        """Remove the newest revision ``rev`` (== ``rev``; its ``changes`` as :meth:`end` returned
+        them) — its WAL write failed, so it was never visible. Undo newest first."""
+        if rev != self.rev:
+            raise ValueError(f"undo of revision {rev}, but the newest is {self.rev}")
+        for kv, _ in changes:
+            self.size -= len(kv.key) + len(kv.value) + 32 if kv.version else len(kv.key) + 16
+        hist_of = self.hist
+        for key in {kv.key for kv, _ in changes}:
+            hist = hist_of[key]
+            while hist and hist[-1].mod_revision >= rev:
+                hist.pop()
+            if not hist:
+                del hist_of[key]
+                del self.keys[bisect.bisect_left(self.keys, key)]
+        if self.log and self.log[-1][0] == rev:
+            self.log.pop()
+        self.rev = rev - 1
+        self.committed = min(self.committed, self.rev)
 
     def replay(self, rev: int, kvs: Iterable[KeyValue]) -> list[Change]:
         """Re-apply one logged revision (WAL recovery): ``kvs`` are the new versions/tombstones."""
@@ -230,7 +265,7 @@ class Store:
             self.size += len(kv.key) + len(kv.value) + 32
             changes.append((kv, prev))
         if changes:
-            self.rev = rev
+            self.rev = self.committed = rev
             self.log.append((rev, changes))
         return changes
 
@@ -293,7 +328,9 @@ class Store:
 
     def load(self, rev: int, compact_rev: int, versions: Iterable[KeyValue]) -> None:
         """Rebuild from a snapshot: ``versions`` as produced by :meth:`all_versions`."""
+        deferred = self.deferred_commit
         self.__init__()
+        self.deferred_commit = deferred
         by_rev: dict[int, list[Change]] = {}
         for kv in versions:
             hist = self.hist.setdefault(kv.key, [])
@@ -304,7 +341,7 @@ class Store:
                 by_rev.setdefault(kv.mod_revision, []).append((kv, prev))
         self.keys = sorted(self.hist)
         self.log = sorted(by_rev.items())
-        self.rev = rev
+        self.rev = self.committed = rev
         self.compact_rev = compact_rev
 
 

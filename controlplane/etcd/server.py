@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import grpc
 from aetcd.rpc import rpc_pb2
@@ -18,8 +18,10 @@ from aetcd.rpc import rpc_pb2
 from .. import log as cplog
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
+from .errors import EtcdError
 from .services import ETCD_VERSION, add_services
-from .transport import TEXT, GrpcServer
+from .transport import (HANDSHAKE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_MIN_TIME, KEEPALIVE_TIMEOUT, TEXT,
+                        GrpcServer)
 
 log = logging.getLogger("etcd")
 
@@ -77,7 +79,7 @@ class EtcdServer:
         self.core.hub.close_all()
         await self.grpc.stop(grace)
         await self.core.close()
-        cplog.event(log, "etcd.stopped", revision=self.core.store.rev, wal_groups=self.core.stats_groups,
+        cplog.event(log, "etcd.stopped", revision=self.core.store.committed, wal_groups=self.core.stats_groups,
                     wal_writes=self.core.stats_writes)
 
 
@@ -87,7 +89,8 @@ async def _lease_loop(core: Core) -> None:
         if core.expire_leases():
             fut = core.durable()
             if fut is not None:
-                await fut
+                with contextlib.suppress(EtcdError):  # WAL write failed: rolled back, retried next tick
+                    await fut
 
 
 async def _progress_loop(core: Core, interval: float) -> None:
@@ -102,19 +105,19 @@ PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"  # the Prometheus t
 
 def _http_get(core: Core):
     """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
-    the WAL failed or an alarm is raised; 503 then), ``/version``, and ``/metrics`` with a few of
+    an alarm is raised or the WAL failed; 503 then, see :func:`_health_reason`), ``/version``, and ``/metrics`` with a few of
     etcd's own gauges and counters in the Prometheus text format; anything else 404."""
     import json
 
     def dump(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
-    def get(path: str) -> tuple[bytes, str]:
+    def get(target: str) -> tuple[bytes, str]:
+        path, _, query = target.partition("?")
         if path == "/version":
-            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION[:-1] + "0"}), "200 OK", JSON
+            return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION.rsplit(".", 1)[0] + ".0"}), "200 OK", JSON
         if path == "/health":
-            reason = core._broken or ("ALARM " + ",".join(rpc_pb2.AlarmType.Name(a) for _, a in core.alarms)
-                                      if core.alarms else "")
+            reason = _health_reason(core, parse_qs(query).get("exclude", []))
             body = dump({"health": "false" if reason else "true", "reason": reason})
             return body, "503 Service Unavailable" if reason else "200 OK", JSON
         if path == "/metrics":
@@ -122,11 +125,11 @@ def _http_get(core: Core):
             watchers = sum(len(st.watchers) for st in hub.streams)
             rows = [
                 ("etcd_server_has_leader", "gauge", 1), ("etcd_server_is_leader", "gauge", 1),
-                ("etcd_server_proposals_committed_total", "gauge", core.applied_index),
-                ("etcd_server_proposals_applied_total", "gauge", core.applied_index),
+                ("etcd_server_proposals_committed_total", "gauge", core.durable_index),
+                ("etcd_server_proposals_applied_total", "gauge", core.durable_index),
                 ("etcd_mvcc_db_total_size_in_bytes", "gauge", store.size + 4096),
                 ("etcd_debugging_mvcc_keys_total", "gauge", sum(1 for h in store.hist.values() if h[-1].create_revision)),
-                ("etcd_debugging_mvcc_current_revision", "gauge", store.rev),
+                ("etcd_debugging_mvcc_current_revision", "gauge", store.committed),
                 ("etcd_debugging_mvcc_compact_revision", "gauge", store.compact_rev),
                 ("etcd_debugging_mvcc_watch_stream_total", "gauge", len(hub.streams)),
                 ("etcd_debugging_mvcc_watcher_total", "gauge", watchers),
@@ -139,19 +142,37 @@ def _http_get(core: Core):
     return get
 
 
+def _health_reason(core: Core, excluded: list[str]) -> str:
+    """Why ``/health`` is false, or "" (etcd 3.5 ``etcdhttp/health.go``: the first active alarm not
+    in ``?exclude=`` gives ``ALARM NOSPACE`` / ``ALARM CORRUPT`` / ``ALARM UNKNOWN``; then the
+    range check — ours fails only once a WAL failure stopped writes)."""
+    for _, alarm in core.alarms:
+        name = rpc_pb2.AlarmType.Name(alarm)
+        if name not in excluded:
+            return f"ALARM {name}" if alarm in (rpc_pb2.NOSPACE, rpc_pb2.CORRUPT) else "ALARM UNKNOWN"
+    return core._broken or ""
+
+
 async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "default",
                 advertise: list[str] | None = None, peer_urls: list[str] | None = None,
                 auto_compaction_mode: str = "revision", auto_compaction_retention: str = "10000",
                 max_request_bytes: int = MAX_REQUEST_BYTES,
                 quota_backend_bytes: int = QUOTA_BACKEND_BYTES,
                 progress_notify_interval: float = 600.0,
-                snapshot_count: int | None = None, transport: str = "asyncio") -> EtcdServer:
+                snapshot_count: int | None = None, transport: str = "asyncio",
+                grpc_keepalive_min_time: float = KEEPALIVE_MIN_TIME,
+                grpc_keepalive_interval: float = KEEPALIVE_INTERVAL,
+                grpc_keepalive_timeout: float = KEEPALIVE_TIMEOUT,
+                handshake_timeout: float = HANDSHAKE_TIMEOUT) -> EtcdServer:
     """Start an embedded etcd3 server and return its handle once it is serving.
 
     ``listen``: client URLs (``http://host:port``; port 0 picks a free port). ``data_dir``: None
     or ``""`` for memory only. ``advertise``: client URLs reported by MemberList (default: the
     actual listen URLs). ``transport``: ``asyncio`` (:mod:`.transport`, default) or ``grpcio``
-    (grpc.aio). Raises ValueError for bad URLs / compaction settings / an unknown transport and
+    (grpc.aio). ``grpc_keepalive_*`` (seconds, etcd's ``--grpc-keepalive-*`` flags) and
+    ``handshake_timeout`` (seconds to send the HTTP/2 preface or an HTTP/1.1 request head): the
+    connection limits of :class:`~.transport.GrpcServer` (the keepalive ones also for grpcio). Raises
+    ValueError for bad URLs / compaction settings / an unknown transport and
     :class:`~.wal.DataDirError` for an unusable data dir.
     """
     if transport not in TRANSPORTS:
@@ -165,13 +186,20 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
     core.recover()
     if transport == "asyncio":
-        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core))
+        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core),
+                            handshake_timeout=handshake_timeout, keepalive_min_time=grpc_keepalive_min_time,
+                            keepalive_interval=grpc_keepalive_interval, keepalive_timeout=grpc_keepalive_timeout)
     else:
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", max_request_bytes + GRPC_OVERHEAD_BYTES),
             ("grpc.max_send_message_length", 2 ** 31 - 1),
             ("grpc.max_concurrent_streams", 2 ** 31 - 1),
             ("grpc.so_reuseport", 0),
+            # etcd's --grpc-keepalive-* as grpc C-core's server options (0 = the option unset)
+            *((k, int(v * 1000)) for k, v in (
+                ("grpc.keepalive_time_ms", grpc_keepalive_interval),
+                ("grpc.keepalive_timeout_ms", grpc_keepalive_timeout),
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", grpc_keepalive_min_time)) if v > 0),
         ])
     add_services(server, core, peer_urls)
     urls, ports = [], []

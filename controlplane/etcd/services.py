@@ -18,8 +18,10 @@ from . import errors
 from .core import Core
 from .watch import WatchStream
 
-#: the version reported by Maintenance.Status (the etcd API level of aetcd's protos)
-ETCD_VERSION = "3.5.0"
+#: the version reported by Maintenance.Status: the etcd 3.5 API of aetcd's protos, with the
+#: progress-request semantics of 3.5.13 (clients such as Kubernetes' apiserver gate
+#: RequestWatchProgress on >= 3.5.13, ``storage/feature/feature_support_checker.go``)
+ETCD_VERSION = "3.5.13"
 DEFAULT_PEER_URL = "http://localhost:2380"
 
 
@@ -135,9 +137,11 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
         return self.core.lease_revoke(request.ID)
 
     async def LeaseTimeToLive(self, request, context):
+        await self.core.settled()
         return self.core.lease_ttl(request)
 
     async def LeaseLeases(self, request, context):
+        await self.core.settled()
         return rpc_pb2.LeaseLeasesResponse(
             header=self.core.header(),
             leases=[rpc_pb2.LeaseStatus(ID=i) for i in self.core.lessor.leases])
@@ -145,7 +149,7 @@ class LeaseService(rpc_pb2_grpc.LeaseServicer):
     async def LeaseKeepAlive(self, request_iterator, context):
         core = self.core
         async for req in request_iterator:
-            ttl = core.lessor.renew(req.ID)
+            ttl = await core.lease_renew(req.ID)
             await context.write(rpc_pb2.LeaseKeepAliveResponse(header=core.header(), ID=req.ID, TTL=ttl))
 
 
@@ -161,8 +165,8 @@ class MaintenanceService(rpc_pb2_grpc.MaintenanceServicer):
         size = c.store.size + 4096
         return rpc_pb2.StatusResponse(
             header=c.header(), version=ETCD_VERSION, dbSize=size, dbSizeInUse=size,
-            leader=c.member_id, raftIndex=c.applied_index, raftTerm=c.raft_term,
-            raftAppliedIndex=c.applied_index,
+            leader=c.member_id, raftIndex=c.durable_index, raftTerm=c.raft_term,
+            raftAppliedIndex=c.durable_index,
             errors=[f"memberID:{m} alarm:{rpc_pb2.AlarmType.Name(a)} " for m, a in c.alarms])
 
     async def Alarm(self, request, context):

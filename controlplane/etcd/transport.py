@@ -47,12 +47,21 @@ END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
 S_HEADER_TABLE_SIZE, S_ENABLE_PUSH, S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, S_MAX_FRAME_SIZE, S_MAX_HEADER_LIST_SIZE = range(1, 7)
 # error codes (RFC 9113 §7)
 NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, FLOW_CONTROL_ERROR, FRAME_SIZE_ERROR, CANCEL, COMPRESSION_ERROR = 0, 1, 2, 3, 6, 8, 9
+ENHANCE_YOUR_CALM = 0xB
 MAX_WINDOW = 2 ** 31 - 1
 #: our receive windows: as large as allowed; refilled once half is used
 RECV_WINDOW = MAX_WINDOW
 OUR_MAX_FRAME = 1 << 20
 MAX_HEADER_BLOCK = 1 << 20
 TEXT = "text/plain; charset=utf-8"
+#: grpc-go's server ConnectionTimeout default: the time a new connection gets for its handshake
+HANDSHAKE_TIMEOUT = 120.0
+#: etcd's --grpc-keepalive-min-time, --grpc-keepalive-interval, --grpc-keepalive-timeout defaults
+KEEPALIVE_MIN_TIME, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT = 5.0, 7200.0, 20.0
+#: grpc-go: pings from a client with no stream open are a strike unless 2 h apart; more than
+#: 2 strikes end the connection with GOAWAY ENHANCE_YOUR_CALM "too_many_pings"
+IDLE_PING_MIN_TIME, MAX_PING_STRIKES = 7200.0, 2
+KEEPALIVE_PING = b"\x00" * 8
 
 _FRAME = struct.Struct(">I")  # 24-bit length is read as 4 bytes with the type in the low byte
 
@@ -200,6 +209,14 @@ class _Connection(asyncio.Protocol):
         self.wbuf: list[bytes] = []
         self.flush_pending = False
         self.header_block: tuple[int, int, bytearray] | None = None  # (stream id, flags, fragments)
+        self.handshake_timer: asyncio.TimerHandle | None = None  # until the preface + SETTINGS / HTTP/1.1 head
+        self.keepalive_timer: asyncio.TimerHandle | None = None
+        self.last_read = 0.0            # loop time of the last bytes received
+        self.received = 0               # bytes received (counted until the handshake is complete)
+        self.ping_sent_at: float | None = None  # our keepalive PING awaiting activity
+        self.last_ping: float | None = None     # the client's last PING (enforcement policy)
+        self.ping_strikes = 0
+        self.reset_strikes = False      # we sent HEADERS or DATA since the client's last PING
 
     # ------------------------------------------------------------ transport callbacks
     def connection_made(self, transport) -> None:
@@ -207,9 +224,16 @@ class _Connection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"ipv4:{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.server.connections.add(self)
+        self.last_read = self.loop.time()
+        if self.server.handshake_timeout > 0:
+            self.handshake_timer = self.loop.call_later(self.server.handshake_timeout, self._handshake_expired)
 
     def connection_lost(self, exc) -> None:
         self.server.connections.discard(self)
+        for timer in (self.handshake_timer, self.keepalive_timer):
+            if timer is not None:
+                timer.cancel()
+        self.handshake_timer = self.keepalive_timer = None
         for s in list(self.streams.values()):
             self._abandon(s)
         self.streams.clear()
@@ -223,6 +247,9 @@ class _Connection(asyncio.Protocol):
         self._release_drain()
 
     def data_received(self, data: bytes) -> None:
+        self.last_read = self.loop.time()
+        if self.handshake_timer is not None:
+            self.received += len(data)
         buf = self.buf
         buf += data
         if not self.preface:
@@ -271,6 +298,8 @@ class _Connection(asyncio.Protocol):
                 elif ftype == PING:
                     if not flags & ACK:
                         self._write(_frame(PING, ACK, 0, payload))
+                        if self._ping_policy_violated():
+                            return self._goaway(ENHANCE_YOUR_CALM, "too_many_pings")
                 elif ftype == RST_STREAM:
                     s = self.streams.pop(sid, None)
                     if s is not None:
@@ -296,6 +325,11 @@ class _Connection(asyncio.Protocol):
         self._write(_frame(WINDOW_UPDATE, 0, 0, (RECV_WINDOW - 65535).to_bytes(4, "big")))
 
     def _on_settings(self, flags: int, payload: bytes) -> None:
+        if self.handshake_timer is not None:  # the client's preface is complete (RFC 9113 §3.4)
+            self.handshake_timer.cancel()
+            self.handshake_timer = None
+            if self.server.keepalive_interval > 0 and self.server.keepalive_timeout > 0:
+                self.keepalive_timer = self.loop.call_later(self.server.keepalive_interval, self._keepalive_check)
         if flags & ACK:
             return
         if len(payload) % 6:
@@ -519,6 +553,7 @@ class _Connection(asyncio.Protocol):
         if not s.headers_sent:
             s.headers_sent = True
             self._write(_frame(HEADERS, END_HEADERS, s.id, RESPONSE_HEADERS))
+        self.reset_strikes = True
         s.out.append(b"\x00" + len(data).to_bytes(4, "big") + data)
         self._pump(s)
 
@@ -531,6 +566,7 @@ class _Connection(asyncio.Protocol):
             s.headers_sent = True
             block = RESPONSE_HEADERS + block
         s.trailers = block
+        self.reset_strikes = True
         self._pump(s)
 
     def _pump(self, s: _Stream) -> None:
@@ -607,6 +643,61 @@ class _Connection(asyncio.Protocol):
             self._flush()
             self.transport.close()
 
+    # ------------------------------------------------------------ deadlines and keepalive
+    def _handshake_expired(self) -> None:
+        """No complete HTTP/2 preface + SETTINGS, nor a complete HTTP/1.1 request head, within
+        the handshake timeout (grpc-go's ConnectionTimeout): drop the connection."""
+        self.handshake_timer = None
+        protocol = "http/1.1" if self.http1 else "h2" if self.preface else "unknown"
+        cplog.event(log, "etcd.connection.timeout", logging.WARNING, peer=self.peer, protocol=protocol,
+                    received=self.received, timeout=f"{self.server.handshake_timeout:g}s")
+        self._abort()
+
+    def _keepalive_check(self) -> None:
+        """grpc-go's server keepalive (etcd's --grpc-keepalive-interval / -timeout): after
+        ``interval`` without bytes from the client send a PING; no bytes within ``timeout``
+        after it close the connection."""
+        self.keepalive_timer = None
+        if self.transport is None or self.transport.is_closing():
+            return
+        now, srv = self.loop.time(), self.server
+        if self.ping_sent_at is not None:
+            if self.last_read <= self.ping_sent_at:
+                cplog.event(log, "etcd.connection.keepalive_timeout", logging.WARNING, peer=self.peer,
+                            timeout=f"{srv.keepalive_timeout:g}s")
+                return self._abort()
+            self.ping_sent_at = None
+        idle = now - self.last_read
+        if idle >= srv.keepalive_interval:
+            self.ping_sent_at = now
+            self._write(_frame(PING, 0, 0, KEEPALIVE_PING))
+            delay = srv.keepalive_timeout
+        else:
+            delay = srv.keepalive_interval - idle
+        self.keepalive_timer = self.loop.call_later(delay, self._keepalive_check)
+
+    def _ping_policy_violated(self) -> bool:
+        """grpc-go's keepalive enforcement (etcd's --grpc-keepalive-min-time, PermitWithoutStream
+        false): a client PING sooner than min-time after the previous one (2 h with no stream
+        open) is a strike, unless we sent HEADERS or DATA since; more than 2 strikes violate it."""
+        now, last = self.loop.time(), self.last_ping
+        self.last_ping = now
+        if self.reset_strikes:
+            self.reset_strikes = False
+            self.ping_strikes = 0
+            return False
+        if last is not None:
+            min_time = self.server.keepalive_min_time if self.streams else IDLE_PING_MIN_TIME
+            if now - last < min_time:
+                self.ping_strikes += 1
+        return self.ping_strikes > MAX_PING_STRIKES
+
+    def _abort(self) -> None:
+        for s in list(self.streams.values()):
+            self._abandon(s)
+        if self.transport is not None:
+            self.transport.abort()
+
     def close(self) -> None:
         """Cancel every call on this connection, flush what is queued, close the socket."""
         for s in list(self.streams.values()):
@@ -623,9 +714,12 @@ class _Connection(asyncio.Protocol):
             if len(buf) > 16384:
                 self.transport.close()
             return
+        if self.handshake_timer is not None:
+            self.handshake_timer.cancel()
+            self.handshake_timer = None
         line = bytes(buf[:buf.find(b"\r\n")]).decode("latin-1").split()
-        path = line[1].split("?")[0] if len(line) >= 2 else ""
-        body, status, ctype = self.server.http_get(path)
+        target = line[1] if len(line) >= 2 else ""
+        body, status, ctype = self.server.http_get(target)
         head = (f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
@@ -675,12 +769,27 @@ class GrpcServer:
     ``add_*Servicer_to_server(servicer, server)``; :meth:`add_insecure_port` then :meth:`start`.
 
     ``max_receive``: the largest request message in bytes (larger ones end the call with
-    RESOURCE_EXHAUSTED, as grpc does). ``http_get(path) -> (body, status line, content type)``
+    RESOURCE_EXHAUSTED, as grpc does). ``http_get(target) -> (body, status line, content type)`` (target: path and query)
     answers HTTP/1.1 GETs on the same port.
+
+    Connection limits, in seconds (0 = off): ``handshake_timeout`` for a new connection to send
+    the HTTP/2 preface and its first SETTINGS frame, or a whole HTTP/1.1 request head (grpc-go's
+    ``ConnectionTimeout``, 120 s; etcd puts no limit on its HTTP/1.1 listener, we use the same
+    one); dropped connections log ``etcd.connection.timeout``. ``keepalive_interval`` /
+    ``keepalive_timeout``: grpc-go's server keepalive (etcd's ``--grpc-keepalive-interval`` 2h,
+    ``--grpc-keepalive-timeout`` 20s); ``keepalive_min_time``: its enforcement policy (etcd's
+    ``--grpc-keepalive-min-time`` 5s; a client pinging more often gets GOAWAY ENHANCE_YOUR_CALM
+    ``too_many_pings``, etcd ``server/embed/etcd.go`` ``serveClients``).
     """
 
-    def __init__(self, max_receive: int, http_get=None) -> None:
+    def __init__(self, max_receive: int, http_get=None, *, handshake_timeout: float = HANDSHAKE_TIMEOUT,
+                 keepalive_min_time: float = KEEPALIVE_MIN_TIME, keepalive_interval: float = KEEPALIVE_INTERVAL,
+                 keepalive_timeout: float = KEEPALIVE_TIMEOUT) -> None:
         self.max_receive = max_receive
+        self.handshake_timeout = handshake_timeout
+        self.keepalive_min_time = keepalive_min_time
+        self.keepalive_interval = keepalive_interval
+        self.keepalive_timeout = keepalive_timeout
         self.methods: dict[bytes, _Method] = {}
         self.connections: set[_Connection] = set()
         self.servers: list[asyncio.base_events.Server] = []

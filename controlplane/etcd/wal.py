@@ -2,6 +2,7 @@
 
 Layout of ``--data-dir`` (our own format, not etcd's bbolt/raft files)::
 
+    .lock                  flock'ed by the server using the data dir (etcd locks its WAL files)
     meta.json              {"format": "controlplane-etcd", "version": 1, "cluster_id": .., "member_id": .., "name": .., "term": ..}
     snapshot               one JSON header line + protobuf blob (all retained key versions)
     wal-<gen>.log          records appended since the snapshot of generation <gen>; each file is
@@ -11,11 +12,18 @@ Layout of ``--data-dir`` (our own format, not etcd's bbolt/raft files)::
 A WAL record is ``<u32 length><u32 crc32><u8 type><payload>`` (little endian; the CRC covers
 type + payload). Types: ``R`` one revision (a ``RangeResponse``: header.revision + the new
 versions/tombstones), ``G`` lease grant (``LeaseGrantRequest``), ``V`` lease revoke
-(``LeaseRevokeRequest``), ``C`` compaction (``CompactionRequest``).
+(``LeaseRevokeRequest``), ``C`` compaction (``CompactionRequest``), ``A`` an alarm raised or
+disarmed (``AlarmRequest``: etcd keeps its alarms in the backend, so they survive a restart).
 
 Like etcd's WAL (``server/storage/wal``), a torn record at the very end of the last file (a write
 that was never acknowledged: only zeros follow it) is cut off on recovery; damage anywhere else is
 corruption and start-up fails with :class:`DataDirError` rather than silently losing data.
+Recovery reads the files with ``pread``, never past their size (a mapped sparse segment on a
+full tmpfs faults with SIGBUS). A write that fails (ENOSPC, EIO) is cut off again at once
+(:meth:`DataDir.write_sync`), so a record answered with an error can never reappear.
+
+Like etcd (``client/pkg/fileutil`` ``TryLockFile`` on the WAL in ``wal.Open``), the server holds
+an exclusive ``flock`` on ``.lock`` while it uses the dir: a second server fails at once.
 
 Why preallocate: appending to a file makes every ``fdatasync`` also journal the new file size
 (about 0.8 ms here); overwriting preallocated blocks with ``pwrite`` does not (0.1-0.4 ms). etcd
@@ -27,14 +35,20 @@ taken in one event-loop step, so serialising a big store runs in a worker thread
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
-import mmap
+import logging
 import os
 import struct
 import zlib
 from typing import Iterable, Iterator
 
 from aetcd.rpc import kv_pb2, rpc_pb2
+
+from .. import log as cplog
+
+log = logging.getLogger("etcd")
 
 KeyValue = kv_pb2.KeyValue
 
@@ -44,6 +58,10 @@ WAL_MAGIC = b"CPETCD-WAL\x00\x01"
 
 #: bytes preallocated per WAL file (etcd wal.SegmentSizeBytes)
 SEGMENT_BYTES = 64 * 1024 * 1024
+#: bytes read at a time during recovery
+READ_CHUNK = 1 << 20
+#: etcd ``fileutil.ErrLocked``
+ERR_LOCKED = "fileutil: file already locked"
 #: the snapshot header line is padded to this many bytes so it can be rewritten after streaming
 SNAPSHOT_HEADER_BYTES = 4096
 
@@ -51,7 +69,9 @@ REC_REVISION = ord("R")
 REC_GRANT = ord("G")
 REC_REVOKE = ord("V")
 REC_COMPACT = ord("C")
+REC_ALARM = ord("A")
 _MESSAGES = {
+    REC_ALARM: rpc_pb2.AlarmRequest,
     REC_REVISION: rpc_pb2.RangeResponse,
     REC_GRANT: rpc_pb2.LeaseGrantRequest,
     REC_REVOKE: rpc_pb2.LeaseRevokeRequest,
@@ -112,6 +132,9 @@ class DataDir:
         self._snapshot_data_at = 0
         self.gen = 0
         self._fd: int | None = None
+        self._lock_fd: int | None = None
+        #: why the WAL tail could not be reset after a failed write (then it may hold that write)
+        self.damaged: str | None = None
 
     # ------------------------------------------------------------------ open
     def open(self, name: str, cluster_id: int, member_id: int) -> None:
@@ -120,6 +143,14 @@ class DataDir:
         if os.path.exists(p) and not os.path.isdir(p):
             raise DataDirError(f"data dir {p} is not a directory")
         os.makedirs(p, exist_ok=True)
+        self._lock()
+        try:
+            self._open(p, name, cluster_id, member_id)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, p: str, name: str, cluster_id: int, member_id: int) -> None:
         meta_path = os.path.join(p, "meta.json")
         entries = [e for e in os.listdir(p) if not e.startswith(".")]
         if not os.path.exists(meta_path):
@@ -154,6 +185,26 @@ class DataDir:
         start = self.snapshot["wal_gen"] if self.snapshot else 1
         self._replay_gens = [g for g in gens if g >= start]
         self.gen = max(gens + [start])
+
+    def _lock(self) -> None:
+        """Take the exclusive lock of the dir (held until :meth:`close` or the process ends)."""
+        fd = os.open(os.path.join(self.path, ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise DataDirError(f"data dir {self.path} is in use by another etcd "
+                                   f"({ERR_LOCKED})") from None
+            raise
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the dir's lock as the kernel does when the process dies (tests simulate a
+        kill -9 in-process with it; the WAL stays open and untouched)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def next_term(self) -> int:
         """The raft term of this start: the last one + 1, saved in ``meta.json`` (etcd's term
@@ -253,41 +304,36 @@ class DataDir:
     def _read_wal(self, gen: int, last: bool):
         """Yield the records of one WAL file; return the offset after the last good record."""
         path = self._wal_path(gen)
-        name = os.path.basename(path)
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            # mapped, not read: a segment is mostly preallocated zeros
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        fd = os.open(path, os.O_RDONLY)
         try:
-            data = memoryview(mm) if mm is not None else memoryview(b"")
-            try:
-                return (yield from self._records_in(data, name, last))
-            finally:
-                data.release()
+            f = _WalFile(fd, os.fstat(fd).st_size)
+            return (yield from self._records_in(f, os.path.basename(path), last))
         finally:
-            if mm is not None:
-                mm.close()
+            os.close(fd)
 
-    def _records_in(self, data: memoryview, name: str, last: bool):
-        if data[:len(WAL_MAGIC)] != WAL_MAGIC:
-            head = bytes(data[:len(WAL_MAGIC)]).rstrip(b"\0")
-            if last and WAL_MAGIC.startswith(head) and _all_zero(data, len(head)):
+    def _records_in(self, f: "_WalFile", name: str, last: bool):
+        head = f.get(0, len(WAL_MAGIC))
+        if head != WAL_MAGIC:
+            head = head.rstrip(b"\0")
+            if last and WAL_MAGIC.startswith(head) and f.zero_from(len(head)):
                 return None  # created but its first write never became durable: start it afresh
             raise DataDirError(f"data dir {self.path}: {name} is not a WAL file")
         pos = len(WAL_MAGIC)
-        n = len(data)
+        n = f.size
         while pos < n:
             torn = None
             end = n
+            body = b""
             if pos + 9 > n:
-                if _all_zero(data, pos):  # zero-filled tail shorter than a header
+                if f.zero_from(pos):  # zero-filled tail shorter than a header
                     return pos
                 torn = "short header"
             else:
-                length, crc = struct.unpack_from("<II", data, pos)
-                if length == 0 and crc == 0 and data[pos + 8] == 0:
+                hdr = f.get(pos, 9)
+                length, crc = struct.unpack_from("<II", hdr)
+                if length == 0 and crc == 0 and hdr[8] == 0:
                     # the preallocated zero tail; anything non-zero after it is a torn or stray write
-                    if _all_zero(data, pos):
+                    if f.zero_from(pos):
                         return pos
                     torn = "data after the end of the log"
                 else:
@@ -295,22 +341,26 @@ class DataDir:
                     if end > n:
                         torn = "short record"
                         end = n
-                    elif zlib.crc32(data[pos + 8:end]) != crc:
-                        torn = "checksum mismatch"
+                    else:
+                        body = f.get(pos + 8, 1 + length)
+                        if len(body) != 1 + length:
+                            torn, end = "short record", n
+                        elif zlib.crc32(body) != crc:
+                            torn = "checksum mismatch"
             if torn is not None:
                 # torn = the unacknowledged last write: last file, and nothing but zeros after it
-                if last and (torn == "data after the end of the log" or _all_zero(data, end)):
+                if last and (torn == "data after the end of the log" or f.zero_from(end)):
                     self.truncated = (name, pos, torn)
                     return pos
                 raise DataDirError(f"data dir {self.path}: corrupt WAL {name} at offset {pos} ({torn})")
-            rtype = data[pos + 8]
+            rtype = body[0]
             cls = _MESSAGES.get(rtype)
             if cls is None:
                 raise DataDirError(f"data dir {self.path}: unknown WAL record type {rtype} "
                                    f"in {name} (newer format?)")
             msg = cls()
             try:
-                msg.ParseFromString(bytes(data[pos + 9:end]))
+                msg.ParseFromString(body[1:])
             except Exception as e:  # DecodeError
                 raise DataDirError(f"data dir {self.path}: undecodable WAL record at offset {pos} ({e})") from None
             yield rtype, msg
@@ -339,6 +389,11 @@ class DataDir:
                 _fsync_dir(self.path)
         except OSError:
             os.close(fd)
+            if create:  # leave no half-made segment behind (recovery would have to skip it)
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
             raise
         if self._fd is not None:
             os.close(self._fd)
@@ -350,19 +405,36 @@ class DataDir:
         """Write encoded records after the last one and fdatasync; ``data`` is whole records.
 
         Runs in the WAL writer thread (one caller at a time). A full segment is continued in the
-        next WAL generation (cut first, like etcd ``wal.cut``). Raises OSError.
+        next WAL generation (cut first, like etcd ``wal.cut``). Raises OSError; whatever the
+        failed write left is cut off again (:meth:`_reset_tail`), so the log ends with the last
+        durable record and the next write goes there.
         """
         if self._off + len(data) > SEGMENT_BYTES and self._off > len(WAL_MAGIC):
             self._open_wal(self.gen + 1, create=True)
         fd = self._fd
         off = self._off
         view = memoryview(data)
-        while view:
-            n = os.pwrite(fd, view, off)
-            off += n
-            view = view[n:]
-        os.fdatasync(fd)
+        try:
+            while view:
+                n = os.pwrite(fd, view, off)
+                off += n
+                view = view[n:]
+            os.fdatasync(fd)
+        except OSError:
+            self._reset_tail()
+            raise
         self._off = off
+
+    def _reset_tail(self) -> None:
+        """After a failed write: truncate the file to the last durable record (dropping pages a
+        later writeback could still persist) and re-extend it with zeros, durably. On failure
+        ``damaged`` says why (the failed write may then survive on disk)."""
+        try:
+            os.ftruncate(self._fd, self._off)
+            _preallocate(self._fd, SEGMENT_BYTES)
+            os.fsync(self._fd)
+        except OSError as e:
+            self.damaged = str(e)
 
     def rotate(self) -> int:
         """Start the next WAL generation; returns it. The snapshot written next names it.
@@ -381,19 +453,23 @@ class DataDir:
         path = os.path.join(self.path, "snapshot")
         tmp = path + ".tmp"
         size = crc = 0
-        with open(tmp, "wb") as f:
-            f.write(b" " * (SNAPSHOT_HEADER_BYTES - 1) + b"\n")
-            for chunk in chunks:
-                f.write(chunk)
-                size += len(chunk)
-                crc = zlib.crc32(chunk, crc)
-            line = json.dumps(dict(header, version=VERSION, size=size, crc=crc)).encode()
-            if len(line) >= SNAPSHOT_HEADER_BYTES:
-                raise DataDirError(f"snapshot header too long ({len(line)} bytes)")
-            f.seek(0)
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(tmp, "wb") as f:
+                f.write(b" " * (SNAPSHOT_HEADER_BYTES - 1) + b"\n")
+                for chunk in chunks:
+                    f.write(chunk)
+                    size += len(chunk)
+                    crc = zlib.crc32(chunk, crc)
+                line = json.dumps(dict(header, version=VERSION, size=size, crc=crc)).encode()
+                if len(line) >= SNAPSHOT_HEADER_BYTES:
+                    raise DataDirError(f"snapshot header too long ({len(line)} bytes)")
+                f.seek(0)
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            _unlink_quietly(tmp)  # e.g. ENOSPC: give the space back
+            raise
         os.replace(tmp, path)
         _fsync_dir(self.path)
         for g in self._wal_gens():
@@ -402,10 +478,16 @@ class DataDir:
         return size
 
     def close(self) -> None:
+        """Sync and close the WAL, release the lock. Never raises (the WAL was synced at every
+        acknowledged write; a failing fsync here is logged)."""
         if self._fd is not None:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as e:
+                cplog.event(log, "etcd.wal.close_failed", logging.ERROR, error=str(e))
             os.close(self._fd)
             self._fd = None
+        self.unlock()
 
 
 class SnapshotCapture:
@@ -418,8 +500,8 @@ class SnapshotCapture:
     recovery replays on top of the snapshot — so the result is the store at ``rev``.
     """
 
-    def __init__(self, store) -> None:
-        self.rev = store.rev
+    def __init__(self, store, rev: int | None = None) -> None:
+        self.rev = store.rev if rev is None else rev
         self.compact_rev = store.compact_rev
         self.keys = list(store.keys)
         self.hist = dict(store.hist)
@@ -448,34 +530,63 @@ class SnapshotCapture:
             yield b"".join(parts)
 
 
-_ZEROS = bytes(1 << 20)
+class _WalFile:
+    """One WAL file read with ``pread`` through a window of READ_CHUNK bytes, never past ``size``."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+        self._buf = b""
+        self._at = 0
+
+    def get(self, pos: int, n: int) -> bytes:
+        """Bytes ``[pos, pos + n)``, fewer at the end of the file."""
+        end = min(pos + n, self.size)
+        if pos < self._at or end > self._at + len(self._buf):
+            self._buf = os.pread(self.fd, max(end - pos, READ_CHUNK), pos)
+            self._at = pos
+        return self._buf[pos - self._at:end - self._at]
+
+    def zero_from(self, pos: int) -> bool:
+        """True if the file holds only zero bytes from ``pos`` on."""
+        while pos < self.size:
+            chunk = os.pread(self.fd, min(READ_CHUNK, self.size - pos), pos)
+            if not chunk:
+                return True
+            if chunk.count(0) != len(chunk):
+                return False
+            pos += len(chunk)
+        return True
 
 
-def _all_zero(data, start: int) -> bool:
-    """True if ``data[start:]`` (bytes or memoryview) holds only zero bytes; no big copies."""
-    n = len(data)
-    for i in range(start, n, len(_ZEROS)):
-        j = min(n, i + len(_ZEROS))
-        if data[i:j] != _ZEROS[:j - i]:
-            return False
-    return True
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _preallocate(fd: int, size: int) -> None:
     """Reserve ``size`` bytes of blocks (etcd ``fileutil.Preallocate``); zeros where not written."""
     try:
         os.posix_fallocate(fd, 0, size)
-    except OSError:  # e.g. a file system without fallocate: extend the file instead
+    except OSError as e:  # no fallocate, or no room: extend the file instead (a write may then hit ENOSPC)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            cplog.event(log, "etcd.wal.preallocate_failed", logging.WARNING, bytes=size, error=str(e))
         if os.fstat(fd).st_size < size:
             os.ftruncate(fd, size)
 
 
 def _atomic_write(path: str, data: bytes) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
     os.replace(tmp, path)
     _fsync_dir(os.path.dirname(path))
 

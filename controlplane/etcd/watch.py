@@ -225,13 +225,26 @@ class WatchStream:
         self._drop(w)
         self.push(rpc_pb2.WatchResponse(header=self.hub.header(self.hub.notified_rev),
                                         watch_id=wid, canceled=True))
+        self._answer_pending()
 
     def request_progress(self) -> None:
-        """progress_request: one response with watch_id -1 once every watcher is synced (etcd 3.4/3.5)."""
+        """progress_request: one response with watch_id -1 at the notified revision once every
+        watcher of the stream is synced, queued after their events; nothing on a stream with no
+        watchers. etcd 3.4.25+/3.5.8+ ``watchableStore.progressIfSync`` (``v3rpc/watch.go``);
+        etcd >= 3.4.31/3.5.13 drops a request made while a watcher is unsynced instead of
+        deferring it: clients ask again, so either way they get no answer that runs ahead of an
+        event. Older etcd answered at once, ahead of events still queued (etcd issue 15220)."""
         if self.unsynced:
             self.progress_pending = True
-        else:
+        elif self.watchers:
             self.push(rpc_pb2.WatchResponse(header=self.hub.header(self.hub.notified_rev), watch_id=-1))
+
+    def _answer_pending(self) -> None:
+        """A deferred progress request, once no watcher is unsynced any more."""
+        if self.progress_pending and not self.unsynced:
+            self.progress_pending = False
+            if self.watchers:
+                self.push(rpc_pb2.WatchResponse(header=self.hub.header(self.hub.notified_rev), watch_id=-1))
 
     def _drop(self, w: Watcher) -> None:
         self.hub.synced.pop(w, None)
@@ -273,9 +286,7 @@ class WatchStream:
                 hub.synced[w] = None
             else:
                 w.next_rev = last + 1
-        if not self.unsynced and self.progress_pending:
-            self.progress_pending = False
-            self.push(rpc_pb2.WatchResponse(header=hub.header(upto), watch_id=-1))
+        self._answer_pending()
 
     # ------------------------------------------------------------------ loops
     async def _recv(self, request_iterator) -> None:

@@ -9,6 +9,5 @@ from controlplane.storage.errors import (  # noqa: F401
     Conflict, Expired, KeyExists, KeyNotFound, StorageError, TooLargeResourceVersion, Unavailable,
 )
 from controlplane.storage.store import (  # noqa: F401
-    CONTINUE_EXPIRED, ListResult, Store, StoreEvent, collection_prefix, object_key,
-    progress_request,
+    CONTINUE_EXPIRED, EventStream, ListResult, Store, StoreEvent, collection_prefix, object_key,
 )

@@ -59,6 +59,8 @@ def translate(e: Exception, key: str = "") -> Exception:
             return TooLargeResourceVersion(details, key)
         if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
             return Unavailable(f"etcd unavailable: {details}", key)
+        if code == rpc.StatusCode.RESOURCE_EXHAUSTED and details.endswith("database space exceeded"):
+            return StorageError(details, key)  # etcd's own text, as kube-apiserver answers it (500)
         return StorageError(f"etcd error {code.name}: {details}", key)
     return e
 
@@ -67,18 +69,34 @@ def translate(e: Exception, key: str = "") -> Exception:
 class WatchResponse:
     """One etcd watch response: ``events`` (``rpc.Event`` list) at ``revision``.
 
-    ``events == []`` is a progress notification. ``compact_revision`` > 0 means the
-    watch was cancelled because its start revision was compacted.
+    ``events == []`` is a progress notification: every event of the watched range up to
+    ``revision`` has been yielded before it.
     """
 
     revision: int
     events: list
-    compact_revision: int = 0
-    canceled: bool = False
+
+
+def progress_trustworthy(version: str) -> bool:
+    """Whether an etcd server of ``version`` answers a progress request only when every watcher
+    of the stream is synced, in order with their events.
+
+    Older servers answer at once with their current revision, possibly ahead of events still
+    to be sent (etcd issues 15220 and 17507, fixed in 3.4.31 and 3.5.13); the rule is
+    Kubernetes' ``storage/feature/feature_support_checker.go``. An unparsable version → False.
+    """
+    try:
+        major, minor, patch = (int(p) for p in version.split("-")[0].split(".")[:3])
+    except ValueError:
+        return False
+    v = (major, minor, patch)
+    return v >= (3, 4, 31) and not (3, 5, 0) <= v < (3, 5, 13)
 
 
 class EtcdClient:
-    """Connection to one etcd endpoint (``http://host:port``); call :meth:`close` when done."""
+    """Connection to one etcd endpoint (``http://host:port``); call :meth:`close` when done.
+
+    Every :meth:`watch` is a new :class:`WatchStream`: one gRPC call per watch attempt."""
 
     def __init__(self, endpoint: str, timeout: float = 10.0) -> None:
         self.target = parse_endpoint(endpoint)
@@ -86,10 +104,19 @@ class EtcdClient:
         self.channel = rpc.insecure_channel(self.target, options=[
             ("grpc.max_receive_message_length", 64 * 1024 * 1024),
             ("grpc.max_send_message_length", 16 * 1024 * 1024),
+            # a restarted etcd is reconnected to within 2 s (gRPC's default back-off grows to 120 s)
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 2000),
+            # a half-dead connection fails its calls (and their watches) after 30 s + 10 s: the
+            # apiserver's etcd client keepalive (``storagebackend/factory/etcd3.go``)
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
         ])
         self.kv = rpc.KVStub(self.channel)
         self.watch_stub = rpc.WatchStub(self.channel)
         self.maintenance = rpc.MaintenanceStub(self.channel)
+        self._progress_ok: bool | None = None
 
     async def close(self) -> None:
         await self.channel.close()
@@ -102,10 +129,15 @@ class EtcdClient:
             raise translate(e) from None
 
     async def range(self, key: bytes, range_end: bytes = b"", revision: int = 0, limit: int = 0,
-                    count_only: bool = False) -> rpc.RangeResponse:
-        """KV.Range; raises Expired / TooLargeResourceVersion / Unavailable."""
+                    count_only: bool = False, keys_only: bool = False,
+                    min_mod_revision: int = 0) -> rpc.RangeResponse:
+        """KV.Range; raises Expired / TooLargeResourceVersion / Unavailable.
+
+        ``min_mod_revision`` drops keys modified before it from ``kvs`` (``count`` still counts
+        every key of the range, as etcd's ``applierV3backend.Range``)."""
         req = rpc.RangeRequest(key=key, range_end=range_end, revision=revision, limit=limit,
-                               count_only=count_only)
+                               count_only=count_only, keys_only=keys_only,
+                               min_mod_revision=min_mod_revision)
         try:
             return await self.kv.Range(req, timeout=self.timeout)
         except rpc.AioRpcError as e:
@@ -128,46 +160,132 @@ class EtcdClient:
             if not isinstance(err, Expired):
                 raise err from None
 
-    async def watch(self, key: bytes, range_end: bytes, start_revision: int,
-                    progress_notify: bool = True, prev_kv: bool = True,
-                    control: asyncio.Queue | None = None) -> AsyncIterator[WatchResponse]:
-        """Stream watch responses for ``[key, range_end)`` from ``start_revision``.
+    async def progress_supported(self) -> bool:
+        """Whether this etcd's answers to progress requests can be trusted
+        (:func:`progress_trustworthy` of Maintenance.Status's version); asked once, again after
+        :meth:`forget_server` (the server may have been replaced). Raises Unavailable."""
+        if self._progress_ok is None:
+            self._progress_ok = progress_trustworthy((await self.status()).version)
+        return self._progress_ok
 
-        ``control``, if given, receives extra ``rpc.WatchRequest`` messages to send on the
-        stream (e.g. a progress request, answered by an empty response at the current revision).
+    def forget_server(self) -> None:
+        """The connection was lost: ask the server's version again next time."""
+        self._progress_ok = None
 
-        Yields :class:`WatchResponse` (including empty progress notifications).
-        Raises Expired when etcd cancels the watch for compaction, Unavailable on
-        connection loss. Stops when the caller stops iterating.
-        """
-        requests: asyncio.Queue = control if control is not None else asyncio.Queue()
-        while not requests.empty():  # stale requests of a previous stream
-            requests.get_nowait()
-        requests.put_nowait(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+    def watch(self, key: bytes, range_end: bytes, start_revision: int,
+              progress_notify: bool = True, prev_kv: bool = True) -> "WatchStream":
+        """A new :class:`WatchStream` (its own gRPC call) for ``[key, range_end)`` from
+        ``start_revision``; the call starts when iteration starts."""
+        return WatchStream(self, rpc.WatchCreateRequest(
             key=key, range_end=range_end, start_revision=start_revision,
-            progress_notify=progress_notify, prev_kv=prev_kv)))
+            progress_notify=progress_notify, prev_kv=prev_kv))
 
-        async def request_iter():
-            while True:
-                r = await requests.get()
-                if r is None:
-                    return
-                yield r
 
-        call = self.watch_stub.Watch(request_iter())
+class WatchStream:
+    """One etcd ``Watch`` gRPC call carrying one watcher; one per watch attempt.
+
+    ``async for resp in stream`` yields :class:`WatchResponse` (events, or a progress
+    notification at a revision all of whose events were yielded before). Each stream has its
+    own request queue, so nothing sent for one call can reach another; when iteration ends
+    (error, caller stopping, :meth:`close`) the request iterator is ended and the call cancelled.
+
+    Progress notifications yielded are only those etcd orders after the watcher's events:
+    periodic ones (``progress_notify``, watch_id = ours: sent to synced watchers only, through
+    the watcher's own channel) and, from a server whose answers can be trusted
+    (:meth:`EtcdClient.progress_supported`), answers to :meth:`request_progress` (watch_id -1:
+    sent once every watcher of the stream is synced). An old server's answer (at its current
+    revision, maybe ahead of events still queued: etcd issue 15220) is dropped. Sources:
+    ``server/etcdserver/api/v3rpc/watch.go`` and ``server/storage/mvcc/watchable_store.go``
+    (``progressIfSync``), 3.4 and 3.5.
+
+    Raises Expired when etcd cancels the watch for compaction (``compact_revision``) or when
+    etcd's revision is below the start revision (its history was lost: the caller relists),
+    Unavailable on connection loss or when the stream ends, StorageError when etcd refuses the
+    watch.
+    """
+
+    def __init__(self, client: EtcdClient, create: rpc.WatchCreateRequest) -> None:
+        self.client = client
+        self.create = create
+        self.watch_id: int | None = None   # set by the created response
+        self.created_revision = 0          # etcd's revision when the watcher was created
+        self.synced = False                # known to be caught up with etcd's revision
+        self.progress_ok = False           # the server's progress answers are trusted
+        self.closed = False
+        self._requests: asyncio.Queue = asyncio.Queue()
+        self._call = None
+
+    @property
+    def created(self) -> bool:
+        return self.watch_id is not None
+
+    def request_progress(self) -> bool:
+        """Ask etcd for a progress notification on this stream; False (nothing sent) when the
+        stream is closed, its watcher not created yet, or the server's answer would not be
+        trusted. The server answers once its watchers are synced, or (etcd >= 3.4.31 / 3.5.13)
+        drops the request if they are not: callers ask again while they wait."""
+        if self.closed or not self.created or not self.progress_ok:
+            return False
+        self._requests.put_nowait(rpc.WatchRequest(progress_request=rpc.WatchProgressRequest()))
+        return True
+
+    def close(self) -> None:
+        """End the request iterator and cancel the call (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._requests.put_nowait(None)
+        if self._call is not None:
+            self._call.cancel()
+
+    async def _request_iter(self):
+        while True:
+            r = await self._requests.get()
+            if r is None:
+                return
+            yield r
+
+    def __aiter__(self) -> AsyncIterator[WatchResponse]:
+        return self._responses()
+
+    async def _responses(self) -> AsyncIterator[WatchResponse]:
+        key = self.create.key.decode(errors="replace")
+        start = self.create.start_revision
         try:
-            async for resp in call:
+            if self.closed:
+                return
+            self.progress_ok = await self.client.progress_supported()
+            self._requests.put_nowait(rpc.WatchRequest(create_request=self.create))
+            self._call = self.client.watch_stub.Watch(self._request_iter())
+            async for resp in self._call:
+                if resp.created and self.watch_id is None:
+                    if resp.canceled:
+                        raise StorageError(f"etcd watch canceled: {resp.cancel_reason}", key)
+                    self.watch_id = resp.watch_id
+                    self.created_revision = rev = resp.header.revision
+                    if start and rev < start - 1:
+                        raise Expired(f"etcd is at revision {rev}, before the watch's start "
+                                      f"revision {start}: its history was lost", key, rev)
+                    # etcd creates the watcher synced when it starts after the current revision
+                    self.synced = start == 0 or start > rev
+                    continue
                 if resp.compact_revision:
                     raise Expired(f"etcdserver: mvcc: required revision has been compacted "
-                                  f"(compact revision {resp.compact_revision})",
-                                  key.decode(errors="replace"), resp.compact_revision)
+                                  f"(compact revision {resp.compact_revision})", key, resp.compact_revision)
                 if resp.canceled:
-                    raise StorageError(f"etcd watch canceled: {resp.cancel_reason}")
-                if resp.created and not resp.events:
-                    continue
-                yield WatchResponse(revision=resp.header.revision, events=list(resp.events))
-            raise Unavailable("etcd watch stream ended")
+                    raise StorageError(f"etcd watch canceled: {resp.cancel_reason}", key)
+                if resp.events:
+                    if resp.events[-1].kv.mod_revision >= self.created_revision:
+                        self.synced = True
+                    yield WatchResponse(revision=resp.header.revision, events=list(resp.events))
+                elif resp.watch_id == self.watch_id or (resp.watch_id == -1 and self.progress_ok):
+                    self.synced = True
+                    yield WatchResponse(revision=resp.header.revision, events=[])
+            raise Unavailable("etcd watch stream ended", key)
         except rpc.AioRpcError as e:
-            raise translate(e) from None
+            err = translate(e, key)
+            if isinstance(err, Unavailable):
+                self.client.forget_server()
+            raise err from None
         finally:
-            call.cancel()
+            self.close()

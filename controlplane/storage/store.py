@@ -17,18 +17,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import inspect
 import json
+import logging
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aetcd import rpc
 
 from controlplane.api import codec
+from controlplane.log import event
 from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound
 from controlplane.storage.etcd import EtcdClient, prefix_end
+
+_log = logging.getLogger("storage")
 
 REGISTRY = "/registry"
 
@@ -61,6 +64,19 @@ def decode(kv: Any) -> dict:
     if md is None:
         md = obj["metadata"] = {}
     md["resourceVersion"] = str(kv.mod_revision)
+    return obj
+
+
+def decode_or_skip(kv: Any) -> dict | None:
+    """:func:`decode`, or None (one WARNING line naming the key) for a value that is not a
+    JSON object: a list answers for the other objects, as the etcd3 store's corrupt-object
+    handling does (``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go``)."""
+    try:
+        obj = decode(kv)
+    except (ValueError, AttributeError, TypeError) as e:
+        event(_log, "storage.undecodable_object", logging.WARNING, key=kv.key.decode(errors="replace"),
+              error=f"{type(e).__name__}: {e}"[:200])
+        return None
     return obj
 
 
@@ -212,8 +228,8 @@ class Store:
                         token = encode_continue(rev, kv.key.decode(), prefix)
                         remaining = None if predicate else len(kvs) - i + (resp.count - len(kvs))
                         return ListResult(items, rev, token, remaining)
-                    obj = decode(kv)
-                    if predicate is None or predicate(obj):
+                    obj = decode_or_skip(kv)
+                    if obj is not None and (predicate is None or predicate(obj)):
                         items.append(obj)
                 if not resp.more:
                     return ListResult(items, rev)
@@ -354,34 +370,94 @@ class Store:
         """Compact etcd history up to ``revision`` (Kubernetes' compactor, every 5 minutes)."""
         await self.etcd.compact(revision)
 
-    async def watch(self, prefix: str, start_revision: int,
-                    progress_notify: bool = True,
-                    control: asyncio.Queue | None = None,
-                    previous: Callable[[str], dict | None] | None = None) -> AsyncIterator[StoreEvent | int]:
-        """Events of keys under ``prefix`` with revision >= ``start_revision``.
+    def watch(self, prefix: str, start_revision: int, progress_notify: bool = True,
+              previous: Callable[[str], dict | None] | None = None) -> "EventStream":
+        """A new :class:`EventStream` of the keys under ``prefix`` from ``start_revision``
+        (one etcd watch call; make a new one for every attempt).
 
-        Yields :class:`StoreEvent` objects, and a bare ``int`` revision for each
-        progress notification (etcd promises no event below it is still to come).
-        Raises Expired when ``start_revision`` is compacted, Unavailable on loss.
-        Put :func:`progress_request` on ``control`` to ask etcd for a progress notification.
         ``previous(key)``: the caller's copy of the key's last state (a watch cache's store),
         used as ``prev`` instead of asking etcd for ``prev_kv`` (half the decoding, as the
         cacher takes the previous object from its own store, ``cacher/watch_cache.go``).
         Semantics of ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go``.
         """
-        async for resp in self.etcd.watch(prefix.encode(), prefix_end(prefix.encode()),
-                                          start_revision, progress_notify=progress_notify,
-                                          control=control, prev_kv=previous is None):
-            if not resp.events:
-                yield resp.revision
-                continue
-            for ev in resp.events:
-                yield _store_event(ev, previous)
+        return EventStream(self.etcd.watch(prefix.encode(), prefix_end(prefix.encode()), start_revision,
+                                           progress_notify=progress_notify, prev_kv=previous is None),
+                           previous)
+
+    async def unchanged(self, prefix: str, since: int, count: int) -> int:
+        """etcd's current revision R if no key under ``prefix`` changed in ``(since, R]``, else 0.
+
+        ``count`` is the number of keys under ``prefix`` at revision ``since``. One keys-only
+        Range at the current revision: no key modified after ``since`` and the same number of
+        keys means nothing was put or deleted (a key deleted and created again has a newer
+        mod_revision). Proves a watch cache current without trusting a progress notification
+        (for etcd servers whose progress answers can run ahead of their events).
+        Raises Unavailable.
+        """
+        resp = await self.etcd.range(prefix.encode(), prefix_end(prefix.encode()), keys_only=True,
+                                     min_mod_revision=since + 1, limit=1)
+        if resp.kvs or resp.count != count:
+            return 0
+        return resp.header.revision
 
 
-def progress_request() -> Any:
-    """A WatchRequest asking etcd for a progress notification (etcd >= 3.4)."""
-    return rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
+class EventStream:
+    """One watch attempt on the keys under a prefix (from :meth:`Store.watch`).
+
+    ``async for item in stream`` yields :class:`StoreEvent` objects, and a bare ``int``
+    revision R for each progress notification (every event up to R has been yielded).
+    :meth:`request_progress` asks for one (see :meth:`controlplane.storage.etcd.WatchStream.request_progress`);
+    :meth:`close` tears the call down. Raises Expired (start revision compacted, or etcd's
+    history lost), Unavailable (connection lost, stream ended).
+    """
+
+    def __init__(self, stream: Any, previous: Callable[[str], dict | None] | None) -> None:
+        self.stream = stream
+        self.previous = previous
+
+    def request_progress(self) -> bool:
+        return self.stream.request_progress()
+
+    @property
+    def created(self) -> bool:
+        return self.stream.created
+
+    @property
+    def progress_supported(self) -> bool:
+        """True when :meth:`request_progress` can be answered (the server is trusted)."""
+        return self.stream.progress_ok
+
+    def close(self) -> None:
+        self.stream.close()
+
+    async def __aenter__(self) -> "EventStream":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __aiter__(self) -> AsyncIterator[StoreEvent | int]:
+        return self._items()
+
+    async def _items(self) -> AsyncIterator[StoreEvent | int]:
+        previous = self.previous
+        try:
+            async for resp in self.stream:
+                if not resp.events:
+                    yield resp.revision
+                    continue
+                for ev in resp.events:
+                    try:
+                        se = _store_event(ev, previous)
+                    except (ValueError, AttributeError, TypeError) as e:
+                        # a value that is not a JSON object: skipped (one WARNING naming the key),
+                        # as a list skips it (decode_or_skip); the watch goes on
+                        event(_log, "storage.undecodable_object", logging.WARNING,
+                              key=ev.kv.key.decode(errors="replace"), error=f"{type(e).__name__}: {e}"[:200])
+                        continue
+                    yield se
+        finally:
+            self.stream.close()
 
 
 def _store_event(ev: Any, previous: Callable[[str], dict | None] | None = None) -> StoreEvent:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-import aiohttp
-
-from controlplane.client.rest import RestClient, iter_json_lines, raise_for_status
+from controlplane.client.rest import RestClient, iter_json_lines
 from controlplane.trace.emitter import PATH
 from controlplane.trace.record import StepRecord
 
@@ -25,13 +23,11 @@ async def fetch(client: RestClient, since: float = 0.0) -> list[StepRecord]:
 async def follow(client: RestClient, since: float = 0.0) -> AsyncIterator[StepRecord]:
     """Yield records since ``since``, then live ones, until the stream ends.
 
-    Raises :class:`controlplane.client.rest.ApiError` if the apiserver refuses.
+    Raises :class:`controlplane.client.rest.ApiError` if the apiserver refuses,
+    :class:`~controlplane.client.rest.RequestTimeout` if it does not answer within the client's
+    timeout (the records themselves may then take as long as they like).
     """
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
-    async with client.session.get(client.server + PATH,
-                                  params={"since": f"{since:.6f}", "follow": "true"},
-                                  timeout=timeout) as resp:
-        if resp.status >= 300:
-            raise_for_status(resp.status, await resp.text())
+    resp = await client.open_stream(PATH, {"since": f"{since:.6f}", "follow": "true"})
+    async with resp:
         async for d in iter_json_lines(resp):
             yield StepRecord.from_dict(d)

@@ -47,7 +47,7 @@ def test_demo_node_name_example_says_steps_9_to_11_are_skipped(tmp_path):
 
 
 @pytest.mark.parametrize("content,message", [
-    ("a: [\n b", "invalid YAML (line 2"),
+    ("a: [\n b", "m.yaml: yaml: "),
     ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", "is not a workload the demo traces"),
 ])
 def test_demo_bad_manifest_is_one_line_and_exit_1(tmp_path, content, message):

@@ -49,3 +49,12 @@ async def store():
         s = Store(url)
         yield s
         await s.close()
+
+
+#: lines a test module wants printed at the end of the run (e.g. the bad-input figure)
+FIGURES: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in FIGURES:
+        terminalreporter.write_line(line)

@@ -234,3 +234,35 @@ def test_pod_update_may_remove_scheduling_gates_but_not_add_them():
     causes = validate("Pod", added, base)
     assert any(c["field"] == "spec.schedulingGates" and "found new scheduling gate 'c'" in c["message"]
                for c in causes), causes
+
+
+def _wrong_values():
+    return ["x", 5, True, None, [None], [1], ["x"], {"a": 1}, [{"a": {"b": "c"}}]]
+
+
+def test_every_validator_survives_every_wrong_type():
+    """validate() returns causes, never raises, whatever type each field of each kind has
+    (top level, spec fields, and spec.template.spec fields)."""
+    from controlplane.api.validation import KIND_VALIDATORS, validate
+    from controlplane.api import schemas
+
+    pod_spec_fields = list(schemas.TYPES["PodSpec"][1])
+    container_fields = list(schemas.TYPES["Container"][1])
+    for kind in KIND_VALIDATORS:
+        top = ["metadata", *schemas.KINDS.get(kind, ("", {}))[1]]
+        spec_type = schemas.KINDS.get(kind, ("", {}))[1].get("spec", ("", ""))[0]
+        spec_fields = list(schemas.TYPES.get(spec_type, ("", {}))[1])
+        for bad in _wrong_values():
+            for f in top:
+                assert isinstance(validate(kind, {"metadata": {"name": "a", "namespace": "d"}, f: bad}), list)
+            for f in spec_fields + pod_spec_fields:
+                obj = {"metadata": {"name": "a", "namespace": "d"}, "spec": {f: bad}}
+                assert isinstance(validate(kind, obj), list)
+                assert isinstance(validate(kind, obj, old=obj), list)
+                tpl = {"metadata": {"name": "a", "namespace": "d"},
+                       "spec": {"template": {"spec": {f: bad, "containers": [{"name": "c", "image": "i"}]}}}}
+                assert isinstance(validate(kind, tpl), list)
+            for f in container_fields:
+                obj = {"metadata": {"name": "a", "namespace": "d"},
+                       "spec": {"containers": [{"name": "c", "image": "i", f: bad}]}}
+                assert isinstance(validate(kind, obj), list)

@@ -187,3 +187,21 @@ async def test_watch_initial_live_selector_and_410(api):
     w = await api.get(f"/api/v1/namespaces/{ns}/pods?watch=1&resourceVersion=1")
     [err] = await read_events(w, 1)
     assert err["type"] == "ERROR" and err["object"]["code"] == 410 and "too old resource version: 1" in err["object"]["message"]
+
+
+async def test_generate_name_collision_is_retried_with_a_new_suffix(api, monkeypatch):
+    """RetryGenerateName (GA in 1.32): a generated name that exists is drawn again, up to 8 tries."""
+    from components.apiserver import strategy
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
+                       json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-aaaaa"}})
+    assert r.status == 201
+    suffixes = iter(["aaaaa", "aaaaa", "bbbbb"])
+    monkeypatch.setattr(strategy, "random_suffix", lambda n=5: next(suffixes))
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
+                       json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cm-"}})
+    assert r.status == 201 and (await r.json())["metadata"]["name"] == "cm-bbbbb"
+    monkeypatch.setattr(strategy, "random_suffix", lambda n=5: "aaaaa")
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
+                       json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cm-"}})
+    assert r.status == 409 and (await r.json())["reason"] == "AlreadyExists"

@@ -70,7 +70,7 @@ async def test_metrics_and_readyz(api):
 
 async def test_inflight_limit_answers_429(api):
     srv = api.server_obj
-    srv.limits["mutating"] = 0
+    srv.limits["mutating"], fc, srv.flowcontrol = 0, srv.flowcontrol, None  # max-inflight: APF off
     try:
         r = await api.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
                                                        "metadata": {"name": "limited"}})
@@ -78,7 +78,7 @@ async def test_inflight_limit_answers_429(api):
         assert r.status == 429 and r.headers["Retry-After"] == "1" and body["reason"] == "TooManyRequests"
         assert (await api.get("/api/v1/namespaces")).status == 200  # read-only requests unaffected
     finally:
-        srv.limits["mutating"] = 200
+        srv.limits["mutating"], srv.flowcontrol = 200, fc
 
 
 @pytest.mark.parametrize("q,expected", [("", 60.0), ("timeout=5s", 5.0), ("timeout=500ms", 0.5),

@@ -117,3 +117,20 @@ async def test_compaction_status_member_list(ctl):
     assert len(members) == 1 and members[0]["clientURLs"] == [f"http://{ctl.server.endpoint}"]
     _, out, err = await ctl("endpoint", "health")
     assert "is healthy" in out + err
+
+
+async def test_quota_nospace_alarm_list_and_disarm(ctl):
+    core = ctl.server.core
+    core.quota_backend_bytes = 2000
+    await ctl("put", "/small", "x")
+    rc, _, err = await ctl("put", "/big", "x" * 3000, check=False)
+    assert rc != 0 and "etcdserver: mvcc: database space exceeded" in err
+    _, out, _ = await ctl("alarm", "list")
+    assert out == f"memberID:{core.member_id} alarm:NOSPACE \n"  # as etcdctl prints a real etcd's
+    rc, _, err = await ctl("put", "/tiny", "x", check=False)
+    assert rc != 0 and "database space exceeded" in err  # held off by the alarm, however small
+    assert (await ctl("del", "/small"))[1] == "1\n"  # deletes still work, to make room
+    _, out, _ = await ctl("alarm", "disarm")
+    assert out == f"memberID:{core.member_id} alarm:NOSPACE \n"
+    assert (await ctl("alarm", "list"))[1] == ""
+    assert (await ctl("put", "/tiny", "x"))[1] == "OK\n"

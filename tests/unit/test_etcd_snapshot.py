@@ -47,6 +47,7 @@ async def test_background_snapshots_and_recovery_after_unclean_stop(tmp_path):
     assert min(core.datadir._wal_gens()) >= 2
     want = _state(core)
     # no close(): like kill -9 after the last acknowledged write
+    core.datadir.unlock()
     again = Core(data_dir=d)
     again.recover()
     assert _state(again) == want
@@ -80,6 +81,7 @@ async def test_writes_continue_while_a_snapshot_is_written(tmp_path, monkeypatch
     await asyncio.wait_for(snap, 10)
     await core.flush()
     want = _state(core)
+    core.datadir.unlock()
     again = Core(data_dir=d)
     again.recover()
     assert again.store.rev == captured_rev + 50

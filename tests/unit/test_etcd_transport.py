@@ -643,3 +643,180 @@ async def test_malformed_frames_get_goaway_and_the_server_goes_on(etcd, channel,
     kv = rpc_pb2_grpc.KVStub(channel)
     assert (await kv.Put(R.PutRequest(key=b"k", value=b"v"))).header.revision >= 2
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+# ---------------------------------------------------------------------------------------- 8
+def _events(caplog, name: str) -> list[logging.LogRecord]:
+    """The records of structured event ``name`` (controlplane/log.py: message = name, fields aside)."""
+    return [r for r in caplog.records if r.getMessage() == name]
+
+
+async def _closed(reader: asyncio.StreamReader, timeout: float = 5.0) -> bytes:
+    """Everything the server sends until it closes the connection (EOF or reset)."""
+    got = b""
+    try:
+        while chunk := await asyncio.wait_for(reader.read(65536), timeout):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    return got
+
+
+@pytest.fixture
+async def short_deadline():
+    """A server whose new connections get 1.5 s for their handshake (grpc-go's default: 120 s)."""
+    server = await serve(["http://127.0.0.1:0"], None, handshake_timeout=1.5)
+    yield server
+    await server.stop()
+
+
+@pytest.mark.parametrize("sent,protocol", [
+    (b"GET /health HTTP/1.1\r\nHost: x\r\n", "http/1.1"),  # a slowloris: the head never ends
+    (b"PRI * HTTP/2.0\r\n", "unknown"),                     # half an HTTP/2 preface
+    (PREFACE, "h2"),                                        # the preface, but never its SETTINGS
+    (b"", "unknown"),                                       # nothing at all
+])
+async def test_incomplete_handshake_is_closed_at_the_deadline(short_deadline, caplog, sent, protocol):
+    """A connection that has not sent a whole HTTP/1.1 request head, or the HTTP/2 preface and its
+    first SETTINGS frame (RFC 9113 §3.4), when the handshake timeout passes is closed without an
+    answer beyond the server's preface (grpc-go's server ``ConnectionTimeout``), with one WARNING
+    line naming the peer, the protocol seen and the bytes received."""
+    caplog.set_level(logging.INFO)
+    reader, writer = await asyncio.open_connection("127.0.0.1", short_deadline.port)
+    writer.write(sent)
+    got = await _closed(reader)
+    if protocol == "h2":  # only the server's own preface: SETTINGS and the window it opens
+        assert got[3] == SETTINGS and got[-9 - 4 + 3] == WINDOW_UPDATE
+    else:
+        assert got == b""
+    writer.close()
+    (record,) = _events(caplog, "etcd.connection.timeout")
+    assert record.levelno == logging.WARNING
+    assert record.fields["protocol"] == protocol and record.fields["received"] == len(sent)
+    assert not short_deadline.grpc.connections
+
+
+async def test_clients_past_the_handshake_deadline_are_unaffected(short_deadline, caplog):
+    """The deadline covers the handshake only: a gRPC client's Watch opened before a slow
+    connection is dropped still delivers events after it, unary calls on the same channel work,
+    and a complete HTTP/1.1 ``GET /health`` is answered."""
+    caplog.set_level(logging.INFO)
+    async with grpc.aio.insecure_channel(short_deadline.endpoint) as ch:
+        kv = rpc_pb2_grpc.KVStub(ch)
+        w = _Stream(rpc_pb2_grpc.WatchStub(ch).Watch)
+        w.send(R.WatchRequest(create_request=R.WatchCreateRequest(key=b"k")))
+        assert (await w.recv()).created
+        reader, writer = await asyncio.open_connection("127.0.0.1", short_deadline.port)
+        writer.write(b"GET /health HTTP/1.1\r\n")
+        assert await _closed(reader) == b""  # the slow one is gone: the deadline has passed
+        writer.close()
+        assert len(_events(caplog, "etcd.connection.timeout")) == 1
+        rev = (await kv.Put(R.PutRequest(key=b"k", value=b"v"))).header.revision
+        ev = await w.recv()
+        assert [(e.kv.key, e.kv.mod_revision) for e in ev.events] == [(b"k", rev)]
+        w.end()
+    status, _, body = await _http1(short_deadline.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == "HTTP/1.1 200 OK" and json.loads(body)["health"] == "true"
+    assert len(_events(caplog, "etcd.connection.timeout")) == 1
+
+
+async def test_etcdctl_watch_outlives_the_handshake_deadline(short_deadline):
+    """The real etcdctl: ``watch`` prints a Put made after another connection was dropped at the
+    deadline (so after the watch's own connection passed it)."""
+    import os
+    import shutil
+
+    if not shutil.which("etcdctl"):
+        pytest.skip("needs etcdctl")
+    proc = await asyncio.create_subprocess_exec(
+        "etcdctl", f"--endpoints={short_deadline.endpoint}", "watch", "k",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env={**os.environ, "ETCDCTL_API": "3"})
+    try:
+        hub = short_deadline.core.hub
+        await _until(lambda: any(s.watchers for s in hub.streams), timeout=10)  # etcdctl's watch is created
+        reader, writer = await asyncio.open_connection("127.0.0.1", short_deadline.port)
+        assert await _closed(reader) == b""
+        writer.close()
+        async with grpc.aio.insecure_channel(short_deadline.endpoint) as ch:
+            await rpc_pb2_grpc.KVStub(ch).Put(R.PutRequest(key=b"k", value=b"after"))
+        lines = [await asyncio.wait_for(proc.stdout.readline(), 5) for _ in range(3)]
+        assert lines == [b"PUT\n", b"k\n", b"after\n"]
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def test_keepalive_ping_answered_keeps_the_connection_unanswered_closes_it(caplog):
+    """grpc-go's server keepalive (etcd ``--grpc-keepalive-interval`` / ``--grpc-keepalive-timeout``):
+    after the interval without a frame from the client the server sends a PING; a client that
+    answers keeps its connection (and is pinged again), one that stays silent for the timeout
+    after it is closed, with one WARNING line."""
+    caplog.set_level(logging.INFO)
+    server = await serve(["http://127.0.0.1:0"], None, grpc_keepalive_interval=0.3, grpc_keepalive_timeout=1.0)
+    try:
+        h = await H2.connect(server.port)
+        await h.handshake()
+        for _ in range(2):
+            _, ping = await h.read_until(PING, timeout=5)
+            assert ping[:3] == (PING, 0, 0) and len(ping[3]) == 8
+            h.send(PING, ACK, 0, ping[3])
+        assert not _events(caplog, "etcd.connection.keepalive_timeout")
+        _, ping = await h.read_until(PING, timeout=5)  # not answered this time
+        assert await _closed(h.reader) == b""
+        h.close()
+        (record,) = _events(caplog, "etcd.connection.keepalive_timeout")
+        assert record.levelno == logging.WARNING
+    finally:
+        await server.stop()
+
+
+async def _ping_flood(port: int) -> list:
+    """One Range, then 4 PINGs in a row: the PING ACKs and the GOAWAY (code, debug data) seen
+    until the server closes the connection."""
+    h = await H2.connect(port)
+    await h.handshake()
+    h.request(1, "/etcdserverpb.KV/Range", R.RangeRequest(key=b"k").SerializeToString())
+    await h.read_until(HEADERS, flags=END_STREAM)
+    for i in range(4):
+        h.send(PING, 0, 0, b"%8d" % i)
+    seen = []
+    try:
+        while True:
+            ftype, flags, _, payload = await h.read(timeout=5)
+            if ftype == PING and flags & ACK:
+                seen.append(("ack", payload))
+            elif ftype == GOAWAY:
+                seen.append(("goaway", struct.unpack(">I", payload[4:8])[0], payload[8:]))
+    except (asyncio.IncompleteReadError, ConnectionResetError):
+        pass
+    h.close()
+    return seen
+
+
+async def test_too_many_pings_get_goaway_enhance_your_calm(etcd, channel):
+    """grpc-go's keepalive enforcement (etcd ``--grpc-keepalive-min-time`` 5s, PermitWithoutStream
+    false): every PING is answered, the first after a response resets the strikes, each later one
+    within the limit (2 h with no stream open) is a strike, and the third strike ends the
+    connection with GOAWAY ENHANCE_YOUR_CALM (0xb) and debug data ``too_many_pings``. Other
+    clients are served as before."""
+    seen = await _ping_flood(etcd.port)
+    assert seen == [("ack", b"%8d" % i) for i in range(4)] + [("goaway", 0xB, b"too_many_pings")]
+    kv = rpc_pb2_grpc.KVStub(channel)
+    assert (await kv.Put(R.PutRequest(key=b"k", value=b"v"))).header.revision >= 2
+
+
+@pytest.mark.realetcd
+async def test_ping_flood_answered_as_by_a_real_etcd(etcd, tmp_path):
+    """The same ping flood against /usr/bin/etcd (grpc-go's server) gets the same frames."""
+    import os
+
+    from tests.support.etcd import start_real
+
+    if not os.path.exists("/usr/bin/etcd"):
+        pytest.skip("/usr/bin/etcd missing")
+    real = await start_real(str(tmp_path / "real"))
+    try:
+        theirs = await _ping_flood(int(real.endpoint.rsplit(":", 1)[1]))
+    finally:
+        await real.stop()
+    assert await _ping_flood(etcd.port) == theirs

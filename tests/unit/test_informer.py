@@ -191,3 +191,51 @@ def test_controller_manager_informers_trim_managed_fields():
                                "ownerReferences": [{"kind": "ReplicaSet", "name": "x", "uid": "uid-x"}]}
     assert out["status"] == {"phase": "Pending"}
     assert inf.transform({"kind": "Status"}) == {"kind": "Status"}
+
+
+async def test_watch_timeout_is_randomised_between_once_and_twice_the_minimum():
+    script = [("list", ("10", []))] + [("watch", [{"type": "ADDED", "object": pod(f"p{i}", 11 + i)}])
+                                       for i in range(6)]
+    server, calls = await make_server(script)
+    client = RestClient(str(server.make_url("")), "test")
+    inf = Informer(client, PODS, watch_timeout=300)
+    got = asyncio.Event()
+    inf.add_handlers(lambda o: got.set() if o["metadata"]["name"] == "p5" else None)
+    inf.start()
+    await asyncio.wait_for(got.wait(), 5)
+    await inf.stop()
+    await client.close()
+    await server.close()
+    timeouts = [int(c["timeoutSeconds"]) for c in calls if c.get("watch") == "true"]
+    assert len(timeouts) == 6 and all(300 <= t <= 600 for t in timeouts)
+    # a watch that delivered events is followed at once, from its last resourceVersion
+    assert [c["resourceVersion"] for c in calls[1:]] == ["10"] + [str(11 + i) for i in range(5)]
+
+
+async def test_empty_closed_watches_and_repeated_410_back_off(caplog):
+    expired = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
+                                           "message": "too old resource version"}}
+    script = [("list", ("10", [])), ("watch", []), ("watch", []), ("watch", [expired]),
+              ("list", ("20", [])), ("watch", [expired]), ("list", ("30", [])),
+              ("watch", [{"type": "ADDED", "object": pod("z", 31)}])]
+    server, calls = await make_server(script)
+    client = RestClient(str(server.make_url("")), "test")
+    inf = Informer(client, PODS)
+    got = asyncio.Event()
+    inf.add_handlers(lambda o: got.set())
+    caplog.set_level("INFO", logger="informer")
+    inf.start()
+    await asyncio.wait_for(got.wait(), 10)
+    await inf.stop()
+    await client.close()
+    await server.close()
+    lines = [(r.getMessage(), r.fields) for r in caplog.records if r.name == "informer"]
+    waits = [f for m, f in lines if m == "informer.disconnected"]
+    # two empty watches wait (growing), the first 410 relists at once, the second in a row waits
+    assert [f["error"] for f in waits] == ["watch closed at once", "watch closed at once",
+                                           "too old resource version"]
+    delays = [float(f["retry_in"].rstrip("s")) for f in waits]
+    assert delays[0] < delays[1] < delays[2]
+    assert waits[2]["relist"] is True
+    assert [m for m, _ in lines].count("informer.relist") == 1
+    assert [c.get("resourceVersion") for c in calls if c.get("watch")] == ["10", "10", "10", "20", "30"]

@@ -18,7 +18,7 @@ from controlplane.cli.up import command as up
     (["--node-labels", "bad key=a"], "invalid --node-labels bad key=a"),
     (["--node-labels", "novalue"], "invalid node label 'novalue'"),
     (["--cpu", "lots"], "invalid --cpu 'lots'"),
-    (["--image-pull-seconds", "-1"], "must be >= 0"),
+    (["--image-pull-seconds", "-1"], "-1.0 is not in the range x>=0"),
 ])
 def test_kubelet_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(kubelet, ["--master", "http://127.0.0.1:1", *args])

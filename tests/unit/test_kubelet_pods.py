@@ -38,9 +38,16 @@ class FakeClient:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
         self.status_patches.append(copy.deepcopy(patch["status"]))
         pod["status"] = json_merge_patch(pod.get("status") or {}, patch["status"])
+        self.bump(pod)
         async with self.changed:
             self.changed.notify_all()
         return copy.deepcopy(pod)
+
+    @staticmethod
+    def bump(pod: dict) -> None:
+        """A write: the next resourceVersion."""
+        md = pod["metadata"]
+        md["resourceVersion"] = str(int(md["resourceVersion"]) + 1)
 
     async def delete(self, res, name, namespace=None, *, grace_period_seconds=None, preconditions=None,
                      propagation_policy=None):
@@ -283,3 +290,50 @@ async def test_adopts_running_pod_after_restart_without_restarting(env):
     assert rt2.sandbox("uid-web").ip == before["podIP"]
     assert rt2.ipam.allocate("other") != before["podIP"]
     assert any("adopted" in a for _, a in tr2.records)
+
+
+def _ready(pod: dict) -> dict:
+    return next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")
+
+
+async def test_readiness_marked_false_by_another_writer_is_written_back(env):
+    client, rec, tr, rt, w = env
+    pod = await start(env, make_pod())
+    assert _ready(pod)["status"] == "True"
+    # the node lifecycle controller's MarkPodsNotReady, seen through the informer
+    _ready(pod).update(status="False", lastTransitionTime="2030-01-01T00:00:00Z")
+    client.bump(pod)
+    sent = len(client.status_patches)
+    w.update_pod(copy.deepcopy(pod))
+    await w.wait_idle()
+    assert len(client.status_patches) == sent + 1
+    ready = _ready(client.pods["web"])
+    assert ready["status"] == "True" and ready["lastTransitionTime"] != "2030-01-01T00:00:00Z"
+    assert {c["type"]: c["status"] for c in client.pods["web"]["status"]["conditions"]}["ContainersReady"] == "True"
+
+
+async def test_informer_catching_up_with_own_writes_sends_nothing(env):
+    client, rec, tr, rt, w = env
+    first = make_pod()
+    await start(env, first)
+    sent = len(client.status_patches)
+    w.update_pod(copy.deepcopy(first))                  # an older version than the last write
+    await w.wait_idle()
+    w.update_pod(copy.deepcopy(client.pods["web"]))     # the version of the last write
+    await w.wait_idle()
+    assert len(client.status_patches) == sent
+
+
+async def test_status_read_back_without_empty_fields_sends_nothing(env):
+    client, rec, tr, rt, w = env
+    await start(env, make_pod())
+    sent = len(client.status_patches)
+    stored = copy.deepcopy(client.pods["web"])
+    for c in stored["status"]["conditions"]:
+        c.pop("lastProbeTime", None)                     # null: omitted on the wire
+    for cs in stored["status"]["containerStatuses"]:
+        cs.pop("lastState", None)                        # {}: omitted on the wire
+    client.bump(stored)
+    w.update_pod(stored)
+    await w.wait_idle()
+    assert len(client.status_patches) == sent

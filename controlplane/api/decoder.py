@@ -1,0 +1,391 @@
+"""Decoding a JSON value into a kind's Go types, as the apiserver's JSON decoder does.
+
+kube-apiserver decodes every request body into typed Go structs with ``sigs.k8s.io/json``
+(case-sensitive ``encoding/json``; ``staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go``):
+a value of the wrong JSON type, an integer outside its Go type (``int32`` replicas, ports,
+counts; ``int64`` seconds), a bad quantity, time or base64 string fails the decode; fields
+the struct does not have are dropped (and reported as strict decoding errors with
+``fieldValidation``); ``null`` is the zero value. Nothing a reader cannot decode is stored.
+
+The types come from one table, :mod:`controlplane.api.schemas` (``TYPES`` / ``KINDS``).
+
+* :func:`decode` ``(kind, obj, prune=True) -> list[str]`` — checks ``obj`` (a dict, in place:
+  unknown fields removed when ``prune``, ``null`` list items / map values replaced by their
+  zero value) and returns the unknown fields' paths (``spec.containers[0].foo``); raises
+  :class:`DecodeError` (``.message``: Go's text, e.g. ``json: cannot unmarshal number
+  9223372036854775808 into Go struct field DeploymentSpec.spec.replicas of type int32``).
+  Kinds absent from the table are not checked (``[]``).
+* :func:`check_depth` ``(value, limit=MAX_DEPTH)`` — raises :class:`DecodeError` with the
+  scanner's ``exceeded max depth`` when arrays/objects nest deeper than Go's
+  ``encoding/json`` ``maxNestingDepth`` (10000); iterative, so any depth is safe to check.
+* :func:`go_format` ``(value) -> str`` — a value as Go's ``%+v`` prints a
+  ``map[string]interface{}`` (``map[a:1 b:[x y]]``), used in patch error messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import math
+import re
+from typing import Any
+
+from controlplane.api import schemas
+from controlplane.api.quantity import ERR_FORMAT_WRONG, parse_quantity
+
+#: Go encoding/json scanner's maxNestingDepth (also apimachinery util/json maxDepth)
+MAX_DEPTH = 10000
+#: nesting allowed inside a free-form ``object:`` field (a Go struct not modelled here: any
+#: real Kubernetes struct is far shallower, so deeper input could never decode into it)
+FREEFORM_DEPTH = 32
+
+INT_RANGES = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+class DecodeError(ValueError):
+    """A value that does not decode into its Go type; ``message`` is Go's error text.
+
+    ``path`` is the field path with list indices (``spec.containers[0].image``), used by
+    server-side apply's own wording."""
+
+    def __init__(self, message: str, path: str = "", expected: str = "", got: str = "") -> None:
+        super().__init__(message)
+        self.message, self.path, self.expected, self.got = message, path, expected, got
+
+
+def json_kind(v: Any) -> str:
+    """The JSON kind Go's UnmarshalTypeError names: object, array, string, bool, number, null."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, str):
+        return "string"
+    return "number"
+
+
+# ------------------------------------------------------------------ compiled type specs
+# a spec is a tuple: ("string",) ("bool",) ("int", bits) ("float",) ("quantity",)
+# ("intorstring",) ("time", micro) ("bytes",) ("free", goname) ("list", elem)
+# ("map", elem, goname) ("struct", name, fields, closed)
+
+_SCALARS = {"string": ("string",), "boolean": ("bool",), "int32": ("int", 32), "int64": ("int", 64),
+            "integer": ("int", 64), "number": ("float",), "Quantity": ("quantity",),
+            "IntOrString": ("intorstring",), "Time": ("time", False), "MicroTime": ("time", True),
+            "bytes": ("bytes",)}
+_MAPS = {"map[string]": (("string",), "map[string]string"),
+         "map[bytes]": (("bytes",), "map[string][]uint8"),
+         "map[Quantity]": (("quantity",), "v1.ResourceList")}
+
+
+@functools.lru_cache(maxsize=None)
+def _spec(typ: str) -> tuple:
+    if typ.startswith("[]"):
+        return ("list", _spec(typ[2:]))
+    if typ in _MAPS:
+        elem, goname = _MAPS[typ]
+        return ("map", elem, goname)
+    if typ in _SCALARS:
+        return _SCALARS[typ]
+    if typ.startswith("object:"):
+        return ("free", typ[len("object:"):])
+    if typ in schemas.TYPES:
+        return ("struct", typ, _Fields(typ), typ not in schemas.OPEN_TYPES)
+    raise KeyError(f"unknown schema type {typ!r}")
+
+
+class _Fields:
+    """A struct's fields, resolved lazily (types refer to each other)."""
+
+    def __init__(self, name: str, fields: dict | None = None) -> None:
+        self.name, self._raw, self._map = name, fields, None
+
+    def get(self, k: str) -> tuple | None:
+        if self._map is None:
+            raw = self._raw if self._raw is not None else schemas.TYPES[self.name][1]
+            self._map = {f: _spec(t) for f, (t, _d) in raw.items()}
+        return self._map.get(k)
+
+
+@functools.lru_cache(maxsize=None)
+def kind_spec(kind: str) -> tuple | None:
+    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or None."""
+    if kind not in schemas.KINDS:
+        return None
+    fields = {"apiVersion": ("string", ""), "kind": ("string", ""), "metadata": ("ObjectMeta", "")}
+    fields.update(schemas.KINDS[kind][1])
+    return ("struct", kind, _Fields(kind, fields), kind not in schemas.OPEN_TYPES)
+
+
+def go_type(spec: tuple) -> str:
+    """The Go type name of ``spec`` as ``reflect.Type.String()`` prints it."""
+    t = spec[0]
+    if t == "string":
+        return "string"
+    if t == "bool":
+        return "bool"
+    if t == "int":
+        return f"int{spec[1]}"
+    if t == "float":
+        return "float64"
+    if t == "quantity":
+        return "resource.Quantity"
+    if t == "intorstring":
+        return "intstr.IntOrString"
+    if t == "time":
+        return "v1.MicroTime" if spec[1] else "v1.Time"
+    if t == "bytes":
+        return "[]uint8"
+    if t == "free":
+        return spec[1]
+    if t == "list":
+        return "[]" + go_type(spec[1])
+    if t == "map":
+        return spec[2]
+    return "v1." + spec[1]
+
+
+def _zero(spec: tuple) -> Any:
+    t = spec[0]
+    return {"string": "", "bool": False, "int": 0, "float": 0, "quantity": "0", "intorstring": 0,
+            "struct": {}, "free": {}}.get(t)
+
+
+# ------------------------------------------------------------------ the walk
+
+class _Ctx:
+    __slots__ = ("unknown", "prune", "readonly")
+
+    def __init__(self, prune: bool, readonly: bool = False) -> None:
+        self.unknown: list[str] = []
+        self.prune, self.readonly = prune, readonly
+
+
+def _type_error(v: Any, spec: tuple, fpath: tuple, struct: str, upath: str, value_text: str | None = None) -> DecodeError:
+    what = value_text or json_kind(v)
+    target = go_type(spec)
+    if fpath:
+        msg = f"json: cannot unmarshal {what} into Go struct field {struct}.{'.'.join(fpath)} of type {target}"
+    else:
+        msg = f"json: cannot unmarshal {what} into Go value of type {target}"
+    return DecodeError(msg, upath, target, json_kind(v))
+
+
+def _number_text(v: Any) -> str:
+    if isinstance(v, float):
+        return "number " + (repr(v) if not v.is_integer() or abs(v) >= 1e16 else f"{v:.1f}")
+    return f"number {v}"
+
+
+def _base64_error(s: str) -> str | None:
+    """Go's base64.StdEncoding error for ``s`` (``illegal base64 data at input byte N``), or None."""
+    m = _B64.match(s)
+    end = m.end() if m else 0
+    if end < len(s):
+        return f"illegal base64 data at input byte {end}"
+    try:
+        base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return f"illegal base64 data at input byte {max(len(s) - (len(s) % 4 or 4), 0)}"
+    return None
+
+
+def _freeform_depth_ok(v: Any) -> bool:
+    stack = [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        if d > FREEFORM_DEPTH:
+            return False
+        if isinstance(x, dict):
+            stack.extend((c, d + 1) for c in x.values() if isinstance(c, (dict, list)))
+        elif isinstance(x, list):
+            stack.extend((c, d + 1) for c in x if isinstance(c, (dict, list)))
+    return True
+
+
+def _walk(v: Any, spec: tuple, fpath: tuple, struct: str, upath: str, ctx: _Ctx) -> Any:
+    t = spec[0]
+    if t == "struct":
+        if not isinstance(v, dict):
+            raise _type_error(v, spec, fpath, struct, upath)
+        fields, closed, name = spec[2], spec[3], spec[1]
+        for k in list(v):
+            f = fields.get(k)
+            if f is None:
+                if closed:
+                    ctx.unknown.append(f"{upath}.{k}" if upath else str(k))
+                    if ctx.prune:
+                        del v[k]
+                continue
+            val = v[k]
+            if val is None:
+                if f[0] != "time" and not ctx.readonly:
+                    del v[k]  # null: the zero value (omitted when encoded)
+                continue
+            nv = _walk(val, f, fpath + (k,), name, f"{upath}.{k}" if upath else k, ctx)
+            if nv is not val:
+                v[k] = nv
+        return v
+    if t == "string":
+        if not isinstance(v, str):
+            raise _type_error(v, spec, fpath, struct, upath)
+        return v
+    if t == "bool":
+        if not isinstance(v, bool):
+            raise _type_error(v, spec, fpath, struct, upath)
+        return v
+    if t == "int":
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _type_error(v, spec, fpath, struct, upath)
+        lo, hi = INT_RANGES[spec[1]]
+        if isinstance(v, float) or not lo <= v <= hi:
+            raise _type_error(v, spec, fpath, struct, upath, _number_text(v))
+        return v
+    if t == "float":
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _type_error(v, spec, fpath, struct, upath)
+        return v
+    if t == "list":
+        if not isinstance(v, list):
+            raise _type_error(v, spec, fpath, struct, upath)
+        elem = spec[1]
+        for i, item in enumerate(v):
+            if item is None:
+                if not ctx.readonly:
+                    v[i] = _zero(elem)
+                continue
+            ni = _walk(item, elem, fpath, struct, f"{upath}[{i}]", ctx)
+            if ni is not item:
+                v[i] = ni
+        return v
+    if t == "map":
+        if not isinstance(v, dict):
+            raise _type_error(v, spec, fpath, struct, upath)
+        elem = spec[1]
+        for k, item in v.items():
+            if item is None:
+                if not ctx.readonly:
+                    v[k] = _zero(elem)
+                continue
+            _walk(item, elem, fpath, struct, f"{upath}[{k}]", ctx)
+        return v
+    if t == "quantity":
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise DecodeError(ERR_FORMAT_WRONG, upath, "resource.Quantity", json_kind(v))
+        try:
+            parse_quantity(v.strip() if isinstance(v, str) else v)
+        except (ValueError, ArithmeticError):
+            raise DecodeError(ERR_FORMAT_WRONG, upath, "resource.Quantity", json_kind(v)) from None
+        return v
+    if t == "intorstring":
+        if isinstance(v, str):
+            return v
+        int32 = ("int", 32)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _type_error(v, int32, (), struct, upath)
+        lo, hi = INT_RANGES[32]
+        if isinstance(v, float) or not lo <= v <= hi:
+            raise _type_error(v, int32, (), struct, upath, _number_text(v))
+        return v
+    if t == "time":
+        if not isinstance(v, str):
+            raise _type_error(v, ("string",), (), struct, upath)
+        if not _TIME.match(v):
+            layout = "2006-01-02T15:04:05.000000Z07:00" if spec[1] else "2006-01-02T15:04:05Z07:00"
+            raise DecodeError(f'parsing time {_go_quote(v)} as "{layout}": cannot parse {_go_quote(v)} as "2006"',
+                              upath, go_type(spec), "string")
+        return v
+    if t == "bytes":
+        if not isinstance(v, str):
+            raise _type_error(v, spec, fpath, struct, upath)
+        err = _base64_error(v)
+        if err:
+            raise DecodeError(err, upath, "[]uint8", "string")
+        return v
+    # free-form object
+    if not isinstance(v, dict) or not _freeform_depth_ok(v):
+        raise _type_error(v if not isinstance(v, dict) else {}, spec, fpath, struct, upath)
+    return v
+
+
+def _go_quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def decode(kind: str, obj: dict, prune: bool = True, readonly: bool = False) -> list[str]:
+    """Check ``obj`` against ``kind``'s Go types (in place); returns the unknown fields' paths.
+
+    Raises :class:`DecodeError` for the first value that does not decode (document order,
+    as Go's decoder reports its first error). ``prune``: remove the unknown fields (the
+    decoder drops them); else only report them. ``readonly``: leave ``null``s as they are (a
+    merge patch's deletions). Kinds without a schema: ``[]``.
+    """
+    spec = kind_spec(kind)
+    if spec is None:
+        return []
+    ctx = _Ctx(prune, readonly)
+    _walk(obj, spec, (), kind, "", ctx)
+    return ctx.unknown
+
+
+def depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (a scalar: 0); iterative."""
+    best, stack = 0, [(value, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            best = max(best, d)
+            stack.extend((c, d + 1) for c in (x.values() if isinstance(x, dict) else x)
+                         if isinstance(c, (dict, list)))
+    return best
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`DecodeError` (``invalid character '{' exceeded max depth``) when arrays and
+    objects in ``value`` nest deeper than ``limit``; non-finite floats (YAML ``.nan``/``.inf``)
+    raise ``json: unsupported value: NaN`` as Go's json.Marshal does converting YAML to JSON."""
+    stack = [(value, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict):
+            it = x.values()
+        elif isinstance(x, list):
+            it = x
+        else:
+            if isinstance(x, float) and not math.isfinite(x):
+                raise DecodeError(f"json: unsupported value: {_go_float(x)}")
+            continue
+        if d > limit:
+            raise DecodeError(f"invalid character '{'{' if isinstance(x, dict) else '['}' exceeded max depth")
+        for c in it:
+            if isinstance(c, (dict, list)):
+                stack.append((c, d + 1))
+            elif isinstance(c, float) and not math.isfinite(c):
+                raise DecodeError(f"json: unsupported value: {_go_float(c)}")
+
+
+def _go_float(x: float) -> str:
+    return "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf")
+
+
+def go_format(v: Any, _depth: int = 0) -> str:
+    """``v`` as Go's ``fmt.Sprintf("%+v", v)`` prints a decoded JSON value (maps sorted by key;
+    beyond 100 levels of nesting ``...``)."""
+    if isinstance(v, (dict, list)) and _depth > 100:
+        return "..."
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_format(v[k], _depth + 1)}" for k in sorted(v, key=str)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(go_format(x, _depth + 1) for x in v) + "]"
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)

@@ -1,0 +1,96 @@
+"""``controlplane/client/rest.py``'s timeouts against a server that accepts connections but does
+not answer (client-go's ``rest.Config.Timeout`` / kubectl's ``--request-timeout``): an ordinary
+request ends with :class:`RequestTimeout`; endless streams (a watch, the trace's follow) are
+bounded until their headers arrive, then read for as long as they last."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from controlplane.api.resources import PODS
+from controlplane.client.rest import RequestTimeout, RestClient
+
+
+class Server:
+    """A raw HTTP server: requests whose path contains ``hang`` are read and never answered;
+    ``/stream`` gets its headers at once, then one JSON line once :attr:`release` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        head = await reader.readuntil(b"\r\n\r\n")
+        target = head.split(b" ")[1]
+        if b"hang" in target:
+            await reader.read()  # until the client gives up
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        await self.release.wait()
+        line = json.dumps({"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}}}).encode() + b"\n"
+        writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(line), line))
+        await writer.drain()
+
+
+@pytest.fixture
+async def server():
+    s = Server()
+    srv = await asyncio.start_server(s.handle, "127.0.0.1", 0)
+    s.url = f"http://127.0.0.1:{srv.sockets[0].getsockname()[1]}"
+    yield s
+    for w in s.writers:
+        w.close()
+    srv.close()
+
+
+async def test_a_request_without_an_answer_raises_request_timeout(server):
+    async with RestClient(server.url, "test", timeout=0.3) as client:
+        with pytest.raises(RequestTimeout) as e:
+            await asyncio.wait_for(client.request("GET", "/hang"), 10)
+    assert e.value.timeout == 0.3 and e.value.url == server.url + "/hang"
+    assert isinstance(e.value, TimeoutError) and "no answer within 0.3s" in str(e.value)
+
+
+async def test_a_stream_without_headers_raises_request_timeout(server):
+    async with RestClient(server.url, "test", timeout=0.3) as client:
+        with pytest.raises(RequestTimeout):
+            await asyncio.wait_for(client.open_stream("/hang-stream"), 10)
+
+
+async def test_streams_outlive_the_request_timeout_once_their_headers_arrived(server):
+    """A watch and an open stream whose first line comes after another request of the same
+    client timed out (so after the request timeout) still deliver it."""
+    async with RestClient(server.url, "test", timeout=0.3) as client:
+        stream = await client.open_stream("/stream")
+        events = []
+
+        async def watch():
+            async for ev in client.watch(PODS, "default", timeout_seconds=60):
+                events.append(ev)
+        watching = asyncio.ensure_future(watch())
+        with pytest.raises(RequestTimeout):
+            await client.request("GET", "/hang")
+        server.release.set()
+        async with stream:
+            line = await asyncio.wait_for(stream.content.readline(), 10)
+        assert json.loads(line)["type"] == "ADDED"
+        await asyncio.wait_for(watching, 10)
+        assert events == [("ADDED", {"kind": "Pod", "metadata": {"name": "p"}})]
+
+
+async def test_timeout_0_means_none(server):
+    """kubectl's ``--request-timeout 0``: no timeout (here the answer comes after another
+    client's request timed out)."""
+    async with RestClient(server.url, "test", timeout=0) as client, \
+            RestClient(server.url, "test", timeout=0.3) as other:
+        get = asyncio.ensure_future(client.request("GET", "/stream"))
+        with pytest.raises(RequestTimeout):
+            await other.request("GET", "/hang")
+        assert not get.done()
+        server.release.set()
+        body = await asyncio.wait_for(get, 10)
+    assert body["type"] == "ADDED"
