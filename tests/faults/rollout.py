@@ -2,7 +2,8 @@
 every phase, and the checks of issue 9's "Prove it" at the end.
 
 Per phase: the write is retried until acknowledged, the kill lands when the watched pods show
-the phase a third of the way done, then the Deployment must converge within ``CONVERGE_S``:
+a third of the new pods (create, scale up) or the first deletion (scale down), then the
+Deployment must converge within ``CONVERGE_S``:
 ``status`` replicas = updated = ready = available = desired at the current generation, and
 exactly ``desired`` pods with its label, all Running and Ready, none terminating. At the end
 (the ConfigMap writer stopped): every acknowledged ConfigMap create is present and every
@@ -124,11 +125,13 @@ class Scenario:
                     else:
                         await api.write("PATCH", f"{PATHS['deployments']}/{dep}",
                                         {"spec": {"replicas": want}}, "application/merge-patch+json")
-                    third = prev + (want - prev) // 3
-                    trigger = ((lambda: len(live(pods.values(), dep)) >= third) if want > prev else
-                               (lambda: len(live(pods.values(), dep)) <= third))
+                    # the kill point: a third of the pods created (they come in slow-start
+                    # batches), or the first pod deleted (the deletes are sent at once)
+                    mark = prev + (want - prev) // 3 if want > prev else prev - 1
+                    trigger = ((lambda: len(live(pods.values(), dep)) >= mark) if want > prev else
+                               (lambda: len(live(pods.values(), dep)) <= mark))
                     if not await changes.wait_until(trigger, CONVERGE_S):
-                        self.problems.append(f"{dep} {phase}: the watch never showed {third} live pods")
+                        self.problems.append(f"{dep} {phase}: the watch never showed {mark} live pods")
                         return
                     await asyncio.to_thread(self.cluster.kill, target)
                     t = time.monotonic()

@@ -27,15 +27,12 @@ pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.timeout(2
 
 DEEP = int(os.environ.get("CP_FAULT_ROUNDS", "0"))
 
-ETCD_FREEZE = pytest.mark.xfail(strict=True, reason=(
-    "after an etcd restart the apiserver's watch caches receive no more events "
-    "(controlplane/storage/etcd.py reuses one request queue for every watch stream): "
-    "the Deployment never gets a status; fixed on branch fix-watch"))
 DELETE_EXPECTATIONS = pytest.mark.xfail(strict=True, reason=(
-    "replica controller: a pod DELETE that fails with a connection error (apiserver killed) "
-    "does not lower the deletion expectations (components/controller_manager/replicaset.py "
-    "_delete_pod only handles ApiError; replica_set.go calls DeletionObserved on any error), "
-    "so the surplus pods stay for the 5-minute expectations timeout"))
+    "replica controller: a pod DELETE that fails with a connection error (the apiserver killed "
+    "while the scale-down's deletes are in flight) does not lower the deletion expectations "
+    "(components/controller_manager/replicaset.py _delete_pod catches only ApiError; "
+    "replica_set.go manageReplicas calls DeletionObserved on any error), so the ReplicaSet "
+    "waits for the 5-minute expectations timeout with ~55 surplus pods"))
 
 TARGETS = {  # scenario: (processes killed in turn, rounds)
     "etcd": (["etcd"], 1),
@@ -44,7 +41,7 @@ TARGETS = {  # scenario: (processes killed in turn, rounds)
     "scheduler": (["scheduler"], 1),
     "kubelet": (["kubelet-node01", "kubelet-node02", "kubelet-hollow"], 3),
 }
-MARKS = {"etcd": [ETCD_FREEZE], "apiserver": [DELETE_EXPECTATIONS]}
+MARKS = {"apiserver": [DELETE_EXPECTATIONS]}
 
 
 @pytest.mark.parametrize("component", [pytest.param(c, marks=MARKS.get(c, [])) for c in TARGETS])
@@ -54,6 +51,5 @@ async def test_rollout_survives_kill(up, component):
 
 
 @pytest.mark.realetcd
-@ETCD_FREEZE
 async def test_rollout_survives_real_etcd_kill(up_real_etcd):
     await Scenario("etcd (real 3.4)", up_real_etcd, ["etcd"], rounds=DEEP or 3).run()
