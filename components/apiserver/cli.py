@@ -15,12 +15,11 @@ import signal
 
 import click
 
+from components.apiserver.servicealloc import parse_port_range
 from controlplane import aio
 from controlplane.cli.common import Seconds
 from controlplane.log import event, setup
 from controlplane.storage.etcd import parse_endpoint
-
-from components.apiserver.servicealloc import parse_port_range
 
 
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,

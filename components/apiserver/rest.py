@@ -21,22 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from components.apiserver import fieldmanager, listoptions, podlog, protobuf, servicealloc, strategy
+from components.apiserver import semantics as sem
+from components.apiserver import status as st
+from components.apiserver.routing import RequestInfo
+from components.apiserver.semantics import decoder
 from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.log import event
-from controlplane.storage import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
-from controlplane.storage import collection_prefix, object_key
-
-from components.apiserver import fieldmanager
-from components.apiserver import listoptions
-from components.apiserver import podlog
-from components.apiserver import protobuf
-from components.apiserver import semantics as sem
-from components.apiserver import servicealloc
-from components.apiserver import status as st
-from components.apiserver import strategy
-from components.apiserver.semantics import decoder
-from components.apiserver.routing import RequestInfo
+from controlplane.storage import (
+    Conflict,
+    Expired,
+    KeyExists,
+    KeyNotFound,
+    TooLargeResourceVersion,
+    collection_prefix,
+    object_key,
+)
 
 if TYPE_CHECKING:
     from components.apiserver.server import APIServer
@@ -165,10 +166,35 @@ def _json_error(e: ValueError, raw: bytes) -> str:
     if not raw.strip():
         return "unexpected end of JSON input"
     if "depth limit exceeded" in text or "recursion limit" in text.lower():
-        pos = getattr(e, "pos", None)
-        ch = chr(raw[pos]) if isinstance(pos, int) and 0 <= pos < len(raw) and raw[pos] in b"[{" else "["
-        return f"invalid character '{ch}' exceeded max depth"
+        return f"invalid character '{_too_deep_char(raw, JSON_MAX_DEPTH)}' exceeded max depth"
     return text
+
+
+#: orjson's nesting limit (Go's scanner allows 10000)
+JSON_MAX_DEPTH = 1024
+
+
+def _too_deep_char(raw: bytes, limit: int) -> str:
+    """The bracket (``[`` or ``{``) that opens level ``limit + 1`` of the JSON text ``raw``
+    (strings skipped), which Go's scanner names in its depth error; ``[`` if none is found."""
+    depth, in_str, esc = 0, False, False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:  # backslash
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return chr(b)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return "["
 
 
 def decode_body(raw: bytes, content_type: str) -> Any:

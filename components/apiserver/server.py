@@ -17,24 +17,20 @@ from typing import Any
 
 from aiohttp import web
 
-from controlplane.api import resources as R
-from controlplane.log import event
-from controlplane.storage import KeyExists, Store, StorageError, Unavailable
-from controlplane.storage import object_key
-
-from components.apiserver import discovery
-from components.apiserver import serving
+from components.apiserver import discovery, serving, strategy
 from components.apiserver import status as st
-from components.apiserver import strategy
 from components.apiserver.cache import WatchCache
 from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
-from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.metrics import Metrics
 from components.apiserver.rest import WARNINGS, RestHandlers, json_response
 from components.apiserver.routing import parse
+from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
+from controlplane.api import resources as R
+from controlplane.log import event
+from controlplane.storage import KeyExists, StorageError, Store, Unavailable, object_key
 
 log = logging.getLogger("apiserver")
 

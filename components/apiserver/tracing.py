@@ -16,13 +16,12 @@ from typing import Any
 
 from aiohttp import web
 
+from components.apiserver import status as st
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage import StoreEvent
 from controlplane.trace.buffer import TraceBuffer
 from controlplane.trace.record import StepRecord, make_record
-
-from components.apiserver import status as st
 
 WORKLOAD_KINDS = {"Deployment", "ReplicaSet", "ReplicationController", "Pod"}
 CONTROLLER_MANAGER_AGENT = "kube-controller-manager/"

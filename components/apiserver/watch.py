@@ -26,15 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from controlplane.api import codec
-from controlplane.log import event
-
 from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchEvent
 from components.apiserver.rest import TABLE_CT, _bool, _parse_rv, _with_type, wants_table
 from components.apiserver.routing import RequestInfo
+from controlplane.api import codec
+from controlplane.log import event
 
 if TYPE_CHECKING:
     from components.apiserver.server import APIServer

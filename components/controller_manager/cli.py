@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import click
 
-from controlplane.cli.common import (LeaderElection, client_options, leader_election_options, parse_duration,
-                                     run_until_signalled, server_or_exit)
+from controlplane.cli.common import (
+    LeaderElection,
+    client_options,
+    leader_election_options,
+    parse_duration,
+    run_until_signalled,
+    server_or_exit,
+)
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
 

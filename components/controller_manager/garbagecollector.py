@@ -25,8 +25,7 @@ from __future__ import annotations
 import copy
 import logging
 
-from controlplane.api.resources import (DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS,
-                                        Resource, by_kind)
+from controlplane.api.resources import DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource, by_kind
 from controlplane.client.rest import ApiError
 from controlplane.log import event
 

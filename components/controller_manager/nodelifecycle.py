@@ -42,9 +42,19 @@ from controlplane.log import event
 
 from .controller import Controller, ControllerContext
 from .controller_utils import meta
-from .taints import (NO_EXECUTE, NO_SCHEDULE, TAINT_DISK_PRESSURE, TAINT_MEMORY_PRESSURE,
-                     TAINT_NETWORK_UNAVAILABLE, TAINT_NOT_READY, TAINT_PID_PRESSURE,
-                     TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE, rfc3339, set_pod_condition)
+from .taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    TAINT_DISK_PRESSURE,
+    TAINT_MEMORY_PRESSURE,
+    TAINT_NETWORK_UNAVAILABLE,
+    TAINT_NOT_READY,
+    TAINT_PID_PRESSURE,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    rfc3339,
+    set_pod_condition,
+)
 
 log = logging.getLogger("controller-manager")
 

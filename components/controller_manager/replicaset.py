@@ -28,10 +28,20 @@ from controlplane.log import event
 from controlplane.selectors import LabelSelector, selector_from_dict
 
 from .controller import Controller, ControllerContext
-from .controller_utils import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, controller_ref,
-                               is_pod_active, is_pod_ready, meta, new_controller_ref,
-                               parse_time, pod_from_template, pods_to_delete, ready_condition,
-                               slow_start_batch)
+from .controller_utils import (
+    BURST_REPLICAS,
+    SLOW_START_INITIAL_BATCH_SIZE,
+    controller_ref,
+    is_pod_active,
+    is_pod_ready,
+    meta,
+    new_controller_ref,
+    parse_time,
+    pod_from_template,
+    pods_to_delete,
+    ready_condition,
+    slow_start_batch,
+)
 from .expectations import Expectations
 from .ref_manager import RefManager
 

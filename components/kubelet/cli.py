@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import click
 
+from components.kubelet.node import NodeConfig, node_index_from_name, parse_labels, pod_cidr_for, resources
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.cli.common import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.log import event, setup
-
-from components.kubelet.node import (NodeConfig, node_index_from_name, parse_labels, pod_cidr_for,
-                                     resources)
-
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -94,8 +91,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
     log = setup("kubelet")
 
     async def main() -> None:
-        from controlplane.client.rest import RestClient, wait_ready
         from components.kubelet.kubelet import Kubelet, Timings
+        from controlplane.client.rest import RestClient, wait_ready
 
         timings = Timings(image_pull_seconds=image_pull_seconds,
                           container_start_seconds=container_start_seconds,

@@ -20,15 +20,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from components.kubelet.node import NodeAgent, NodeConfig
+from components.kubelet.pod_workers import PodWorkers
+from components.kubelet.runtime import SimulatedRuntime
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
-
-from components.kubelet.node import NodeAgent, NodeConfig
-from components.kubelet.pod_workers import PodWorkers
-from components.kubelet.runtime import SimulatedRuntime
 
 log = logging.getLogger("kubelet")
 

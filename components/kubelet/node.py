@@ -29,13 +29,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from components.kubelet.runtime import RUNTIME_VERSION, now_rfc3339
 from controlplane import KUBE_VERSION
 from controlplane.api.quantity import cpu_millis, to_bytes
 from controlplane.api.resources import LEASES, NAMESPACES, NODES
 from controlplane.client.rest import ApiError
 from controlplane.log import event
-
-from components.kubelet.runtime import RUNTIME_VERSION, now_rfc3339
 
 log = logging.getLogger("kubelet.node")
 

@@ -30,15 +30,13 @@ import logging
 import time
 from typing import Any, Callable
 
+from components.kubelet import events as ev
+from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour, now_rfc3339
+from components.kubelet.status import generate_pod_status, status_differs
 from controlplane.api.defaults import image_pull_policy
 from controlplane.api.resources import PODS
 from controlplane.client.rest import ApiError
 from controlplane.log import event
-
-from components.kubelet import events as ev
-from components.kubelet.runtime import (Container, Sandbox, SimulatedRuntime, exit_behaviour,
-                                        now_rfc3339)
-from components.kubelet.status import generate_pod_status, status_differs
 
 log = logging.getLogger("kubelet.pods")
 

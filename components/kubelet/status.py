@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import copy
 
-from controlplane.api.defaults import qos_class
 from components.kubelet.runtime import Container, Sandbox, image_id, now_rfc3339
+from controlplane.api.defaults import qos_class
 
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 

@@ -26,14 +26,18 @@ import click
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
-from controlplane.cli.common import (LeaderElection, client_options, leader_election_options, run_until_signalled,
-                                     server_or_exit)
+from controlplane.cli.common import (
+    LeaderElection,
+    client_options,
+    leader_election_options,
+    run_until_signalled,
+    server_or_exit,
+)
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer, drop_managed_fields
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
 from controlplane.trace.emitter import TraceEmitter
-
 
 #: per-node verdicts and scores in step-9 records only up to this many nodes: the record
 #: grows ~140 bytes per node per attempt (70 KB at 500 nodes), all sent to the apiserver

@@ -15,10 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from controlplane import yamlfile
-
 from components.scheduler.framework import Framework
 from components.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
+from controlplane import yamlfile
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 API_VERSION = "kubescheduler.config.k8s.io/v1"

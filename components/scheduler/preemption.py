@@ -30,9 +30,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
-from components.scheduler.framework import (NO_NODE_AVAILABLE_MSG, SUCCESS, UNSCHEDULABLE,
-                                            UNSCHEDULABLE_AND_UNRESOLVABLE, CycleState, Diagnosis,
-                                            Status, histogram)
+from components.scheduler.framework import (
+    NO_NODE_AVAILABLE_MSG,
+    SUCCESS,
+    UNSCHEDULABLE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE,
+    CycleState,
+    Diagnosis,
+    Status,
+    histogram,
+)
 from components.scheduler.podinfo import PodInfo
 from controlplane.log import event
 

@@ -24,8 +24,15 @@ from typing import Any, Callable
 
 from components.scheduler.cache import Cache
 from components.scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, build_framework
-from components.scheduler.framework import (ERROR, CycleState, Diagnosis, FitError, Framework,
-                                            Status, num_feasible_nodes_to_find)
+from components.scheduler.framework import (
+    ERROR,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Framework,
+    Status,
+    num_feasible_nodes_to_find,
+)
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from controlplane.api.resources import PODS

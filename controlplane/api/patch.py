@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 from controlplane.api import codec
-from typing import Any
 
 PATCH_DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"

@@ -27,8 +27,8 @@ from controlplane.cli.common import Seconds, apiserver_errors, request_timeout_o
 from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
 from controlplane.trace import stream
-from controlplane.trace.record import STEPS, StepRecord
 from controlplane.trace.html import render_html
+from controlplane.trace.record import STEPS, StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record, step_summary
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")

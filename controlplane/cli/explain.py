@@ -20,8 +20,13 @@ import json
 
 import click
 
-from controlplane.cli.common import (apiserver_errors, client_options, request_timeout_option,
-                                     run_until_signalled, server_or_exit)
+from controlplane.cli.common import (
+    apiserver_errors,
+    client_options,
+    request_timeout_option,
+    run_until_signalled,
+    server_or_exit,
+)
 from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.record import StepRecord

@@ -17,8 +17,14 @@ import time
 
 import click
 
-from controlplane.cli.common import (Seconds, apiserver_errors, client_options, request_timeout_option,
-                                     run_until_signalled, server_or_exit)
+from controlplane.cli.common import (
+    Seconds,
+    apiserver_errors,
+    client_options,
+    request_timeout_option,
+    run_until_signalled,
+    server_or_exit,
+)
 from controlplane.client.rest import RestClient
 from controlplane.trace import stream
 from controlplane.trace.html import render_html

@@ -20,8 +20,7 @@ from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError
 from .services import ETCD_VERSION, add_services
-from .transport import (HANDSHAKE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_MIN_TIME, KEEPALIVE_TIMEOUT, TEXT,
-                        GrpcServer)
+from .transport import HANDSHAKE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_MIN_TIME, KEEPALIVE_TIMEOUT, TEXT, GrpcServer
 
 log = logging.getLogger("etcd")
 

@@ -6,8 +6,21 @@ Modelled on ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go`` and
 """
 
 from controlplane.storage.errors import (  # noqa: F401
-    Conflict, Expired, KeyExists, KeyNotFound, StorageError, TooLargeResourceVersion, Unavailable,
+    Conflict,
+    CorruptObject,
+    Expired,
+    KeyExists,
+    KeyNotFound,
+    StorageError,
+    TooLargeResourceVersion,
+    Unavailable,
 )
 from controlplane.storage.store import (  # noqa: F401
-    CONTINUE_EXPIRED, EventStream, ListResult, Store, StoreEvent, collection_prefix, object_key,
+    CONTINUE_EXPIRED,
+    EventStream,
+    ListResult,
+    Store,
+    StoreEvent,
+    collection_prefix,
+    object_key,
 )

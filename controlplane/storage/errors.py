@@ -3,7 +3,8 @@
 The apiserver maps each to a Kubernetes Status: :class:`KeyNotFound` → 404 NotFound,
 :class:`KeyExists` → 409 AlreadyExists, :class:`Conflict` → 409 Conflict,
 :class:`Expired` → 410 Expired (compacted revision / too old resourceVersion),
-:class:`Unavailable` → 503/500 (etcd unreachable).
+:class:`Unavailable` → 503/500 (etcd unreachable), :class:`CorruptObject` → 500 (a stored
+value that cannot be decoded).
 """
 
 from __future__ import annotations
@@ -42,6 +43,20 @@ class Expired(StorageError):
 
 class Unavailable(StorageError):
     """etcd could not be reached (gRPC UNAVAILABLE / DEADLINE_EXCEEDED)."""
+
+
+class CorruptObject(StorageError):
+    """A stored value that cannot be decoded into an object (not JSON, or not a JSON object).
+
+    The message is the etcd3 store's ``NewCorruptObjError`` text (``storage/errors.go``:
+    ``StorageError: corrupt object, Code: 7, Key: K, ResourceVersion: 0, AdditionalErrorMsg: E``);
+    the apiserver answers it as kube-apiserver answers a non-Status error: 500 with that text.
+    """
+
+    def __init__(self, key: str, error: Exception) -> None:
+        super().__init__(f"StorageError: corrupt object, Code: 7, Key: {key}, ResourceVersion: 0, "
+                         f"AdditionalErrorMsg: {type(error).__name__}: {error}", key)
+        self.error = error
 
 
 class TooLargeResourceVersion(StorageError):

@@ -28,7 +28,7 @@ from aetcd import rpc
 
 from controlplane.api import codec
 from controlplane.log import event
-from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound
+from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
 from controlplane.storage.etcd import EtcdClient, prefix_end
 
 _log = logging.getLogger("storage")
@@ -58,12 +58,17 @@ def collection_prefix(resource: Any, namespace: str | None = None) -> str:
 
 
 def decode(kv: Any) -> dict:
-    """etcd KeyValue → object dict with ``metadata.resourceVersion = mod_revision``."""
-    obj = codec.loads(kv.value)
-    md = obj.get("metadata")
-    if md is None:
-        md = obj["metadata"] = {}
-    md["resourceVersion"] = str(kv.mod_revision)
+    """etcd KeyValue → object dict with ``metadata.resourceVersion = mod_revision``.
+
+    Raises CorruptObject for a value that is not a JSON object (``NewCorruptObjError``)."""
+    try:
+        obj = codec.loads(kv.value)
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        md["resourceVersion"] = str(kv.mod_revision)
+    except (ValueError, AttributeError, TypeError) as e:
+        raise CorruptObject(kv.key.decode(errors="replace"), e) from None
     return obj
 
 
@@ -73,9 +78,9 @@ def decode_or_skip(kv: Any) -> dict | None:
     handling does (``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go``)."""
     try:
         obj = decode(kv)
-    except (ValueError, AttributeError, TypeError) as e:
-        event(_log, "storage.undecodable_object", logging.WARNING, key=kv.key.decode(errors="replace"),
-              error=f"{type(e).__name__}: {e}"[:200])
+    except CorruptObject as e:
+        event(_log, "storage.undecodable_object", logging.WARNING, key=e.key,
+              error=f"{type(e.error).__name__}: {e.error}"[:200])
         return None
     return obj
 
@@ -449,11 +454,11 @@ class EventStream:
                 for ev in resp.events:
                     try:
                         se = _store_event(ev, previous)
-                    except (ValueError, AttributeError, TypeError) as e:
+                    except CorruptObject as e:
                         # a value that is not a JSON object: skipped (one WARNING naming the key),
                         # as a list skips it (decode_or_skip); the watch goes on
-                        event(_log, "storage.undecodable_object", logging.WARNING,
-                              key=ev.kv.key.decode(errors="replace"), error=f"{type(e).__name__}: {e}"[:200])
+                        event(_log, "storage.undecodable_object", logging.WARNING, key=e.key,
+                              error=f"{type(e.error).__name__}: {e.error}"[:200])
                         continue
                     yield se
         finally:

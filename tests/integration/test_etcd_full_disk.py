@@ -106,6 +106,9 @@ def test_full_disk_loses_no_acknowledged_write_and_shows_no_failed_one(small_dis
         for name in failed:
             assert http("GET", f"{cms}/{name}")[0] == 404, name
         seen = max(acked.values())
+    except BaseException:
+        stop(etcd, signal.SIGKILL)  # a failed check leaves no etcd behind
+        raise
     finally:
         stop(api)
     # kill -9, restart on the still-full disk: exactly the acknowledged writes, no revision reused

@@ -23,7 +23,7 @@ import time
 import pytest
 
 from controlplane.cli.cluster import pid_alive
-from tests.integration.conftest import LineReader, ROOT, start_up, stop
+from tests.integration.conftest import ROOT, LineReader, start_up, stop
 
 pytestmark = pytest.mark.integration
 

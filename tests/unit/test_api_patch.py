@@ -6,6 +6,7 @@ import pytest
 
 from controlplane.api.patch import PatchError, json_merge_patch, json_patch, strategic_merge_patch
 
+
 # RFC 7386 appendix A examples.
 @pytest.mark.parametrize("target, patch, result", [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}),

@@ -243,8 +243,8 @@ def _wrong_values():
 def test_every_validator_survives_every_wrong_type():
     """validate() returns causes, never raises, whatever type each field of each kind has
     (top level, spec fields, and spec.template.spec fields)."""
-    from controlplane.api.validation import KIND_VALIDATORS, validate
     from controlplane.api import schemas
+    from controlplane.api.validation import KIND_VALIDATORS, validate
 
     pod_spec_fields = list(schemas.TYPES["PodSpec"][1])
     container_fields = list(schemas.TYPES["Container"][1])

@@ -145,7 +145,7 @@ def deep(n: int, leaf: str = "1") -> str:
 
 
 def _named(ns: str) -> list[tuple]:
-    dep, pod, cm = item_path("deployments", ns), item_path("pods", ns), item_path("configmaps", ns)
+    dep, cm = item_path("deployments", ns), item_path("configmaps", ns)
     deps, pods, cms = coll_path("deployments", ns), coll_path("pods", ns), coll_path("configmaps", ns)
     big = 9223372036854775808
 
@@ -327,7 +327,7 @@ def _named(ns: str) -> list[tuple]:
          json.dumps([{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 10001), JP, 413),
         ("json-patch copying a map into data values", "PATCH", cm, json.dumps(
             [{"op": "add", "path": "/data/x", "value": "x" * 1000}]
-            + [{"op": "copy", "from": "/data", "path": f"/metadata/annotations"}]
+            + [{"op": "copy", "from": "/data", "path": "/metadata/annotations"}]
             + [{"op": "copy", "from": "/metadata/annotations", "path": f"/data/c{i}"} for i in range(40)]), JP, 422),
         ("json-patch copies of the root doubling the object", "PATCH", cm, json.dumps(
             [{"op": "copy", "from": "", "path": f"/data/c{i}"} for i in range(40)]), JP, 422),
@@ -504,6 +504,9 @@ async def test_decode_error_messages_are_kubernetes_words(env):
     assert (await r.json())["message"] == (
         "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: "
         "invalid character '[' exceeded max depth (" + "5b" * 30 + " ...)")
+    r = await client.post(coll_path("pods", ns), data='{"a":' * 2000 + "1" + "}" * 2000,
+                          headers={"Content-Type": JSON})
+    assert "json parse error: invalid character '{' exceeded max depth" in (await r.json())["message"]
     r = await client.patch(item_path("configmaps", ns), data=json.dumps({"data": {"a": 1}}),
                            headers={"Content-Type": MERGE})
     body = await r.json()
@@ -568,6 +571,14 @@ async def test_an_undecodable_stored_object_does_not_break_a_list(env, caplog):
     assert r.status == 200 and "after-corrupt" in [o["metadata"]["name"] for o in (await r.json())["items"]]
     warned = [rec for rec in caplog.records if rec.getMessage() == "storage.undecodable_object"]
     assert [rec.fields["key"] for rec in warned][-2:] == [key, key]  # one line per read (+ the cache's)
+    # the object itself: kube-apiserver's corrupt-object error (storage.NewCorruptObjError), a
+    # 500 with its text and no reason, for a read and for a delete (which needs the read)
+    for method in ("GET", "DELETE"):
+        r = await client.request(method, item_path("configmaps", ns).replace("/base", "/zz-corrupt"))
+        body = await r.json()
+        assert r.status == 500 and "reason" not in body, (method, body)
+        assert body["message"].startswith(f"StorageError: corrupt object, Code: 7, Key: {key}, "
+                                          "ResourceVersion: 0, AdditionalErrorMsg: "), body
     await store.etcd.txn([], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=key.encode()))])
 
 

@@ -20,9 +20,9 @@ import pytest
 from aiohttp import web
 
 from components.apiserver import serving
+from components.apiserver import status as st
 from components.apiserver.server import APIServer
 from components.apiserver.watch import watch_timeout
-from components.apiserver import status as st
 
 HEADER_TIMEOUT = 1.0
 #: the bound on every wait: the timeout plus a generous margin for a loaded CI machine

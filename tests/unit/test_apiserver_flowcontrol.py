@@ -9,8 +9,14 @@ import asyncio
 
 import pytest
 
-from components.apiserver.flowcontrol import (FLOW_SCHEMAS, LEVEL_UID_HEADER, SCHEMA_UID_HEADER, FlowControl,
-                                              Rejected, digest_of)
+from components.apiserver.flowcontrol import (
+    FLOW_SCHEMAS,
+    LEVEL_UID_HEADER,
+    SCHEMA_UID_HEADER,
+    FlowControl,
+    Rejected,
+    digest_of,
+)
 from controlplane.storage import testing
 
 KCM = "kube-controller-manager/v1.32.4 (linux/amd64) controlplane/0.1.0"
@@ -198,6 +204,7 @@ async def test_saturated_controller_manager_level_does_not_stop_kubectl(api):
 ])
 def test_apiserver_flow_control_flags_are_usage_errors(args, message):
     from click.testing import CliRunner
+
     from components.apiserver.cli import command
     r = CliRunner().invoke(command, ["--etcd-servers", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output, r.output

@@ -10,7 +10,7 @@ async def test_freezer_freezes_survivors_and_sweeps_back():
     f.start()
     try:
         assert gc.get_freeze_count() > 0
-        keep = [{"metadata": {"name": f"p{i}"}, "spec": {"containers": [{"name": "c"}]}} for i in range(2000)]
+        _keep = [{"metadata": {"name": f"p{i}"}, "spec": {"containers": [{"name": "c"}]}} for i in range(2000)]
         before = gc.get_freeze_count()
         gc.collect()                                   # a full collection: the callback freezes survivors
         assert f.freezes >= 1

@@ -100,7 +100,7 @@ async def test_namespace_terminates_until_finalized(api):
     r = await api.put(f"/api/v1/namespaces/{ns}/finalize", json=body)
     assert r.status == 200, await r.text()
     assert (await api.get(f"/api/v1/namespaces/{ns}")).status == 404
-    assert (await api.patch(f"/api/v1/namespaces/default/finalize", data="{}",
+    assert (await api.patch("/api/v1/namespaces/default/finalize", data="{}",
                             headers={"Content-Type": "application/merge-patch+json"})).status == 405
 
 

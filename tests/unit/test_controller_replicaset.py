@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from components.controller_manager.controller_utils import pods_to_delete, slow_start_batch
 from components.controller_manager.expectations import Expectations
-from components.controller_manager.replicaset import (REPLICASET_KIND, REPLICATIONCONTROLLER_KIND,
-                                                      ReplicaController, calculate_status)
+from components.controller_manager.replicaset import (
+    REPLICASET_KIND,
+    REPLICATIONCONTROLLER_KIND,
+    ReplicaController,
+    calculate_status,
+)
 from components.controller_manager.testing import fake_context, settle
 from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS
 

@@ -5,10 +5,10 @@ import os
 
 import grpc
 import pytest
-from aetcd.rpc import rpc_pb2 as R, rpc_pb2_grpc
+from aetcd.rpc import rpc_pb2 as R
+from aetcd.rpc import rpc_pb2_grpc
 
 from controlplane.etcd.server import serve
-
 from tests.support.etcd import start_real
 
 pytestmark = [pytest.mark.realetcd,

@@ -14,7 +14,6 @@ import pytest
 
 from controlplane.etcd.server import serve
 from tests.etcd3_client import run_suite, venv
-
 from tests.support.etcd import start_real
 
 pytestmark = pytest.mark.etcd3client

@@ -15,13 +15,14 @@ import os
 
 import grpc
 import pytest
-from aetcd.rpc import rpc_pb2 as R, rpc_pb2_grpc
+from aetcd.rpc import rpc_pb2 as R
+from aetcd.rpc import rpc_pb2_grpc
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from controlplane.etcd.server import serve  # noqa: E402
-
 from tests.support.etcd import start_real  # noqa: E402
 
 pytestmark = [pytest.mark.realetcd,

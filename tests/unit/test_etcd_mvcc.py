@@ -64,7 +64,9 @@ def test_compaction_keeps_latest_and_rejects_older_reads():
     put(st, b"a", b"1")  # 2
     put(st, b"a", b"2")  # 3
     put(st, b"b", b"1")  # 4
-    t = st.begin(); t.delete_range(b"b", b""); st.end(t)  # 5
+    t = st.begin()
+    t.delete_range(b"b", b"")
+    st.end(t)  # 5
     put(st, b"a", b"3")  # 6
     st.compact(5)
     with pytest.raises(errors.EtcdError) as e:
@@ -85,7 +87,9 @@ def test_compaction_keeps_latest_and_rejects_older_reads():
 
 def test_snapshot_round_trip_rebuilds_log():
     st = Store()
-    put(st, b"a", b"1"); put(st, b"b", b"1"); put(st, b"a", b"2")
+    put(st, b"a", b"1")
+    put(st, b"b", b"1")
+    put(st, b"a", b"2")
     st.compact(3)
     other = Store()
     other.load(st.rev, st.compact_rev, list(st.all_versions()))

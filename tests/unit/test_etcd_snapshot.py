@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-
 from aetcd.rpc import rpc_pb2
 
 from controlplane.etcd import wal
@@ -107,8 +106,8 @@ def test_capture_serialises_the_store_as_of_its_revision():
 async def test_etcdctl_snapshot_save_status_restore_into_real_etcd(tmp_path):
     """Maintenance.Snapshot streams a bbolt db that etcdctl reads and a real etcd restores from."""
     import aetcd
-    from controlplane.etcd.server import serve
 
+    from controlplane.etcd.server import serve
     from tests.support.etcd import Proc, free_port
 
     server = await serve(["http://127.0.0.1:0"], str(tmp_path / "emb"))

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import copy
 
-from controlplane.api.patch import json_merge_patch
-from controlplane.client.rest import ApiError
-
 from components.kubelet.kubelet import Kubelet, Timings
 from components.kubelet.node import NodeConfig
+from controlplane.api.patch import json_merge_patch
+from controlplane.client.rest import ApiError
 
 
 class FakeApi:

@@ -6,12 +6,18 @@ import copy
 
 import pytest
 
+from components.kubelet.node import (
+    NodeAgent,
+    NodeConfig,
+    build_node,
+    node_index_from_name,
+    parse_labels,
+    pod_cidr_for,
+    resources,
+)
 from controlplane import KUBE_VERSION
 from controlplane.api.patch import json_merge_patch
 from controlplane.client.rest import ApiError
-
-from components.kubelet.node import (NodeAgent, NodeConfig, build_node, node_index_from_name,
-                                     parse_labels, pod_cidr_for, resources)
 
 
 class FakeApi:

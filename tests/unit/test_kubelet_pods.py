@@ -8,11 +8,10 @@ import re
 
 import pytest
 
-from controlplane.api.patch import json_merge_patch
-from controlplane.client.rest import ApiError
-
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
+from controlplane.api.patch import json_merge_patch
+from controlplane.client.rest import ApiError
 
 
 class FakeClient:

@@ -3,8 +3,14 @@ from fractions import Fraction
 
 import pytest
 
-from controlplane.api.quantity import (ERR_FORMAT_WRONG, ERR_SUFFIX, cpu_millis, format_quantity,
-                                       parse_quantity, to_bytes)
+from controlplane.api.quantity import (
+    ERR_FORMAT_WRONG,
+    ERR_SUFFIX,
+    cpu_millis,
+    format_quantity,
+    parse_quantity,
+    to_bytes,
+)
 
 
 @pytest.mark.parametrize("text, value", [

@@ -16,9 +16,11 @@ import pytest
 from components.scheduler.affinityindex import KINDS
 from components.scheduler.cache import Cache, Snapshot
 from components.scheduler.framework import CycleState, Status
-from components.scheduler.plugins.interpodaffinity import (ERR_ANTI_AFFINITY,
-                                                           ERR_EXISTING_ANTI_AFFINITY,
-                                                           InterPodAffinity)
+from components.scheduler.plugins.interpodaffinity import (
+    ERR_ANTI_AFFINITY,
+    ERR_EXISTING_ANTI_AFFINITY,
+    InterPodAffinity,
+)
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler
 from controlplane.selectors import selector_from_dict

@@ -5,15 +5,22 @@ from __future__ import annotations
 import pytest
 
 from components.scheduler.cache import NodeInfo, Snapshot
-from components.scheduler.framework import (SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                            CycleState, FitError, Diagnosis, default_normalize_score, histogram,
-                                            num_feasible_nodes_to_find)
+from components.scheduler.framework import (
+    SKIP,
+    UNSCHEDULABLE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE,
+    CycleState,
+    Diagnosis,
+    FitError,
+    default_normalize_score,
+    histogram,
+    num_feasible_nodes_to_find,
+)
 from components.scheduler.plugins.imagelocality import ImageLocality
 from components.scheduler.plugins.interpodaffinity import InterPodAffinity
 from components.scheduler.plugins.nodeaffinity import NodeAffinity
 from components.scheduler.plugins.nodeports import NodePorts
-from components.scheduler.plugins.noderesources import (NodeResourcesBalancedAllocation,
-                                                         NodeResourcesFit)
+from components.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from components.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from components.scheduler.plugins.podtopologyspread import PodTopologySpread
 from components.scheduler.plugins.tainttoleration import TaintToleration

@@ -9,8 +9,7 @@ import random
 import pytest
 
 from components.scheduler.podinfo import PodInfo
-from components.scheduler.preemption import (Candidate, num_candidates,
-                                             pick_one_node_for_preemption)
+from components.scheduler.preemption import Candidate, num_candidates, pick_one_node_for_preemption
 from components.scheduler.scheduler import Scheduler
 from tests.support.scheduler import RecordingClient, RecordingEvents
 

@@ -16,8 +16,11 @@ import pytest
 from components.scheduler.cache import NodeInfo, Snapshot
 from components.scheduler.config import SchedulerConfig, build_framework
 from components.scheduler.framework import CycleState
-from components.scheduler.plugins.interpodaffinity import (ERR_ANTI_AFFINITY, ERR_EXISTING_ANTI_AFFINITY,
-                                                           InterPodAffinity)
+from components.scheduler.plugins.interpodaffinity import (
+    ERR_ANTI_AFFINITY,
+    ERR_EXISTING_ANTI_AFFINITY,
+    InterPodAffinity,
+)
 from components.scheduler.plugins.podtopologyspread import ERR_CONSTRAINTS, PodTopologySpread
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler

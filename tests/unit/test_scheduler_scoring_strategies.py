@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from components.scheduler.config import ConfigError, parse_config, build_framework
-from components.scheduler.plugins.noderesources import (NodeResourcesFit, broken_linear,
-                                                         requested_to_capacity_ratio_score)
+from components.scheduler.config import ConfigError, build_framework, parse_config
+from components.scheduler.plugins.noderesources import (
+    NodeResourcesFit,
+    broken_linear,
+    requested_to_capacity_ratio_score,
+)
 from tests.unit.test_scheduler_plugins import mknode, mkpod, ni, run_score
 
 RTCR = "RequestedToCapacityRatio"

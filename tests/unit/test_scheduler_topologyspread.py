@@ -16,8 +16,12 @@ import pytest
 from components.scheduler.cache import NodeInfo, Snapshot
 from components.scheduler.config import ConfigError, parse_config
 from components.scheduler.framework import SKIP, CycleState
-from components.scheduler.plugins.podtopologyspread import (ERR_CONSTRAINTS, ERR_MISSING_LABEL,
-                                                            PodTopologySpread, default_selector)
+from components.scheduler.plugins.podtopologyspread import (
+    ERR_CONSTRAINTS,
+    ERR_MISSING_LABEL,
+    PodTopologySpread,
+    default_selector,
+)
 from components.scheduler.podinfo import PodInfo
 
 

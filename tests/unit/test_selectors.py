@@ -2,9 +2,15 @@
 component-helpers nodeaffinity, pkg/registry/core/pod/strategy.go)."""
 import pytest
 
-from controlplane.selectors import (node_selector_matches, node_selector_term_matches, object_fields,
-                                    parse_field_selector, parse_label_selector, selector_from_dict,
-                                    selectable_fields)
+from controlplane.selectors import (
+    node_selector_matches,
+    node_selector_term_matches,
+    object_fields,
+    parse_field_selector,
+    parse_label_selector,
+    selectable_fields,
+    selector_from_dict,
+)
 
 LABELS = {"app": "web", "tier": "front", "version": "3", "empty": ""}
 

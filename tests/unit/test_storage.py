@@ -6,9 +6,15 @@ import pytest
 
 from controlplane.api import resources
 from controlplane.storage import (
-    Conflict, Expired, KeyExists, KeyNotFound, StoreEvent, collection_prefix, object_key,
+    Conflict,
+    Expired,
+    KeyExists,
+    KeyNotFound,
+    StoreEvent,
+    collection_prefix,
+    object_key,
+    testing,
 )
-from controlplane.storage import testing
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 

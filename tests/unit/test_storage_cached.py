@@ -3,8 +3,7 @@
 import pytest
 
 from controlplane.api import resources
-from controlplane.storage import Conflict, KeyNotFound, object_key
-from controlplane.storage import testing
+from controlplane.storage import Conflict, KeyNotFound, object_key, testing
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 

@@ -15,8 +15,7 @@ from components.scheduler.plugins.interpodaffinity import InterPodAffinity
 from components.scheduler.plugins.nodeaffinity import NodeAffinity
 from components.scheduler.plugins.nodename import NodeName
 from components.scheduler.plugins.nodeports import NodePorts
-from components.scheduler.plugins.noderesources import (NodeResourcesBalancedAllocation,
-                                                         NodeResourcesFit)
+from components.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from components.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from components.scheduler.plugins.podtopologyspread import PodTopologySpread
 from components.scheduler.plugins.prioritysort import PrioritySort

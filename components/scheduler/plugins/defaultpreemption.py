@@ -14,9 +14,12 @@ pkg/scheduler/framework/preemption/preemption.go."""
 from __future__ import annotations
 
 from components.scheduler.framework import UNSCHEDULABLE, Status
-from components.scheduler.preemption import (MIN_CANDIDATE_NODES_ABSOLUTE,
-                                             MIN_CANDIDATE_NODES_PERCENTAGE, NO_VICTIMS,  # noqa: F401
-                                             NOT_HELPFUL, Evaluator)
+from components.scheduler.preemption import (
+    MIN_CANDIDATE_NODES_ABSOLUTE,
+    MIN_CANDIDATE_NODES_PERCENTAGE,  # noqa: F401
+    NOT_HELPFUL,
+    Evaluator,
+)
 
 NAME = "DefaultPreemption"
 

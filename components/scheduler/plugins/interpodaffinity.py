@@ -22,8 +22,7 @@ Sources: pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go,scoring.
 from __future__ import annotations
 
 from components.scheduler.affinityindex import bump as _bump
-from components.scheduler.framework import (MAX_NODE_SCORE, SKIP, UNSCHEDULABLE,
-                                            UNSCHEDULABLE_AND_UNRESOLVABLE, Status)
+from components.scheduler.framework import MAX_NODE_SCORE, SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Status
 
 NAME = "InterPodAffinity"
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"

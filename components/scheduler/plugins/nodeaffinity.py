@@ -7,10 +7,10 @@ node_affinity.go; component-helpers scheduling/corev1/nodeaffinity."""
 
 from __future__ import annotations
 
-from components.scheduler.framework import (SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, Status,
-                                            default_normalize_score)
 import re
 from typing import Callable
+
+from components.scheduler.framework import SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, Status, default_normalize_score
 
 _INTEGER = re.compile(r"^-?\d+$")
 Matcher = Callable[[dict, str], bool]

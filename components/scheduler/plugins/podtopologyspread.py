@@ -32,12 +32,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.scheduler.framework import (MAX_NODE_SCORE, SKIP, UNSCHEDULABLE,
-                                            UNSCHEDULABLE_AND_UNRESOLVABLE, Status)
+from components.scheduler.framework import MAX_NODE_SCORE, SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Status
 from components.scheduler.plugins.nodeaffinity import compile_required
 from components.scheduler.podinfo import find_untolerated
-from controlplane.selectors import (IN, LabelSelector, Requirement, make_requirement,
-                                    selector_from_dict)
+from controlplane.selectors import IN, LabelSelector, Requirement, make_requirement, selector_from_dict
 
 NAME = "PodTopologySpread"
 ERR_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"

@@ -4,8 +4,7 @@ reverse-normalised). Source: pkg/scheduler/framework/plugins/tainttoleration/tai
 
 from __future__ import annotations
 
-from components.scheduler.framework import (UNSCHEDULABLE_AND_UNRESOLVABLE, Status,
-                                            default_normalize_score)
+from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status, default_normalize_score
 from components.scheduler.podinfo import find_untolerated, tolerates
 
 NAME = "TaintToleration"
