@@ -18,8 +18,7 @@ import time
 
 import aiohttp
 
-from tests.faults.harness import (FIGURES, NAMESPACE, Api, Changes, Cluster, ConfigMapWriter,
-                                  Watcher, rv_of)
+from tests.faults.harness import FIGURES, NAMESPACE, Api, Changes, Cluster, ConfigMapWriter, Watcher, rv_of
 
 PHASES = (("create", 50), ("scale-up", 100), ("scale-down", 25))
 CONVERGE_S = 30.0
