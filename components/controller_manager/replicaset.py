@@ -435,12 +435,15 @@ class ReplicaController(Controller):
         try:
             await self.client.delete(PODS, pmd["name"], pmd.get("namespace"),
                                      preconditions={"uid": pmd.get("uid")} if pmd.get("uid") else None)
-        except ApiError as e:
+        except Exception as e:
+            # any failure, a lost connection included, lowers the expectations: the informer
+            # will not see this deletion (replica_set.go manageReplicas: DeletionObserved on
+            # every error), so the next sync recounts instead of waiting for the 5 min timeout
             self.expectations.deletion_observed(key, key_of(pod))
-            if e.code == 404:
+            if isinstance(e, ApiError) and e.code == 404:
                 return
             self.recorder.event(self._ev_obj(obj), "Warning", "FailedDelete",
-                                f"Error deleting: {e.message}")
+                                f"Error deleting: {e.message if isinstance(e, ApiError) else e}")
             raise
         self.recorder.event(self._ev_obj(obj), "Normal", "SuccessfulDelete",
                             f"Deleted pod: {pmd.get('name')}")

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from components.kubelet.runtime import RUNTIME_VERSION, now_rfc3339
 from controlplane import KUBE_VERSION
+from controlplane.aio import Backoff
 from controlplane.api.quantity import cpu_millis, to_bytes
 from controlplane.api.resources import LEASES, NAMESPACES, NODES
 from controlplane.client.rest import ApiError
@@ -331,14 +332,20 @@ class NodeAgent:
         """Renew the lease every ``lease_renew_seconds`` (±10 % jitter) and report
         status every ``status_report_seconds`` or on :meth:`mark_changed`."""
         last_status = time.monotonic()
+        # a failed renewal is retried with back-off from 200 ms to 7 s, not after a whole
+        # interval (component-helpers/apimachinery/lease/controller.go backoffEnsureLease)
+        retry = Backoff(0.2, 7.0)
         while True:
             try:
                 await self.renew_lease()
                 await self.check_status_drift()
+                retry.reset()
+                wait = self.lease_renew_seconds * random.uniform(0.9, 1.1)
             except Exception as e:  # keep beating
+                wait = min(retry.next(), self.lease_renew_seconds)
                 event(log, "node.lease_failed", logging.WARNING, node=self.name,
-                      error=f"{type(e).__name__}: {e}"[:200])
-            deadline = time.monotonic() + self.lease_renew_seconds * random.uniform(0.9, 1.1)
+                      error=f"{type(e).__name__}: {e}"[:200], retry_in=f"{wait:.2f}s")
+            deadline = time.monotonic() + wait
             while True:
                 due_status = last_status + self.status_report_seconds
                 timeout = min(deadline, due_status) - time.monotonic()

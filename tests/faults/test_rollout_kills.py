@@ -27,13 +27,6 @@ pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.timeout(2
 
 DEEP = int(os.environ.get("CP_FAULT_ROUNDS", "0"))
 
-DELETE_EXPECTATIONS = pytest.mark.xfail(strict=True, reason=(
-    "replica controller: a pod DELETE that fails with a connection error (the apiserver killed "
-    "while the scale-down's deletes are in flight) does not lower the deletion expectations "
-    "(components/controller_manager/replicaset.py _delete_pod catches only ApiError; "
-    "replica_set.go manageReplicas calls DeletionObserved on any error), so the ReplicaSet "
-    "waits for the 5-minute expectations timeout with ~55 surplus pods"))
-
 TARGETS = {  # scenario: (processes killed in turn, rounds)
     "etcd": (["etcd"], 1),
     "apiserver": (["apiserver"], 1),
@@ -41,10 +34,9 @@ TARGETS = {  # scenario: (processes killed in turn, rounds)
     "scheduler": (["scheduler"], 1),
     "kubelet": (["kubelet-node01", "kubelet-node02", "kubelet-hollow"], 3),
 }
-MARKS = {"apiserver": [DELETE_EXPECTATIONS]}
 
 
-@pytest.mark.parametrize("component", [pytest.param(c, marks=MARKS.get(c, [])) for c in TARGETS])
+@pytest.mark.parametrize("component", list(TARGETS))
 async def test_rollout_survives_kill(up, component):
     targets, rounds = TARGETS[component]
     await Scenario(component, up, targets, rounds=DEEP or rounds).run()

@@ -123,3 +123,23 @@ async def test_deployment_scale_up_reaches_pods_through_the_same_batches():
         per_sync.append(list(rec.sizes))
     # 500, 500, then the 200 left: 1+2+...+64 = 127, then 73
     assert per_sync == [SYNC_BATCHES, SYNC_BATCHES, [1, 2, 4, 8, 16, 32, 64, 73]]
+
+
+async def test_a_delete_lost_with_the_connection_lowers_the_expectations():
+    """A pod DELETE that fails without an answer (the apiserver died mid-request) is not
+    waited for: ``manageReplicas`` calls DeletionObserved on every error, so the next sync
+    recounts at once instead of after the 5-minute expectations timeout."""
+    client, ctx, events = fake_context()
+    c = ReplicaController(ctx, REPLICASET_KIND)
+    client.seed(REPLICASETS, replicaset(4))
+    await c.sync(KEY)
+    assert len(client.all(PODS)) == 4
+    await client.patch(REPLICASETS, "big-6b474476c4", {"spec": {"replicas": 1}}, "default")
+    client.fail[("delete", "pods")] = ConnectionResetError("Connection lost")
+    with pytest.raises(ConnectionResetError):
+        await c.sync(KEY)
+    assert c.expectations.satisfied(KEY)
+    assert len(client.all(PODS)) == 4
+    del client.fail[("delete", "pods")]
+    await c.sync(KEY)
+    assert len(client.all(PODS)) == 1
