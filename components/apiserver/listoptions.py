@@ -1,11 +1,13 @@
-"""List/watch options: ``resourceVersionMatch`` and ``sendInitialEvents`` validation.
+"""Request options: ``resourceVersionMatch`` and ``sendInitialEvents`` validation, and the
+request deadline (``?timeout=``).
 
 The rules and messages of ``ValidateListOptions`` / ``validateWatchOptions``
 (``staging/src/k8s.io/apimachinery/pkg/apis/meta/internalversion/validation/validation.go``,
 WatchList enabled); a violation is 422 Invalid on ``ListOptions.meta.k8s.io`` with one
 cause per error, as ``handlers/get.go`` answers it. ``too_large_resource_version`` is
 ``NewTooLargeResourceVersionError`` (``apimachinery/pkg/api/errors``): 504 Timeout,
-retry after 1 s.
+retry after 1 s. :func:`request_timeout` is ``WithRequestDeadline``'s parseTimeout
+(``staging/src/k8s.io/apiserver/pkg/endpoints/filters/request_deadline.go``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from components.apiserver import status as st
+from controlplane import apitime
+
+#: request_deadline.go's invalidTimeoutInURL
+INVALID_TIMEOUT_IN_URL = "invalid timeout specified in the request URL"
 
 EXACT = "Exact"
 NOT_OLDER_THAN = "NotOlderThan"
@@ -77,3 +83,18 @@ def too_large_resource_version(requested: int, current: int) -> st.APIError:
     return st.APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
                        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                         "retryAfterSeconds": 1})
+
+
+def request_timeout(value: str | None, maximum: float) -> float:
+    """Seconds a non-long-running request may take: ``?timeout=`` as a Go duration
+    (``30s``, ``1m30s``, ``500ms``) when it is positive and below ``maximum`` (the server's
+    request timeout), else ``maximum`` (unset, ``0`` and negative mean "no timeout of the
+    client's own"). A value ``time.ParseDuration`` rejects is 400 BadRequest
+    ``invalid timeout specified in the request URL - time: invalid duration "x"``."""
+    if not value:
+        return maximum
+    try:
+        t = apitime.parse_duration(value)
+    except apitime.DurationError as e:
+        raise st.bad_request(f"{INVALID_TIMEOUT_IN_URL} - {e}") from None
+    return t if 0 < t < maximum else maximum

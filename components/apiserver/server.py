@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, serving, strategy
+from components.apiserver import discovery, listoptions, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -255,15 +255,23 @@ class APIServer:
     @web.middleware
     async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
         """Every error as a Status; in-flight limits (429 + Retry-After, watches exempt);
-        the request timeout (``?timeout=`` or ``request_timeout``, 504); ``Warning`` headers;
-        request metrics. (``staging/src/k8s.io/apiserver/pkg/server/filters/maxinflight.go``,
-        ``timeout.go``; ``endpoints/handlers/responsewriters``.)"""
+        the request timeout (``?timeout=`` or ``request_timeout``, 504; a bad ``?timeout=`` 400);
+        ``Warning`` headers; request metrics. (``staging/src/k8s.io/apiserver/pkg/server/filters/
+        maxinflight.go``, ``timeout.go``; ``endpoints/filters/request_deadline.go``;
+        ``endpoints/handlers/responsewriters``.)"""
         t0 = time.monotonic()
         api = request.path.startswith(("/api/", "/apis/"))
         watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
         seat = rejected = None
+        deadline = self.request_timeout
+        if counted:
+            # WithRequestDeadline runs before max-in-flight / APF: a bad ?timeout= is 400 first
+            try:
+                deadline = listoptions.request_timeout(request.query.get("timeout"), self.request_timeout)
+            except st.APIError as e:
+                return self._finish(request, json_response(e.body(), e.code), t0, api)
         try:
             if counted:
                 if self.flowcontrol is not None:
@@ -284,7 +292,7 @@ class APIServer:
             try:
                 if counted:
                     # asyncio.timeout: no extra task per request, unlike wait_for
-                    async with asyncio.timeout(_timeout(request, self.request_timeout)):
+                    async with asyncio.timeout(deadline):
                         resp = await handler(request)
                 else:
                     resp = await handler(request)
@@ -418,19 +426,6 @@ def _name_sel(request: web.Request, info) -> str:
     base = request.query.get("fieldSelector", "")
     sel = f"metadata.name={info.name}"
     return f"{base},{sel}" if base else sel
-
-
-def _timeout(request: web.Request, default: float) -> float:
-    """``?timeout=`` as a Go duration (``30s``, ``1m``, ``500ms``), capped by ``default``."""
-    v = request.query.get("timeout", "")
-    units = (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0))
-    for suffix, mult in units:
-        if v.endswith(suffix):
-            try:
-                return min(float(v[: -len(suffix)]) * mult, default) or default
-            except ValueError:
-                break
-    return default
 
 
 #: pod subresources that Kubernetes proxies to the kubelet as a stream (SPDY / WebSocket)

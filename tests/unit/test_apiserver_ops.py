@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from components.apiserver.server import _timeout
+from components.apiserver import status as st
+from components.apiserver.listoptions import request_timeout
 from tests.support.apiserver import new_ns
 from tests.unit.test_apiserver import API_OPTIONS, pod, pytestmark  # noqa: F401
 
@@ -81,12 +82,55 @@ async def test_inflight_limit_answers_429(api):
         srv.limits["mutating"], srv.flowcontrol = 200, fc
 
 
-@pytest.mark.parametrize("q,expected", [("", 60.0), ("timeout=5s", 5.0), ("timeout=500ms", 0.5),
-                                        ("timeout=2m", 60.0), ("timeout=bad", 60.0)])
-def test_timeout_parameter(q, expected):
-    class R:
-        query = dict([q.split("=")]) if q else {}
-    assert _timeout(R, 60.0) == expected
+@pytest.mark.parametrize("value, expected", [
+    pytest.param(None, 60.0, id="unset: the server's request timeout"),
+    pytest.param("", 60.0, id="empty: the server's request timeout"),
+    pytest.param("5s", 5.0, id="seconds"),
+    pytest.param("500ms", 0.5, id="milliseconds"),
+    pytest.param("1m30s", 60.0, id="compound above the maximum: capped"),
+    pytest.param("0m30.5s", 30.5, id="compound with a fraction"),
+    pytest.param("2m", 60.0, id="above the maximum: capped"),
+    pytest.param("0", 60.0, id="zero: no timeout of the client's own"),
+    pytest.param("-5s", 60.0, id="negative: no timeout of the client's own"),
+])
+def test_timeout_parameter(value, expected):
+    assert request_timeout(value, 60.0) == expected
+
+
+def test_timeout_parameter_1m30s_below_the_maximum():
+    assert request_timeout("1m30s", 120.0) == 90.0
+
+
+@pytest.mark.parametrize("value, go_error", [
+    pytest.param("bad", 'time: invalid duration "bad"', id="not a duration"),
+    pytest.param("5", 'time: missing unit in duration "5"', id="bare number"),
+    pytest.param("5d", 'time: unknown unit "d" in duration "5d"', id="unknown unit"),
+])
+def test_bad_timeout_parameter_is_400(value, go_error):
+    with pytest.raises(st.APIError) as e:
+        request_timeout(value, 60.0)
+    assert (e.value.code, e.value.reason) == (400, "BadRequest")
+    assert e.value.message == f"invalid timeout specified in the request URL - {go_error}"
+
+
+async def test_timeout_query_is_honoured_and_a_bad_one_is_400(api):
+    # a list at a future resourceVersion waits ~3 s for the watch cache; a compound ?timeout=
+    # (which the old parser ignored) ends it first with the request deadline's 504
+    ns = await new_ns(api)
+    base = f"/api/v1/namespaces/{ns}/pods?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"
+    r = await api.get(base + "&timeout=0m0.2s")
+    body = await r.json()
+    assert r.status == 504 and body["reason"] == "Timeout"
+    assert body["message"].startswith("Timeout: request did not complete within requested timeout")
+    r = await api.get(f"/api/v1/namespaces/{ns}/pods?timeout=1m30s")
+    assert r.status == 200 and (await r.json())["kind"] == "PodList"
+    r = await api.get(f"/api/v1/namespaces/{ns}/pods?timeout=1x")
+    body = await r.json()
+    assert r.status == 400 and body["reason"] == "BadRequest" and body["code"] == 400
+    assert body["message"] == ('invalid timeout specified in the request URL - '
+                               'time: unknown unit "x" in duration "1x"')
+    r = await api.get(f"/api/v1/namespaces/{ns}/pods?watch=true&timeout=1x&timeoutSeconds=1")
+    assert r.status == 200  # watches are long-running: no request deadline, no check
 
 
 async def test_bad_input_is_4xx_status(api):
