@@ -17,8 +17,8 @@ import click
 
 from components.apiserver.servicealloc import parse_port_range
 from controlplane import aio
-from controlplane.cli.common import Seconds
 from controlplane.log import event, setup
+from controlplane.service import Seconds
 from controlplane.storage.etcd import parse_endpoint
 
 

@@ -21,8 +21,9 @@ Responses stay JSON: client-go decodes by the response's Content-Type.
 from __future__ import annotations
 
 import base64
-import datetime
 from typing import Any
+
+from controlplane import apitime
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -184,7 +185,7 @@ def _time(b: bytes) -> str | None:
             nanos = v
     if secs == 0 and nanos == 0:
         return None
-    return datetime.datetime.fromtimestamp(secs, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return apitime.format_time(secs)
 
 
 def _string_field(b: bytes, num_wanted: int) -> str:

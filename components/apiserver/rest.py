@@ -14,7 +14,6 @@ Errors are raised as :class:`~components.apiserver.status.APIError` (answered as
 
 from __future__ import annotations
 
-import datetime
 import logging
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.routing import RequestInfo
 from components.apiserver.semantics import decoder
+from controlplane import apitime
 from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.log import event
@@ -546,7 +546,7 @@ class RestHandlers:
         # the creator owns every field it set (operation Update; handlers/create.go runs the
         # field manager on every create): managedFields in the body are not kept
         fieldmanager.record_create(resource.kind, obj, self._manager(request), resource.api_version,
-                                   strategy.now_rfc3339(), resource.kind in strategy.STATUS_SUBRESOURCE)
+                                   apitime.now(), resource.kind in strategy.STATUS_SUBRESOURCE)
         self._validate(resource, obj)
         if resource.namespaced:
             await self._check_namespace(resource, info.namespace, name)
@@ -654,7 +654,7 @@ class RestHandlers:
                 if new["metadata"].get("managedFields") == []:
                     del new["metadata"]["managedFields"]
                 fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
-                                           strategy.now_rfc3339(), sub,
+                                           apitime.now(), sub,
                                            resource.kind in strategy.STATUS_SUBRESOURCE)
             if strategy.should_delete_during_update(resource.kind, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
@@ -773,7 +773,7 @@ class RestHandlers:
         if cmd.get("name") and cmd["name"] != info.name:
             raise st.bad_request(f"the name of the object ({cmd['name']}) does not match the name on the URL "
                                  f"({info.name})")
-        now = strategy.now_rfc3339()
+        now = apitime.now()
         try:
             await self.s.store.get(self._key(info))
         except KeyNotFound:
@@ -912,12 +912,12 @@ class RestHandlers:
                     m["finalizers"] = fins
                 else:
                     m.pop("finalizers", None)
-                now = datetime.datetime.now(datetime.timezone.utc)
+                now = apitime.clock()
                 if graceful:
-                    m["deletionTimestamp"] = (now + datetime.timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    m["deletionTimestamp"] = apitime.format_time(now + grace)
                     m["deletionGracePeriodSeconds"] = grace
                 elif not m.get("deletionTimestamp"):
-                    m["deletionTimestamp"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+                    m["deletionTimestamp"] = apitime.format_time(now)
                     m["deletionGracePeriodSeconds"] = 0
                 return o
             try:
@@ -948,7 +948,7 @@ class RestHandlers:
         if not md.get("deletionTimestamp"):
             def mark(o: dict) -> dict:
                 m = o["metadata"]
-                m.setdefault("deletionTimestamp", strategy.now_rfc3339())
+                m.setdefault("deletionTimestamp", apitime.now())
                 o.setdefault("status", {})["phase"] = "Terminating"
                 fins = strategy.gc_finalizers(list(m.get("finalizers") or []), opts)
                 if fins:
@@ -1024,7 +1024,7 @@ class RestHandlers:
                 md.setdefault("annotations", {}).update(bmd["annotations"])
             status = pod.setdefault("status", {})
             conds = status.setdefault("conditions", [])
-            now = strategy.now_rfc3339()
+            now = apitime.now()
             for c in conds:
                 if c.get("type") == "PodScheduled":
                     c.update({"status": "True", "lastTransitionTime": now})
@@ -1117,7 +1117,7 @@ class RestHandlers:
                 # the scale writer owns spec.replicas (entry with subresource "scale":
                 # managedfields.ScaleHandler ToParent)
                 fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
-                                           strategy.now_rfc3339(), "scale")
+                                           apitime.now(), "scale")
             return new
         try:
             out = await self.s.store.guaranteed_update(self._key(info), mutate, resource_plural=resource.plural,

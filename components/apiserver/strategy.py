@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import copy
 import secrets
-import time
 import uuid
+
+from controlplane import apitime
 
 #: kinds whose status is only written through the /status subresource
 STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Node", "Namespace",
@@ -35,17 +36,6 @@ _IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePerio
 #: namespaces, config maps... never.
 GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController",
                               "StatefulSet", "DaemonSet"})
-
-_NOW: list = [0, ""]
-
-
-def now_rfc3339() -> str:
-    """Current UTC time as Kubernetes' metav1.Time (second precision, ``Z``); formatted once a second."""
-    sec = int(time.time())
-    if _NOW[0] != sec:
-        _NOW[0], _NOW[1] = sec, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sec))
-    return _NOW[1]
-
 
 def random_suffix(n: int = 5) -> str:
     """generateName suffix: ``n`` chars from Kubernetes' alphabet (``apimachinery/pkg/util/rand``)."""
@@ -81,7 +71,7 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
     else:
         md.pop("namespace", None)
     md["uid"] = str(uuid.uuid4())
-    md["creationTimestamp"] = now_rfc3339()
+    md["creationTimestamp"] = apitime.now()
     md.pop("resourceVersion", None)
     md.pop("deletionTimestamp", None)
     md.pop("deletionGracePeriodSeconds", None)
@@ -95,7 +85,7 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
             obj["status"]["conditions"] = [{
                 "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
                 "message": "Scheduling is blocked due to non-empty scheduling gates",
-                "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}]
+                "lastProbeTime": None, "lastTransitionTime": apitime.now()}]
     elif kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"):
         obj["status"] = {}
     elif kind == "Namespace":

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import click
 
-from controlplane.cli.common import (
+from controlplane.client.rest import RestClient, wait_ready
+from controlplane.log import event, setup
+from controlplane.service import (
     LeaderElection,
     client_options,
     leader_election_options,
@@ -25,8 +27,6 @@ from controlplane.cli.common import (
     run_until_signalled,
     server_or_exit,
 )
-from controlplane.client.rest import RestClient, wait_ready
-from controlplane.log import event, setup
 
 
 @click.command(name="controller-manager")

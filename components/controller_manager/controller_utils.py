@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from datetime import datetime, timezone
 from typing import Awaitable, Callable, Iterable
 
+from controlplane import apitime
 from controlplane.api import codec
 
 #: the first slow-start batch (controller_utils.go SlowStartInitialBatchSize)
@@ -29,21 +29,6 @@ _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 def meta(obj: dict) -> dict:
     """``obj.metadata`` (an empty dict when absent)."""
     return obj.get("metadata") or {}
-
-
-def now_rfc3339() -> str:
-    """The current time as Kubernetes writes metav1.Time (second precision, UTC)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def parse_time(s: str | None) -> float | None:
-    """Seconds since the epoch of an RFC 3339 timestamp, or None when empty/invalid."""
-    if not s:
-        return None
-    try:
-        return datetime.fromisoformat(s.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
-    except ValueError:
-        return None
 
 
 def is_pod_active(pod: dict) -> bool:
@@ -71,7 +56,7 @@ def is_pod_available(pod: dict, min_ready_seconds: int, now: float | None = None
         return False
     if not min_ready_seconds:
         return True
-    t = parse_time((ready_condition(pod) or {}).get("lastTransitionTime"))
+    t = apitime.time_or_none((ready_condition(pod) or {}).get("lastTransitionTime"))
     return t is not None and t + min_ready_seconds < (now if now is not None else time.time())
 
 
@@ -154,9 +139,9 @@ def deletion_rank_key(pod: dict, rank: int, now: float) -> tuple:
         cost = int((md.get("annotations") or {}).get(POD_DELETION_COST, 0))
     except ValueError:
         cost = 0
-    ready_since = parse_time((ready_condition(pod) or {}).get("lastTransitionTime")) if ready else None
+    ready_since = apitime.time_or_none((ready_condition(pod) or {}).get("lastTransitionTime")) if ready else None
     restarts = max([c.get("restartCount", 0) for c in status.get("containerStatuses") or []] or [0])
-    created = parse_time(md.get("creationTimestamp"))
+    created = apitime.time_or_none(md.get("creationTimestamp"))
     return (
         1 if spec.get("nodeName") else 0,
         _PHASE_ORDINAL.get(status.get("phase"), 0),

@@ -22,7 +22,9 @@ import json
 import math
 from typing import Any
 
-from .controller_utils import meta, now_rfc3339, parse_time
+from controlplane import apitime
+
+from .controller_utils import meta
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -105,7 +107,7 @@ def revision(obj: dict) -> int:
 
 def by_creation(rss: list[dict]) -> list[dict]:
     """Oldest first; name breaks ties (ReplicaSetsByCreationTimestamp)."""
-    return sorted(rss, key=lambda r: (parse_time(meta(r).get("creationTimestamp")) or 0,
+    return sorted(rss, key=lambda r: (apitime.time_or_none(meta(r).get("creationTimestamp")) or 0,
                                       meta(r).get("name", "")))
 
 
@@ -313,8 +315,8 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
     to_add = allowed - total
     if to_add == 0:
         return plan
-    newest_first = sorted(by_creation(active), key=lambda r: parse_time(meta(r).get("creationTimestamp")) or 0,
-                          reverse=True)
+    newest_first = sorted(by_creation(active),
+                          key=lambda r: apitime.time_or_none(meta(r).get("creationTimestamp")) or 0, reverse=True)
     if to_add > 0:
         order = sorted(newest_first, key=lambda r: -replicas(r))
     else:
@@ -375,7 +377,7 @@ def set_condition(status: dict, type_: str, cstatus: str, reason: str, message: 
                   now: str | None = None) -> None:
     """SetDeploymentCondition: same status+reason → unchanged; same status keeps
     lastTransitionTime; always replaces the condition otherwise."""
-    now = now or now_rfc3339()
+    now = now or apitime.now()
     cur = get_condition(status, type_)
     if cur is not None and cur.get("status") == cstatus and cur.get("reason") == reason:
         return
@@ -457,7 +459,7 @@ def rollout_status(d: dict, all_rss: list[dict], new_rs: dict | None, now: float
         if cur is not None and cur.get("status") == "True":
             get_condition(status, "Progressing")["lastTransitionTime"] = cur.get("lastTransitionTime")
     elif cur is not None and cur.get("status") == "True":
-        since = parse_time(cur.get("lastUpdateTime"))
+        since = apitime.time_or_none(cur.get("lastUpdateTime"))
         if since is not None and since + int(deadline) < now:
             msg = f'ReplicaSet "{name}" has timed out progressing.' if name else \
                 f'Deployment "{meta(d).get("name")}" has timed out progressing.'

@@ -36,6 +36,7 @@ import copy
 import logging
 from dataclasses import dataclass
 
+from controlplane import apitime
 from controlplane.api.resources import LEASES, NODES, PODS
 from controlplane.client.rest import ApiError
 from controlplane.log import event
@@ -52,7 +53,6 @@ from .taints import (
     TAINT_PID_PRESSURE,
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
-    rfc3339,
     set_pod_condition,
 )
 
@@ -229,7 +229,7 @@ class NodeLifecycleController(Controller):
         now = self.clock()
         if now <= h.probe_time + grace:
             return
-        conds = unknown_conditions(node, rfc3339(now))
+        conds = unknown_conditions(node, apitime.format_time(now))
         if conds is None:
             return
         await self.client.patch(NODES, name, {"status": {"conditions": conds}}, subresource="status")
@@ -252,7 +252,7 @@ class NodeLifecycleController(Controller):
         node = self.nodes.store.get(name)
         if node is None:
             return
-        taints = reconcile_taints(node, rfc3339(self.clock()))
+        taints = reconcile_taints(node, apitime.format_time(self.clock()))
         if taints is None:
             return
         await self.client.patch(NODES, name, {"metadata": {"resourceVersion": meta(node).get("resourceVersion")},
@@ -267,7 +267,7 @@ class NodeLifecycleController(Controller):
         node = self.nodes.store.get(node_name)
         if node is None or (condition(node, "Ready") or {}).get("status") == "True":
             return
-        now = rfc3339(self.clock())
+        now = apitime.format_time(self.clock())
         failed = None
         for pod in list(self.pods.store.values()):
             if (pod.get("spec") or {}).get("nodeName") != node_name:

@@ -23,13 +23,14 @@ import asyncio
 import copy
 import logging
 
+from controlplane import apitime
 from controlplane.api.resources import NODES, PODS
 from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta, parse_time
-from .taints import TAINT_OUT_OF_SERVICE, rfc3339, set_pod_condition
+from .controller_utils import meta
+from .taints import TAINT_OUT_OF_SERVICE, set_pod_condition
 
 log = logging.getLogger("controller-manager")
 
@@ -69,7 +70,7 @@ class PodGCController(Controller):
         excess = len(terminated) - self.config.terminated_pod_gc_threshold
         if excess <= 0:
             return 0
-        terminated.sort(key=lambda p: parse_time(meta(p).get("creationTimestamp")) or 0.0)
+        terminated.sort(key=lambda p: apitime.time_or_none(meta(p).get("creationTimestamp")) or 0.0)
         n = 0
         for p in terminated[:excess]:
             n += await self._delete(p, grace=None)
@@ -130,7 +131,7 @@ class PodGCController(Controller):
             st["phase"] = "Failed"
             changed = True
         changed |= set_pod_condition(body, {"type": "DisruptionTarget", "status": "True", "reason": reason,
-                                            "message": message}, rfc3339(self.clock()))
+                                            "message": message}, apitime.format_time(self.clock()))
         if changed:
             try:
                 await self.client.update_status(PODS, body)

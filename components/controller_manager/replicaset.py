@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from controlplane import apitime
 from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource
 from controlplane.client.informer import key_of
 from controlplane.client.rest import ApiError
@@ -36,7 +37,6 @@ from .controller_utils import (
     is_pod_ready,
     meta,
     new_controller_ref,
-    parse_time,
     pod_from_template,
     pods_to_delete,
     ready_condition,
@@ -128,7 +128,7 @@ class PodView:
         if not min_ready_seconds:
             return True
         if self._ready_time is False:
-            self._ready_time = parse_time(self.ready_since)
+            self._ready_time = apitime.time_or_none(self.ready_since)
         t = self._ready_time
         return t is not None and t + min_ready_seconds < now
 

@@ -30,6 +30,7 @@ import heapq
 import logging
 from dataclasses import dataclass
 
+from controlplane import apitime
 from controlplane.api.resources import NODES, PODS
 from controlplane.client.informer import key_of
 from controlplane.client.rest import ApiError
@@ -37,7 +38,7 @@ from controlplane.log import event
 
 from .controller import Controller, ControllerContext
 from .controller_utils import meta
-from .taints import matching_tolerations, min_toleration_seconds, no_execute_taints, rfc3339, set_pod_condition
+from .taints import matching_tolerations, min_toleration_seconds, no_execute_taints, set_pod_condition
 
 log = logging.getLogger("controller-manager")
 
@@ -172,7 +173,7 @@ class TaintEvictionController(Controller):
         self.recorder.event(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {pod_key}")
         body = copy.deepcopy(pod)
         if set_pod_condition(body, {"type": "DisruptionTarget", "status": "True", "reason": DISRUPTION_REASON,
-                                    "message": DISRUPTION_MESSAGE}, rfc3339(self.clock())):
+                                    "message": DISRUPTION_MESSAGE}, apitime.format_time(self.clock())):
             try:
                 await self.client.update_status(PODS, body)
             except ApiError as e:

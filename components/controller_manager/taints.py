@@ -8,8 +8,6 @@ getMinTolerationTime).
 
 from __future__ import annotations
 
-import time
-
 #: well-known taint keys (well_known_taints.go)
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
 TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -22,11 +20,6 @@ TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 
 NO_SCHEDULE = "NoSchedule"
 NO_EXECUTE = "NoExecute"
-
-
-def rfc3339(t: float | None = None) -> str:
-    """``t`` (epoch seconds; now when None) as metav1.Time text, e.g. ``2024-05-01T10:00:00Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
 
 
 def tolerates(toleration: dict, taint: dict) -> bool:

@@ -17,6 +17,7 @@ import secrets
 import time
 from typing import Any
 
+from controlplane import apitime
 from controlplane.api.resources import Resource
 from controlplane.client.informer import Indices, key_of
 from controlplane.client.rest import ApiError
@@ -84,10 +85,6 @@ class FakeInformer:
                 h[0](obj)
             elif old is not None and h[1]:
                 h[1](old, obj)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _merge(target: Any, patch: Any) -> Any:
@@ -170,7 +167,7 @@ class FakeClient:
         if k in self.objects:
             raise ApiError(409, "AlreadyExists", f'{res.plural} "{md["name"]}" already exists')
         md["uid"] = md.get("uid") or secrets.token_hex(16)
-        md["creationTimestamp"] = _now()
+        md["creationTimestamp"] = apitime.now()
         md.setdefault("generation", 1)
         obj.setdefault("kind", res.kind)
         obj.setdefault("apiVersion", res.api_version)
@@ -270,7 +267,7 @@ class FakeClient:
             fin.append("orphan")
         out["metadata"]["finalizers"] = fin
         if fin:
-            out["metadata"].setdefault("deletionTimestamp", _now())
+            out["metadata"].setdefault("deletionTimestamp", apitime.now())
             self._bump(out)
             return self._finish_write(res, out)
         del self.objects[self._key(res, name, namespace)]

@@ -13,8 +13,8 @@ import click
 from components.kubelet.node import NodeConfig, node_index_from_name, parse_labels, pod_cidr_for, resources
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
-from controlplane.cli.common import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.log import event, setup
+from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)

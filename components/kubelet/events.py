@@ -10,28 +10,18 @@ Durations are printed as Go's ``time.Duration.String`` does.
 
 from __future__ import annotations
 
+from controlplane import apitime
+
 PULLING, PULLED, CREATED, STARTED, KILLING = "Pulling", "Pulled", "Created", "Started", "Killing"
 BACKOFF, FAILED, ERR_IMAGE_NEVER_PULL = "BackOff", "Failed", "ErrImageNeverPull"
 STARTING, NODE_READY = "Starting", "NodeReady"
 
 
 def go_duration(seconds: float) -> str:
-    """Go's Duration.String: ``0.2`` → ``200ms``, ``1.234`` → ``1.234s``, ``80`` → ``1m20s``,
-    ``300`` → ``5m0s``, ``0`` → ``0s``. Sub-millisecond parts are truncated first."""
-    ms = int(seconds * 1000 + 1e-9)
-    if ms == 0:
-        return "0s"
-    if ms < 1000:
-        return f"{ms}ms"
-    h, rem = divmod(ms, 3_600_000)
-    m, rem = divmod(rem, 60_000)
-    s, frac = divmod(rem, 1000)
-    sec = f"{s}.{frac:03d}".rstrip("0").rstrip(".") if frac else str(s)
-    if h:
-        return f"{h}h{m}m{sec}s"
-    if m:
-        return f"{m}m{sec}s"
-    return f"{sec}s"
+    """``seconds`` truncated to the millisecond, as the image manager's messages truncate
+    them (``Truncate(time.Millisecond)``), printed as Go's Duration.String: ``0.2`` →
+    ``200ms``, ``1.234`` → ``1.234s``, ``80`` → ``1m20s``, ``300`` → ``5m0s``, ``0`` → ``0s``."""
+    return apitime.format_duration_ns(int(seconds * 1000 + 1e-9) * apitime.MILLISECOND)
 
 
 def pulling(image: str) -> str:

@@ -29,8 +29,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from components.kubelet.runtime import RUNTIME_VERSION, now_rfc3339
-from controlplane import KUBE_VERSION
+from components.kubelet.runtime import RUNTIME_VERSION
+from controlplane import KUBE_VERSION, apitime
 from controlplane.aio import Backoff
 from controlplane.api.quantity import cpu_millis, to_bytes
 from controlplane.api.resources import LEASES, NAMESPACES, NODES
@@ -161,7 +161,7 @@ def node_conditions(old: list[dict] | None, now: str) -> list[dict]:
 def node_status(cfg: NodeConfig, images: list[dict], old: dict | None = None,
                 info: dict | None = None, now: str | None = None) -> dict:
     """The full ``Node.status`` this kubelet reports."""
-    now = now or now_rfc3339()
+    now = now or apitime.now()
     cap, alloc = resources(cfg)
     return {"capacity": cap, "allocatable": alloc,
             "conditions": node_conditions((old or {}).get("conditions"), now),
@@ -189,12 +189,6 @@ def build_lease(node: dict, now_micro: str) -> dict:
                                               "uid": md.get("uid", "")}]},
             "spec": {"holderIdentity": md["name"], "leaseDurationSeconds": LEASE_DURATION_SECONDS,
                      "renewTime": now_micro}}
-
-
-def micro_now() -> str:
-    """``metav1.MicroTime`` text: ``2006-01-02T15:04:05.000000Z``."""
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
 
 
 class NodeAgent:
@@ -280,7 +274,7 @@ class NodeAgent:
     async def renew_lease(self) -> None:
         """Create or renew ``kube-node-lease/<node>`` (PUT with the cached lease;
         on a conflict re-read it; on NotFound create it)."""
-        now = micro_now()
+        now = apitime.now_micro()
         if self.lease is not None:
             self.lease["spec"]["renewTime"] = now
             self.lease["spec"]["holderIdentity"] = self.name

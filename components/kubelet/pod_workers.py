@@ -31,8 +31,9 @@ import time
 from typing import Any, Callable
 
 from components.kubelet import events as ev
-from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour, now_rfc3339
+from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour
 from components.kubelet.status import generate_pod_status, status_differs
+from controlplane import apitime
 from controlplane.api.defaults import image_pull_policy
 from controlplane.api.resources import PODS
 from controlplane.client.rest import ApiError
@@ -221,7 +222,7 @@ class PodWorkers:
             sb = self._adopt(pod)
         if sb is None:
             sb = self.runtime.run_pod_sandbox(uid)
-            sb.start_time = (pod.get("status") or {}).get("startTime") or now_rfc3339()
+            sb.start_time = (pod.get("status") or {}).get("startTime") or apitime.now()
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
             self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
             pod = await self._send_status(pod, sb)

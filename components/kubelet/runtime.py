@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from components.kubelet.ipam import IPAM
+from controlplane import apitime
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 RUNTIME_VERSION = "containerd://1.7.0-controlplane-simulated"
@@ -34,11 +35,6 @@ RUNTIME_VERSION = "containerd://1.7.0-controlplane-simulated"
 #: annotation overrides for the simulated behaviour of a container (value: seconds / code)
 EXIT_AFTER_ANNOTATION = "controlplane.io/exit-after-seconds"
 EXIT_CODE_ANNOTATION = "controlplane.io/exit-code"
-
-
-def now_rfc3339() -> str:
-    """UTC now as the API's ``metav1.Time`` text, ``2006-01-02T15:04:05Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def normalize_image(image: str) -> str:
@@ -135,7 +131,7 @@ class Container:
     init: bool = False
     container_id: str = field(default_factory=new_container_id)
     state: str = "created"
-    created_at: str = field(default_factory=now_rfc3339)
+    created_at: str = field(default_factory=apitime.now)
     started_at: str = ""
     finished_at: str = ""
     exit_code: int | None = None
@@ -164,7 +160,7 @@ class Sandbox:
     pod_uid: str
     ip: str
     sandbox_id: str = field(default_factory=lambda: secrets.token_hex(32))
-    created_at: str = field(default_factory=now_rfc3339)
+    created_at: str = field(default_factory=apitime.now)
     start_time: str = ""
     init_containers: dict[str, Container] = field(default_factory=dict)
     containers: dict[str, Container] = field(default_factory=dict)
@@ -249,7 +245,7 @@ class SimulatedRuntime:
         if self.container_start_seconds > 0:
             await asyncio.sleep(self.container_start_seconds)  # simulated start
         c.state = "running"
-        c.started_at = now_rfc3339()
+        c.started_at = apitime.now()
 
     @staticmethod
     def exit_container(c: Container, exit_code: int, reason: str | None = None) -> None:
@@ -259,7 +255,7 @@ class SimulatedRuntime:
         c.state = "exited"
         c.exit_code = exit_code
         c.reason = reason or ("Completed" if exit_code == 0 else "Error")
-        c.finished_at = now_rfc3339()
+        c.finished_at = apitime.now()
         c.finished_mono = time.monotonic()
 
     def stop_pod_sandbox(self, pod_uid: str) -> Sandbox | None:

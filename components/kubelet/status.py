@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import copy
 
-from components.kubelet.runtime import Container, Sandbox, image_id, now_rfc3339
+from components.kubelet.runtime import Container, Sandbox, image_id
+from controlplane import apitime
 from controlplane.api.defaults import qos_class
 
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
@@ -177,7 +178,7 @@ def pod_conditions(spec: dict, sb: Sandbox | None, phase: str, init_statuses: li
                                f"containers with unready status: {_names(unready)}"))
         else:
             conds.append(_cond(t, True))
-    now = now or now_rfc3339()
+    now = now or apitime.now()
     prev = {c.get("type"): c for c in old or []}
     for c in conds:
         p = prev.get(c["type"])
@@ -202,7 +203,7 @@ def generate_pod_status(pod: dict, sb: Sandbox | None, host_ip: str, *, terminal
     """
     spec = pod.get("spec") or {}
     old = pod.get("status") or {}
-    now = now or now_rfc3339()
+    now = now or apitime.now()
     inits, apps = container_statuses(spec, sb)
     phase = pod_phase(spec, inits, apps, terminal)
     st: dict = {"phase": phase,

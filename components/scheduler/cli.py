@@ -26,17 +26,17 @@ import click
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
-from controlplane.cli.common import (
+from controlplane.client.events import EventRecorder
+from controlplane.client.informer import Informer, drop_managed_fields
+from controlplane.client.rest import RestClient, wait_ready
+from controlplane.log import event, setup
+from controlplane.service import (
     LeaderElection,
     client_options,
     leader_election_options,
     run_until_signalled,
     server_or_exit,
 )
-from controlplane.client.events import EventRecorder
-from controlplane.client.informer import Informer, drop_managed_fields
-from controlplane.client.rest import RestClient, wait_ready
-from controlplane.log import event, setup
 from controlplane.trace.emitter import TraceEmitter
 
 #: per-node verdicts and scores in step-9 records only up to this many nodes: the record

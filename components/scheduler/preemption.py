@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Callable
 
 from components.scheduler.framework import (
@@ -41,6 +40,7 @@ from components.scheduler.framework import (
     histogram,
 )
 from components.scheduler.podinfo import PodInfo
+from controlplane import apitime
 from controlplane.log import event
 
 log = logging.getLogger("scheduler.preemption")
@@ -63,12 +63,8 @@ def pod_start_time(pi: PodInfo) -> float:
     now, i.e. newest (util.GetPodStartTime)."""
     st = ((pi.pod.get("status") or {}).get("startTime")
           or (pi.pod.get("metadata") or {}).get("creationTimestamp"))
-    if st:
-        try:
-            return datetime.fromisoformat(st.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            pass
-    return _FAR_FUTURE
+    t = apitime.time_or_none(st)
+    return _FAR_FUTURE if t is None else t
 
 
 def _importance_key(pi: PodInfo) -> tuple:

@@ -19,7 +19,6 @@ import json
 import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Callable
 
 from components.scheduler.cache import Cache
@@ -36,6 +35,7 @@ from components.scheduler.framework import (
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from controlplane.api.resources import PODS
+from controlplane.apitime import now as _now
 from controlplane.log import event
 
 log = logging.getLogger("scheduler")
@@ -65,10 +65,6 @@ class ScheduleResult:
     evaluated_nodes: int
     feasible_nodes: int
     scores: dict[str, int]
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def is_assigned(pod: dict) -> bool:

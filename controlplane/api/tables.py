@@ -17,10 +17,9 @@ TableColumnDefinition, TableRow, PartialObjectMetadata).
 from __future__ import annotations
 
 import copy
-import time
-from datetime import datetime
 from typing import Callable
 
+from controlplane import apitime
 from controlplane.selectors import selector_from_dict
 
 NAME_DESCRIPTION = ("Name must be unique within a namespace. Is required when creating resources, although some "
@@ -47,16 +46,6 @@ WORKLOAD_WIDE = [
 
 
 # --------------------------------------------------------------------------- time helpers
-
-def parse_time(ts: str | None) -> float | None:
-    """RFC 3339 (``2024-05-01T10:00:00Z``) or MicroTime text → epoch seconds; None if unset/bad."""
-    if not ts or not isinstance(ts, str):
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
 
 def human_duration(seconds: float) -> str:
     """kubectl's short duration (HumanDuration): ``45s``, ``3m20s``, ``15m``, ``5h``,
@@ -94,7 +83,7 @@ def human_duration(seconds: float) -> str:
 
 def since(ts: str | None, now: float) -> str:
     """``translateTimestampSince``: HumanDuration since ``ts``, ``<unknown>`` when unset."""
-    t = parse_time(ts)
+    t = apitime.time_or_none(ts)
     if t is None:
         return "<unknown>"
     return human_duration(now - t)
@@ -157,7 +146,7 @@ def pod_status_reason(pod: dict) -> tuple[str, int, int, float | None]:
     def note_restart(cs: dict) -> None:
         nonlocal last_restart
         term = ((cs.get("lastState") or {}).get("terminated") or {})
-        t = parse_time(term.get("finishedAt"))
+        t = apitime.time_or_none(term.get("finishedAt"))
         if t is not None and (last_restart is None or t > last_restart):
             last_restart = t
 
@@ -606,7 +595,7 @@ def partial_object_metadata(obj: dict) -> dict:
 
 def table_row(kind: str, obj: dict, now: float | None = None, include_object: str = "Metadata") -> dict:
     """One TableRow ``{cells, object[, conditions]}`` for ``obj``; see :func:`table`."""
-    now = time.time() if now is None else now
+    now = apitime.clock() if now is None else now
     _, fn = PRINTERS.get(kind, (DEFAULT_COLUMNS, _default_row))
     try:
         cells, conditions = fn(obj, now)
@@ -638,7 +627,7 @@ def table(kind: str, objects: list[dict], resource_version: str, now: float | No
     ``resource_version`` and ``continue_token`` go to the Table's list metadata; kubectl
     watches from that resourceVersion.
     """
-    now = time.time() if now is None else now
+    now = apitime.clock() if now is None else now
     meta: dict = {"resourceVersion": resource_version}
     if continue_token:
         meta["continue"] = continue_token

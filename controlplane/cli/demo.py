@@ -23,9 +23,10 @@ import click
 from controlplane import yamlfile
 from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
-from controlplane.cli.common import Seconds, apiserver_errors, request_timeout_option, run_until_signalled
+from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.cli.explain import last_step9, render
 from controlplane.client.rest import ApiError, RestClient, resolve_server
+from controlplane.service import Seconds, run_until_signalled
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
 from controlplane.trace.record import STEPS, StepRecord

@@ -20,14 +20,9 @@ import json
 
 import click
 
-from controlplane.cli.common import (
-    apiserver_errors,
-    client_options,
-    request_timeout_option,
-    run_until_signalled,
-    server_or_exit,
-)
+from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.client.rest import RestClient
+from controlplane.service import client_options, run_until_signalled, server_or_exit
 from controlplane.trace import stream
 from controlplane.trace.record import StepRecord
 

@@ -17,15 +17,9 @@ import time
 
 import click
 
-from controlplane.cli.common import (
-    Seconds,
-    apiserver_errors,
-    client_options,
-    request_timeout_option,
-    run_until_signalled,
-    server_or_exit,
-)
+from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.client.rest import RestClient
+from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
 from controlplane.trace.timeline import Flow, Reorder, format_record

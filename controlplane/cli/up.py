@@ -15,7 +15,7 @@ import os
 import click
 
 from controlplane.cli.cluster import LocalCluster, short_path
-from controlplane.cli.common import run_until_signalled
+from controlplane.service import run_until_signalled
 
 
 def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:

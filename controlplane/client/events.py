@@ -14,14 +14,11 @@ import logging
 import time
 from typing import Any
 
+from controlplane import apitime
 from controlplane.api.resources import EVENTS, by_kind
 from controlplane.client.rest import ApiError, RestClient
 
 log = logging.getLogger("events")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class EventRecorder:
@@ -97,7 +94,7 @@ class EventRecorder:
         if field_path:
             involved["fieldPath"] = field_path
         key = (md.get("uid"), reason, message, field_path)
-        now = _now()
+        now = apitime.now()
         try:
             prev = self._seen.get(key)
             if prev is not None:

@@ -33,9 +33,9 @@ import random
 import socket
 import time
 import uuid
-from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
+from controlplane import apitime
 from controlplane.api.resources import LEASES
 from controlplane.client.rest import ApiError
 from controlplane.log import event
@@ -43,12 +43,6 @@ from controlplane.log import event
 log = logging.getLogger("leaderelection")
 
 JITTER_FACTOR = 1.2
-
-
-def micro_time(t: float | None = None) -> str:
-    """A metav1.MicroTime: ``2026-11-30T01:02:03.123456Z`` (UTC, microseconds)."""
-    dt = datetime.fromtimestamp(time.time() if t is None else t, timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def default_identity() -> str:
@@ -95,7 +89,7 @@ class LeaderElector:
 
     # -- one attempt -----------------------------------------------------------------
     def _record(self, acquire_time: str, transitions: int) -> dict:
-        now = micro_time()
+        now = apitime.now_micro()
         return {"holderIdentity": self.identity,
                 "leaseDurationSeconds": int(round(self.lease_duration)),
                 "acquireTime": acquire_time or now, "renewTime": now,
@@ -218,7 +212,7 @@ class LeaderElector:
                 spec = lease.get("spec") or {}
                 if spec.get("holderIdentity") != self.identity:
                     return False
-                now = micro_time()
+                now = apitime.now_micro()
                 lease["spec"] = {**spec, "holderIdentity": "", "leaseDurationSeconds": 1,
                                  "acquireTime": now, "renewTime": now}
                 await self.client.update(LEASES, lease)

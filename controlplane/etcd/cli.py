@@ -20,20 +20,15 @@ import sys
 
 import click
 
-from .. import aio
+from .. import aio, apitime
 from .. import log as cplog
-from ..cli.common import parse_duration
+from ..service import parse_duration
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES
 from .wal import DataDirError
 
 
 def _urls(value: str) -> list[str]:
     return [u.strip() for u in value.split(",") if u.strip()]
-
-
-def _duration(text: str) -> float:
-    from .compactor import parse_retention
-    return parse_retention("periodic", text) if not text.isdigit() else float(text)
 
 
 @click.command("etcd")
@@ -76,7 +71,7 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             keepalive_interval, keepalive_timeout, grpc_transport, log_level) -> None:
     """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance: Status/Alarm/Snapshot/Hash, Cluster.MemberList)."""
     try:
-        interval = _duration(progress_interval)
+        interval = float(progress_interval) if progress_interval.isdigit() else apitime.parse_duration(progress_interval)
     except ValueError:
         interval = 0.0
     if not interval > 0:

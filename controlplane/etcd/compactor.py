@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections import deque
 
+from .. import apitime
 from .. import log as cplog
 from . import errors
 
 log = logging.getLogger("etcd")
 
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
 def parse_retention(mode: str, retention: str) -> float:
@@ -39,15 +37,11 @@ def parse_retention(mode: str, retention: str) -> float:
         raise ValueError(f"invalid --auto-compaction-mode {mode!r} (want periodic or revision)")
     if text.isdigit():
         return int(text) * 3600.0
-    pos, total = 0, 0.0
-    for m in _DURATION.finditer(text):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or not text:
-        raise ValueError(f"invalid --auto-compaction-retention {text!r} (want a duration like 5m or 1h, or hours)")
-    return total
+    try:
+        return apitime.parse_duration(text)
+    except apitime.DurationError as e:
+        raise ValueError(f"invalid --auto-compaction-retention {text!r} (want a duration like 5m or 1h, "
+                         f"or hours): {e}") from None
 
 
 async def run(core, mode: str, retention: float, interval: float = 5.0) -> None:

@@ -2,14 +2,14 @@
 apimachinery util/duration HumanDuration, meta/v1 Table)."""
 import pytest
 
-from controlplane.api.tables import human_duration, parse_time, table
+from controlplane.api.tables import human_duration, table
+from controlplane.apitime import format_time, parse_time
 
 NOW = parse_time("2024-01-10T12:00:00Z")
 
 
 def created(seconds_ago):
-    from datetime import datetime, timezone
-    return datetime.fromtimestamp(NOW - seconds_ago, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(NOW - seconds_ago)
 
 
 @pytest.mark.parametrize("seconds, text", [

@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from controlplane.client.leaderelection import LeaderElector, micro_time
+from controlplane.apitime import format_micro_time
+from controlplane.client.leaderelection import LeaderElector
 from controlplane.client.rest import ApiError
 
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -194,4 +195,4 @@ async def test_leadership_lost_when_renewals_fail():
 
 
 def test_micro_time_shape():
-    assert micro_time(1796000523.123456) == "2026-11-30T01:02:03.123456Z"
+    assert format_micro_time(1796000523.123456) == "2026-11-30T01:02:03.123456Z"

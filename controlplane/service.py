@@ -1,0 +1,185 @@
+"""What every service's command line shares (kube-scheduler, kube-controller-manager,
+kubelet, kube-apiserver, etcd): how to reach the apiserver, finite-seconds and Go-duration
+flag values, the ``--leader-elect*`` flags, and how to run until SIGTERM/SIGINT.
+
+Services import this module, never the application shell (``controlplane.cli``; an
+import-linter contract in pyproject.toml keeps it so).
+
+Flags follow the kube-* binaries: ``--kubeconfig PATH`` and ``--master URL``
+(``--master`` wins). Each is also read from the environment
+(``CONTROLPLANE_<SUBCOMMAND>_KUBECONFIG`` / ``..._MASTER``, or ``KUBECONFIG``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import math
+import os
+import re
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+import click
+
+from controlplane import aio, apitime
+from controlplane.client.rest import resolve_server
+
+
+def client_options(fn: Callable) -> Callable:
+    """Add ``--kubeconfig`` and ``--master`` to a click command."""
+    fn = click.option("--master", default=None, metavar="URL",
+                      help="apiserver URL (overrides the kubeconfig), e.g. http://127.0.0.1:6443")(fn)
+    fn = click.option("--kubeconfig", default=None, metavar="PATH",
+                      help="kubeconfig naming the apiserver (default: $KUBECONFIG, else "
+                           "./.controlplane/kubeconfig if present, else http://127.0.0.1:6443)")(fn)
+    return fn
+
+
+def server_or_exit(master: str | None, kubeconfig: str | None) -> str:
+    """The apiserver URL, or a one-line error and exit 2."""
+    try:
+        return resolve_server(master, kubeconfig)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+
+class Seconds(click.FloatRange):
+    """A click FloatRange of finite numbers: ``nan``, ``inf`` and ``-inf`` are rejected (click's
+    FloatRange lets nan through, as every comparison with it is false). Usage errors name the
+    flag: ``Invalid value for '--lease-renew-seconds': 0.0 is not in the range x>0.``"""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        rv = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(rv, param, ctx)
+
+
+def parse_duration(value: str, flag: str) -> float:
+    """A duration flag's value in seconds (float): Go's ``time.ParseDuration``
+    (:func:`controlplane.apitime.parse_duration`: ``40s``, ``500ms``, ``1m30s``, ``1.5h``,
+    ``0``) or, as kubectl's ``--request-timeout`` also takes it, a bare number of seconds
+    (``2``, ``0.5``). Raises click.UsageError ``invalid value '4x' for --flag: time: unknown
+    unit "x" in duration "4x"`` otherwise."""
+    text = value.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    try:
+        return apitime.parse_duration(text)
+    except apitime.DurationError as e:
+        raise click.UsageError(f"invalid value {value!r} for {flag}: {e}") from None
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    """The ``--leader-elect*`` settings (componentbaseconfig.LeaderElectionConfiguration,
+    ``staging/src/k8s.io/component-base/config/types.go``): durations in seconds, the
+    Lease's name and namespace. Defaults are client-go's 15 s / 10 s / 2 s."""
+
+    enabled: bool = False
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    resource_name: str = ""
+    resource_namespace: str = "kube-system"
+
+    def check(self) -> None:
+        """When enabled, raise click.UsageError unless ``lease_duration > renew_deadline >
+        retry_period * JitterFactor`` (client-go's NewLeaderElector checks)."""
+        if self.enabled:
+            try:
+                self.elector(None, identity="check")
+            except ValueError as e:
+                raise click.UsageError(str(e)) from None
+
+    def elector(self, client: Any, identity: str | None = None) -> Any:
+        """A :class:`controlplane.client.leaderelection.LeaderElector` for these settings
+        on ``client`` (ValueError on inconsistent durations)."""
+        from controlplane.client.leaderelection import LeaderElector
+        return LeaderElector(client, self.resource_namespace, self.resource_name, identity,
+                             lease_duration=self.lease_duration, renew_deadline=self.renew_deadline,
+                             retry_period=self.retry_period)
+
+
+_LEADER_ELECT_FLAGS = ("leader_elect", "leader_elect_lease_duration", "leader_elect_renew_deadline",
+                       "leader_elect_retry_period", "leader_elect_resource_name",
+                       "leader_elect_resource_namespace")
+
+
+def leader_election_options(resource_name: str, help: str) -> Callable[[Callable], Callable]:
+    """Add kube-scheduler's / kube-controller-manager's ``--leader-elect``,
+    ``--leader-elect-lease-duration``, ``--leader-elect-renew-deadline``,
+    ``--leader-elect-retry-period``, ``--leader-elect-resource-name`` (default
+    ``resource_name``) and ``--leader-elect-resource-namespace`` to a click command.
+
+    The command receives them as one keyword ``leader_election`` (a
+    :class:`LeaderElection`); bad durations, or inconsistent ones with
+    ``--leader-elect``, are click.UsageError (one line, exit 2)."""
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            flags = {k: kwargs.pop(k) for k in _LEADER_ELECT_FLAGS}
+            le = LeaderElection(
+                flags["leader_elect"],
+                parse_duration(flags["leader_elect_lease_duration"], "--leader-elect-lease-duration"),
+                parse_duration(flags["leader_elect_renew_deadline"], "--leader-elect-renew-deadline"),
+                parse_duration(flags["leader_elect_retry_period"], "--leader-elect-retry-period"),
+                flags["leader_elect_resource_name"], flags["leader_elect_resource_namespace"])
+            le.check()
+            return fn(leader_election=le, **kwargs)
+
+        for decorator in reversed((
+            click.option("--leader-elect/--no-leader-elect", default=False, show_default=True, help=help),
+            click.option("--leader-elect-lease-duration", default="15s", show_default=True,
+                         metavar="DURATION", help="how long a non-leader waits after the last "
+                         "observed renewal before taking the Lease over"),
+            click.option("--leader-elect-renew-deadline", default="10s", show_default=True,
+                         metavar="DURATION", help="how long the leader keeps trying to renew "
+                         "before it stops leading"),
+            click.option("--leader-elect-retry-period", default="2s", show_default=True,
+                         metavar="DURATION", help="how often candidates try to acquire or renew"),
+            click.option("--leader-elect-resource-name", default=resource_name, show_default=True,
+                         help="name of the Lease"),
+            click.option("--leader-elect-resource-namespace", default="kube-system", show_default=True,
+                         help="namespace of the Lease"),
+        )):
+            wrapper = decorator(wrapper)
+        return wrapper
+    return decorate
+
+
+def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
+    """Run ``main()`` in a fresh event loop (uvloop's when installed: :func:`controlplane.aio.run`);
+    SIGTERM/SIGINT cancel it cleanly.
+
+    Exit status 0 on a signal or normal return; 1 with a one-line message on an
+    error that escaped ``main`` (never a traceback).
+    """
+    async def runner() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        await main()
+
+    try:
+        aio.run(runner())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        pass
+    except click.ClickException:
+        raise
+    except BrokenPipeError:
+        # the reader went away (``controlplane trace | head``): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+    except Exception as e:  # one line, no traceback
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
