@@ -75,8 +75,16 @@ class TimeParseError(ValueError):
     """A time text that Go's ``time.Parse`` rejects; the message is Go's ParseError's."""
 
 
-_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d?):(\d\d):(\d\d)")
+#: the layouts' date and clock elements: (Go layout element, digits: 4 / 2 / 0 = one or two)
+_ELEMENTS = (("2006", 4), ("-", None), ("01", 2), ("-", None), ("02", 2), ("T", None), ("15", 0),
+             (":", None), ("04", 2), (":", None), ("05", 2))
+_RANGES = {"01": ("month", 1, 12), "02": ("day", 1, 31), "15": ("hour", 0, 23), "04": ("minute", 0, 59),
+           "05": ("second", 0, 59)}
 _ZONE = re.compile(r"(?:Z|([+-])(\d\d):(\d\d))")
+
+
+def _isdigit(s: str, i: int) -> bool:
+    return i < len(s) and "0" <= s[i] <= "9"
 
 
 def _parse(text: str, micro: bool) -> float:
@@ -86,11 +94,23 @@ def _parse(text: str, micro: bool) -> float:
         return TimeParseError(f"parsing time {go_quote(text)} as {go_quote(layout)}: "
                               f"cannot parse {go_quote(rest)} as {go_quote(elem)}")
 
-    m = _DATE.match(text)
-    if m is None:
-        raise bad(text, "2006")
-    year, month, day, hour, minute, sec = (int(g) for g in m.groups())
-    rest = text[m.end():]
+    rest, fields = text, []
+    for elem, width in _ELEMENTS:
+        if width is None:
+            if not rest.startswith(elem):
+                raise bad(rest, elem)
+            rest = rest[1:]
+            continue
+        n = width or (2 if _isdigit(rest, 1) else 1)
+        if not all(_isdigit(rest, i) for i in range(n)):
+            raise bad(rest, elem)
+        v, rest = int(rest[:n]), rest[n:]
+        if elem in _RANGES:
+            name, lo, hi = _RANGES[elem]
+            if not lo <= v <= hi:
+                raise TimeParseError(f"parsing time {go_quote(text)}: {name} out of range")
+        fields.append(v)
+    year, month, day, hour, minute, sec = fields
     frac = 0.0
     fm = re.match(r"[.,](\d+)", rest)
     if micro:
@@ -114,11 +134,7 @@ def _parse(text: str, micro: bool) -> float:
         offset = (hh * 3600 + mm * 60) * (-1 if zm.group(1) == "-" else 1)
     if zm.end() != len(rest):
         raise TimeParseError(f"parsing time {go_quote(text)}: extra text: {go_quote(rest[zm.end():])}")
-    for name, v, lo, hi in (("month", month, 1, 12), ("hour", hour, 0, 23), ("minute", minute, 0, 59),
-                            ("second", sec, 0, 59)):
-        if not lo <= v <= hi:
-            raise TimeParseError(f"parsing time {go_quote(text)}: {name} out of range")
-    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+    if day > calendar.monthrange(year, month)[1]:
         raise TimeParseError(f"parsing time {go_quote(text)}: day out of range")
     return calendar.timegm((year, month, day, hour, minute, sec)) - offset + frac
 
