@@ -64,15 +64,19 @@ def parse_duration(value: str, flag: str) -> float:
     """A duration flag's value in seconds (float): Go's ``time.ParseDuration``
     (:func:`controlplane.apitime.parse_duration`: ``40s``, ``500ms``, ``1m30s``, ``1.5h``,
     ``0``) or, as kubectl's ``--request-timeout`` also takes it, a bare number of seconds
-    (``2``, ``0.5``). Raises click.UsageError ``invalid value '4x' for --flag: time: unknown
+    (``2``, ``0.5``). No flag of ours means anything by a negative duration: ``-1s`` is a
+    usage error too. Raises click.UsageError ``invalid value '4x' for --flag: time: unknown
     unit "x" in duration "4x"`` otherwise."""
     text = value.strip()
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
         return float(text)
     try:
-        return apitime.parse_duration(text)
+        seconds = apitime.parse_duration(text)
     except apitime.DurationError as e:
         raise click.UsageError(f"invalid value {value!r} for {flag}: {e}") from None
+    if seconds < 0:
+        raise click.UsageError(f"invalid value {value!r} for {flag}: must not be negative")
+    return seconds
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,14 @@ def parse_retention(mode: str, retention: str) -> float:
     if text.isdigit():
         return int(text) * 3600.0
     try:
-        return apitime.parse_duration(text)
+        seconds = apitime.parse_duration(text)
     except apitime.DurationError as e:
         raise ValueError(f"invalid --auto-compaction-retention {text!r} (want a duration like 5m or 1h, "
                          f"or hours): {e}") from None
+    if seconds < 0:
+        raise ValueError(f"invalid --auto-compaction-retention {text!r} (want a duration like 5m or 1h, "
+                         "or hours): negative")
+    return seconds
 
 
 async def run(core, mode: str, retention: float, interval: float = 5.0) -> None:
