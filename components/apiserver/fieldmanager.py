@@ -379,6 +379,13 @@ def _apply_keys(kind: str, dotted: str) -> ListKey | None:
         return lk
 
 
+def list_keys(kind: str, dotted: str) -> tuple[str, ...] | None:
+    """The keys server-side apply identifies the elements of the list at ``dotted`` of
+    ``kind`` by (``("containerPort", "protocol")``), None for an atomic list or a set."""
+    lk = _apply_keys(kind, dotted)
+    return lk[0] if lk is not None else None
+
+
 def _keyed(value: list, lk: ListKey) -> bool:
     keys, defaults = lk
     for e in value:
