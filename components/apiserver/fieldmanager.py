@@ -388,6 +388,12 @@ def list_keys(kind: str, dotted: str) -> tuple[str, ...] | None:
 
 def _keyed(value: list, lk: ListKey) -> bool:
     keys, defaults = lk
+    if len(keys) == 1 and not defaults:
+        k = keys[0]
+        for e in value:
+            if type(e) is not dict or k not in e:
+                return False
+        return True
     for e in value:
         if type(e) is not dict:
             return False
@@ -397,13 +403,26 @@ def _keyed(value: list, lk: ListKey) -> bool:
     return True
 
 
+_MULTI_SEG_CACHE: dict[tuple, str] = {}
+
+
 def _seg(lk: ListKey, e: dict) -> str:
-    """The ``k:`` segment of list element ``e`` (keys sorted by name, defaults filled in)."""
+    """The ``k:`` segment of list element ``e`` (keys sorted by name, defaults filled in;
+    memoised for str/int key values)."""
     keys, defaults = lk
     if len(keys) == 1:
         k = keys[0]
         return _item_seg(k, e[k] if k in e else defaults[k])
-    return "k:" + json.dumps({k: e.get(k, defaults.get(k)) for k in sorted(keys)}, separators=(",", ":"))
+    values = tuple([e[k] if k in e else defaults.get(k) for k in keys])
+    try:
+        seg = _MULTI_SEG_CACHE.get((keys, values))
+    except TypeError:  # an object or list as a key value: not memoised
+        seg = None
+    if seg is None:
+        seg = "k:" + json.dumps(dict(sorted(zip(keys, values))), separators=(",", ":"))
+        if len(_MULTI_SEG_CACHE) < 4096 and all(type(v) is str or type(v) is int for v in values):
+            _MULTI_SEG_CACHE[(keys, values)] = seg
+    return seg
 
 
 def _list_key(kind: str, dotted: str, value: list) -> ListKey | None:
@@ -434,6 +453,12 @@ def _list_fields(kind: str, value: list, dotted: str) -> dict:
     if lk is None:
         return {}
     out: dict = {}
+    keys = lk[0]
+    if len(keys) == 1 and not lk[1]:
+        k = keys[0]
+        for e in value:
+            out[_item_seg(k, e[k])] = _fields(kind, e, dotted, {".": {}})
+        return out
     for e in value:
         out[_seg(lk, e)] = _fields(kind, e, dotted, {".": {}})
     return out

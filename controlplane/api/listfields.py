@@ -153,7 +153,7 @@ KINDS: dict[str, dict[str, ListField | str]] = {
     "PodTemplate": {"template": "PodTemplateSpec"},
 }
 
-_EMPTY: dict[str, ListField] = {}
+_EMPTY: dict[str, ListField | str] = {}
 
 
 def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListField], depth: int) -> None:
@@ -165,7 +165,7 @@ def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListFi
             continue
         out[path] = f
         if f.elem is not None and depth < 8:
-            _walk(STRUCTS.get(f.elem, _EMPTY), path, out, depth + 1)  # type: ignore[arg-type]
+            _walk(STRUCTS.get(f.elem, _EMPTY), path, out, depth + 1)
 
 
 @cache
