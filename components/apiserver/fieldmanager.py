@@ -5,8 +5,10 @@ structured-merge-diff, reduced to what ``kubectl`` shows and ``kubectl apply --s
 needs:
 
 * A field set is a set of leaf paths: map keys, and list elements by their
-  strategic-merge key (:func:`controlplane.api.patch.merge_key`, e.g. containers by name
-  → ``k:{"name":"c"}``); other lists are atomic leaves. Encoded as ``fieldsV1``
+  server-side-apply keys (``+listMapKey``, :func:`controlplane.api.listfields.map_keys`,
+  keys sorted by name, a missing key standing for its default: containers by name →
+  ``k:{"name":"c"}``, container ports → ``k:{"containerPort":53,"protocol":"UDP"}``);
+  other lists are atomic leaves. Encoded as ``fieldsV1``
   (``{"f:spec":{"f:replicas":{}}}``; list elements carry ``".": {}``). Never owned:
   ``apiVersion``, ``kind`` and ``metadata`` name, namespace, uid, resourceVersion,
   creationTimestamp, generation, selfLink, managedFields (``internal/stripmeta.go``).
@@ -44,7 +46,7 @@ is itself a pair of small trees (changed, removed), and entries are rebuilt only
 the paths they share with it, so a pod status patch costs a walk of the status only
 (~5 µs); a create reuses the tree of an identical ``spec`` (pods of one template). Trees
 are shared, never modified in place. Simplifications: ``"."`` marks list elements only
-(not maps), lists without a strategic-merge key are atomic, no cap of 10 Update managers
+(not maps), lists without list-map keys are atomic, no cap of 10 Update managers
 (``capmanagers.go``), fields set by defaulting or admission count as the writer's.
 """
 
@@ -53,7 +55,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from controlplane.api import codec
+from controlplane.api import codec, listfields
 from controlplane.api import patch as P
 
 Path = tuple[str, ...]  # each element "f:<field>" or 'k:{"key":value}'
@@ -65,10 +67,10 @@ def _walk(kind: str, value: Any, path: Path, dotted: str, out: set[Path]) -> Non
             _walk(kind, v, path + (f"f:{k}",), f"{dotted}.{k}" if dotted else k, out)
         return
     if isinstance(value, list) and value:
-        key = P.merge_key(kind, dotted)
-        if key and all(isinstance(e, dict) and key in e for e in value):
+        lk = _list_key(kind, dotted, value)
+        if lk is not None:
             for e in value:
-                item = path + ("k:" + json.dumps({key: e[key]}, separators=(",", ":")),)
+                item = path + (_seg(lk, e),)
                 out.add(item + (".",))
                 for k, v in e.items():
                     _walk(kind, v, item + (f"f:{k}",), f"{dotted}.{k}", out)
@@ -175,9 +177,20 @@ def pretty(path: Path) -> str:
 _MISSING = object()
 
 
-def value_at(obj: Any, path: Path) -> Any:
-    """The value at ``path`` in ``obj`` (``_MISSING`` when absent)."""
+def _match(seg: str, kind: str, dotted: str) -> Any:
+    """A predicate on list elements for the ``k:`` segment ``seg`` of the list at ``dotted``."""
+    want = json.loads(seg[2:])
+    defaults = listfields.key_defaults(kind, dotted)
+
+    def match(e: Any) -> bool:
+        return isinstance(e, dict) and all(e.get(k, defaults.get(k)) == v for k, v in want.items())
+    return match
+
+
+def value_at(obj: Any, path: Path, kind: str = "") -> Any:
+    """The value at ``path`` in ``obj`` (a ``kind`` object; ``_MISSING`` when absent)."""
     node = obj
+    dotted = ""
     for seg in path:
         if seg == ".":
             continue
@@ -185,20 +198,22 @@ def value_at(obj: Any, path: Path) -> Any:
             if not isinstance(node, dict) or seg[2:] not in node:
                 return _MISSING
             node = node[seg[2:]]
+            dotted = f"{dotted}.{seg[2:]}" if dotted else seg[2:]
         else:
-            (k, v), = json.loads(seg[2:]).items()
             if not isinstance(node, list):
                 return _MISSING
-            node = next((e for e in node if isinstance(e, dict) and e.get(k) == v), _MISSING)
+            match = _match(seg, kind, dotted)
+            node = next((e for e in node if match(e)), _MISSING)
             if node is _MISSING:
                 return _MISSING
     return node
 
 
-def remove_at(obj: Any, path: Path) -> None:
-    """Delete the field or list element at ``path`` (if present)."""
+def remove_at(obj: Any, path: Path, kind: str = "") -> None:
+    """Delete the field or list element at ``path`` (if present) of ``obj`` (a ``kind`` object)."""
     segs = [s for s in path if s != "."]
     node = obj
+    dotted = ""
     for i, seg in enumerate(segs):
         last = i == len(segs) - 1
         if seg.startswith("f:"):
@@ -208,11 +223,12 @@ def remove_at(obj: Any, path: Path) -> None:
                 del node[seg[2:]]
                 return
             node = node[seg[2:]]
+            dotted = f"{dotted}.{seg[2:]}" if dotted else seg[2:]
         else:
-            (k, v), = json.loads(seg[2:]).items()
             if not isinstance(node, list):
                 return
-            idx = next((j for j, e in enumerate(node) if isinstance(e, dict) and e.get(k) == v), None)
+            match = _match(seg, kind, dotted)
+            idx = next((j for j, e in enumerate(node) if match(e)), None)
             if idx is None:
                 return
             if last:
@@ -278,16 +294,16 @@ def apply(kind: str, current: dict, config: dict, manager: str, api_version: str
         for p in sorted(applied & fs):
             if p[-1] == ".":
                 continue
-            if value_at(current, p) != value_at(config, p):
+            if value_at(current, p, kind) != value_at(config, p, kind):
                 conflicts.append((manager_label(e), p))
                 if force:
                     fs.discard(p)
     if conflicts and not force:
         raise ApplyConflict(conflicts)
-    new = P.strategic_merge_patch(current, config, kind)
+    new = P.apply_merge(current, config, kind)
     owned_by_others = set().union(*(fs for _, fs in others)) if others else set()
     for p in sorted(mine_before - applied - owned_by_others, key=len, reverse=True):
-        remove_at(new, p)
+        remove_at(new, p, kind)
     out_entries = [{"manager": manager, "operation": "Apply", "apiVersion": api_version, "time": now,
                     "fieldsType": "FieldsV1", "fieldsV1": encode(applied)}]
     for e, fs in others:
@@ -347,29 +363,72 @@ def _item_seg(key: str, value: Any) -> str:
     return seg
 
 
-_MERGE_KEYS: dict[tuple[str, str], str | None] = {}
+#: a list's server-side-apply keys and their defaults
+ListKey = tuple[tuple[str, ...], dict]
+_LIST_KEYS: dict[tuple[str, str], ListKey | None] = {}
 
 
-def _merge_key(kind: str, dotted: str) -> str | None:
-    """:func:`controlplane.api.patch.merge_key`, memoised (paths of served kinds: bounded)."""
+def _apply_keys(kind: str, dotted: str) -> ListKey | None:
+    """:func:`controlplane.api.listfields.map_keys` (and the keys' defaults), memoised
+    (paths of served kinds: bounded); None for an atomic list."""
     try:
-        return _MERGE_KEYS[(kind, dotted)]
+        return _LIST_KEYS[(kind, dotted)]
     except KeyError:
-        key = _MERGE_KEYS[(kind, dotted)] = P.merge_key(kind, dotted)
-        return key
+        keys = listfields.map_keys(kind, dotted)
+        lk = _LIST_KEYS[(kind, dotted)] = (keys, listfields.key_defaults(kind, dotted)) if keys else None
+        return lk
 
 
-def _keyed(value: list, key: str) -> bool:
+def list_keys(kind: str, dotted: str) -> tuple[str, ...] | None:
+    """The keys server-side apply identifies the elements of the list at ``dotted`` of
+    ``kind`` by (``("containerPort", "protocol")``), None for an atomic list or a set."""
+    lk = _apply_keys(kind, dotted)
+    return lk[0] if lk is not None else None
+
+
+def _keyed(value: list, lk: ListKey) -> bool:
+    keys, defaults = lk
+    if len(keys) == 1 and not defaults:
+        k = keys[0]
+        for e in value:
+            if type(e) is not dict or k not in e:
+                return False
+        return True
     for e in value:
-        if type(e) is not dict or key not in e:
+        if type(e) is not dict:
             return False
+        for k in keys:
+            if k not in e and k not in defaults:
+                return False
     return True
 
 
-def _list_key(kind: str, dotted: str, value: list) -> str | None:
-    """The merge key of a list whose elements are all keyed by it (else None: atomic)."""
-    key = _merge_key(kind, dotted)
-    return key if key is not None and _keyed(value, key) else None
+_MULTI_SEG_CACHE: dict[tuple, str] = {}
+
+
+def _seg(lk: ListKey, e: dict) -> str:
+    """The ``k:`` segment of list element ``e`` (keys sorted by name, defaults filled in;
+    memoised for str/int key values)."""
+    keys, defaults = lk
+    if len(keys) == 1:
+        k = keys[0]
+        return _item_seg(k, e[k] if k in e else defaults[k])
+    values = tuple([e[k] if k in e else defaults.get(k) for k in keys])
+    try:
+        seg = _MULTI_SEG_CACHE.get((keys, values))
+    except TypeError:  # an object or list as a key value: not memoised
+        seg = None
+    if seg is None:
+        seg = "k:" + json.dumps(dict(sorted(zip(keys, values))), separators=(",", ":"))
+        if len(_MULTI_SEG_CACHE) < 4096 and all(type(v) is str or type(v) is int for v in values):
+            _MULTI_SEG_CACHE[(keys, values)] = seg
+    return seg
+
+
+def _list_key(kind: str, dotted: str, value: list) -> ListKey | None:
+    """The keys of a list whose elements all carry them (else None: atomic)."""
+    lk = _apply_keys(kind, dotted)
+    return lk if lk is not None and _keyed(value, lk) else None
 
 
 def _fields(kind: str, value: dict, dotted: str, out: dict) -> dict:
@@ -390,12 +449,18 @@ def _fields(kind: str, value: dict, dotted: str, out: dict) -> dict:
 
 def _list_fields(kind: str, value: list, dotted: str) -> dict:
     """A non-empty list: its elements by merge key (``".": {}`` and their fields), else a leaf."""
-    key = _list_key(kind, dotted, value)
-    if key is None:
+    lk = _list_key(kind, dotted, value)
+    if lk is None:
         return {}
     out: dict = {}
+    keys = lk[0]
+    if len(keys) == 1 and not lk[1]:
+        k = keys[0]
+        for e in value:
+            out[_item_seg(k, e[k])] = _fields(kind, e, dotted, {".": {}})
+        return out
     for e in value:
-        out[_item_seg(key, e[key])] = _fields(kind, e, dotted, {".": {}})
+        out[_seg(lk, e)] = _fields(kind, e, dotted, {".": {}})
     return out
 
 
@@ -486,15 +551,15 @@ def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset(
                 r = _put(r, "f:" + k, _leaves(kind, o, f"{dotted}.{k}"))
         return c, r
     if to is list and tn is list:
-        key = _merge_key(kind, dotted)
-        if key is None:
+        lk = _apply_keys(kind, dotted)
+        if lk is None:
             return {}, None  # an atomic list changed: a leaf
-        if _keyed(nv, key) and _keyed(ov, key):
-            old_items = {_item_seg(key, e[key]): e for e in ov}
+        if _keyed(nv, lk) and _keyed(ov, lk):
+            old_items = {_seg(lk, e): e for e in ov}
             c = r = None
             seen = set()
             for e in nv:
-                seg = _item_seg(key, e[key])
+                seg = _seg(lk, e)
                 seen.add(seg)
                 o = old_items.get(seg, _MISSING)
                 if o is e or o == e:

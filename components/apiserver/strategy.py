@@ -17,10 +17,11 @@ import secrets
 import uuid
 
 from controlplane import apitime
+from controlplane.api import resources
 
-#: kinds whose status is only written through the /status subresource
-STATUS_SUBRESOURCE = {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Node", "Namespace",
-                      "StatefulSet", "DaemonSet", "Service"}
+#: kinds whose status is only written through the /status subresource: derived from the
+#: registry (the resources serving a ``status`` subresource), never listed here
+STATUS_SUBRESOURCE = frozenset(r.kind for r in resources.RESOURCES if "status" in r.subresources)
 
 #: metadata fields a client may not change on update (copied from the stored object).
 #: ``uid`` is only filled in when the request leaves it empty; a different uid is

@@ -12,7 +12,10 @@
   ``$deleteFromPrimitiveList/<list>`` steer the merge. Source:
   ``staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go`` and the
   ``patchStrategy``/``patchMergeKey`` struct tags of ``k8s.io/api/core/v1/types.go`` and
-  ``k8s.io/api/apps/v1/types.go``. The tags are collected in :data:`MERGE_KEYS`.
+  ``k8s.io/api/apps/v1/types.go``, declared once in :mod:`controlplane.api.listfields`.
+* :func:`apply_merge` — the merge of a server-side apply: the same rules, list elements
+  identified by their ``+listMapKey`` keys (container ports by ``containerPort`` and
+  ``protocol``) instead of the patch merge key.
 
 All functions return new values and never mutate their inputs; errors raise
 :class:`PatchError` (the apiserver answers 422/400 with its message).
@@ -24,7 +27,7 @@ import copy
 import json
 from typing import Any
 
-from controlplane.api import codec
+from controlplane.api import codec, listfields
 
 PATCH_DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -214,48 +217,25 @@ def json_patch(target: Any, ops: list) -> Any:
 
 # --------------------------------------------------------------------------- strategic merge
 
-# patchMergeKey tags by list field name (k8s.io/api core/v1 and apps/v1 types.go).
-# A list field absent from this table and from PRIMITIVE_MERGE_LISTS is replaced whole
-# (e.g. tolerations, args, command, envFrom, matchExpressions).
-MERGE_KEYS: dict[str, str] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "volumes": "name",
-    "ports": "containerPort",          # Container.ports; Service ports: see PATH_MERGE_KEYS
-    "env": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "imagePullSecrets": "name",
-    "ownerReferences": "uid",
-    "conditions": "type",
-    "hostAliases": "ip",
-    "topologySpreadConstraints": "topologyKey",
-    "resourceClaims": "name",
-    "schedulingGates": "name",
-    "podIPs": "ip",
-    "hostIPs": "ip",
-    "addresses": "type",               # NodeStatus.addresses
-    "secrets": "name",                 # ServiceAccount.secrets
-}
-# Overrides where the same field name has another key: (kind, dotted path) → key.
-PATH_MERGE_KEYS: dict[tuple[str, str], str] = {
-    ("Service", "spec.ports"): "port",
-}
-# Lists of primitives with patchStrategy "merge": union instead of replace.
-PRIMITIVE_MERGE_LISTS: frozenset[str] = frozenset({"metadata.finalizers"})
+# The patchStrategy/patchMergeKey tags and the +listType/+listMapKey markers of every list
+# field are declared once, per kind and path, in controlplane.api.listfields. A list field
+# without a merge key that is not a set is replaced whole (tolerations, args, command...).
 # Fields with patchStrategy "retainKeys" are honoured through the $retainKeys directive.
 
 
 def merge_key(kind: str, path: str) -> str | None:
-    """The patch merge key of the list at dotted ``path`` in ``kind``, or None."""
-    if (kind, path) in PATH_MERGE_KEYS:
-        return PATH_MERGE_KEYS[(kind, path)]
-    return MERGE_KEYS.get(path.rsplit(".", 1)[-1])
+    """The patch merge key of the list at dotted ``path`` in ``kind``, or None
+    (:func:`controlplane.api.listfields.merge_key`)."""
+    return listfields.merge_key(kind, path)
 
 
-def _is_primitive_merge(path: str) -> bool:
-    return path in PRIMITIVE_MERGE_LISTS or path.endswith(".metadata.finalizers")
+def _list_keys(kind: str, path: str, apply: bool) -> tuple[str, ...] | None:
+    """The keys that identify the elements of the list at ``path``: the patch merge key for a
+    strategic merge, the list-map keys for a server-side apply; None: the list is replaced."""
+    if apply:
+        return listfields.map_keys(kind, path)
+    key = listfields.merge_key(kind, path)
+    return (key,) if key is not None else None
 
 
 def _strip_directives(v: Any) -> Any:
@@ -304,13 +284,13 @@ def _hashable(v: Any) -> Any:
     return v
 
 
-def _merge_list(orig: list, patch: list, kind: str, path: str) -> list:
-    key = merge_key(kind, path)
+def _merge_list(orig: list, patch: list, kind: str, path: str, apply: bool = False) -> list:
+    keys = _list_keys(kind, path, apply)
     # A {"$patch": "replace"} element replaces the whole list with the other elements.
     if any(isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "replace" for x in patch):
         return [_strip_directives(x) for x in patch
                 if not (isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "replace")]
-    if _is_primitive_merge(path):
+    if listfields.is_set(kind, path):
         out = list(orig)
         for x in patch:
             if isinstance(x, dict):
@@ -318,19 +298,26 @@ def _merge_list(orig: list, patch: list, kind: str, path: str) -> list:
             if x not in out:
                 out.append(x)
         return out
-    if key is None or not all(isinstance(x, dict) for x in patch) or not all(isinstance(x, dict) for x in orig):
+    if keys is None or not all(isinstance(x, dict) for x in patch) or not all(isinstance(x, dict) for x in orig):
         return [_strip_directives(x) for x in patch
                 if not (isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "merge" and len(x) == 1)]
+    defaults = listfields.key_defaults(kind, path) if apply else {}
+
+    def ident(x: dict) -> tuple:
+        return tuple(x.get(k, defaults.get(k)) for k in keys)
+
     out = list(orig)  # orig is part of strategic_merge_patch's private copy
     for x in patch:
         directive = x.get(PATCH_DIRECTIVE)
         if directive == "merge" and len(x) == 1:
             continue
-        if key not in x:
-            raise PatchError(f"map: {x} does not contain declared merge key: {key}")
-        idx = next((i for i, o in enumerate(out) if o.get(key) == x[key]), None)
+        for k in keys:
+            if k not in x and k not in defaults:
+                raise PatchError(f"map: {x} does not contain declared merge key: {k}")
+        want = ident(x)
+        idx = next((i for i, o in enumerate(out) if ident(o) == want), None)
         if directive == "delete":
-            out = [o for o in out if o.get(key) != x[key]]
+            out = [o for o in out if ident(o) != want]
             continue
         if directive not in (None, "merge", "replace"):
             raise PatchError(f"Unknown patch type: {directive} in map: {x}")
@@ -339,11 +326,11 @@ def _merge_list(orig: list, patch: list, kind: str, path: str) -> list:
         elif directive == "replace":
             out[idx] = _strip_directives(x)
         else:
-            out[idx] = _merge_map(out[idx], x, kind, path)
+            out[idx] = _merge_map(out[idx], x, kind, path, apply)
     return out
 
 
-def _merge_map(orig: dict, patch: dict, kind: str, path: str) -> dict:
+def _merge_map(orig: dict, patch: dict, kind: str, path: str, apply: bool = False) -> dict:
     directive = patch.get(PATCH_DIRECTIVE)
     if directive == "replace":
         return _strip_directives({k: v for k, v in patch.items() if k != PATCH_DIRECTIVE})
@@ -381,16 +368,16 @@ def _merge_map(orig: dict, patch: dict, kind: str, path: str) -> dict:
         if v is None:
             out.pop(k, None)
         elif k not in out or out[k] is None:
-            if isinstance(v, list) and (merge_key(kind, sub) or _is_primitive_merge(sub)):
-                out[k] = _merge_list([], v, kind, sub)
+            if isinstance(v, list) and (_list_keys(kind, sub, apply) or listfields.is_set(kind, sub)):
+                out[k] = _merge_list([], v, kind, sub, apply)
             elif isinstance(v, dict):
-                out[k] = _merge_map({}, v, kind, sub)
+                out[k] = _merge_map({}, v, kind, sub, apply)
             else:
                 out[k] = _strip_directives(v)
         elif isinstance(v, dict) and isinstance(out[k], dict):
-            out[k] = _merge_map(out[k], v, kind, sub)
+            out[k] = _merge_map(out[k], v, kind, sub, apply)
         elif isinstance(v, list) and isinstance(out[k], list):
-            out[k] = _merge_list(out[k], v, kind, sub)
+            out[k] = _merge_list(out[k], v, kind, sub, apply)
         else:
             out[k] = _strip_directives(v)
     for field, order in orders.items():
@@ -404,7 +391,7 @@ def strategic_merge_patch(target: Any, patch: Any, kind: str) -> Any:
     """Apply a strategic merge patch to ``target`` (a ``kind`` object); returns a new value.
 
     Rules (patch.go): maps merge recursively and ``null`` deletes a key; a list with a
-    patch merge key (:data:`MERGE_KEYS`, e.g. containers by ``name``) merges element by
+    patch merge key (:func:`merge_key`, e.g. containers by ``name``) merges element by
     element, ``{"<key>": ..., "$patch": "delete"}`` removes an element and a
     ``{"$patch": "replace"}`` element replaces the whole list; ``metadata.finalizers``
     merge as a set; other lists replace. ``$patch: replace|delete`` on a map replaces or
@@ -419,3 +406,19 @@ def strategic_merge_patch(target: Any, patch: Any, kind: str) -> Any:
     if not isinstance(target, dict):
         target = {}
     return _merge_map(codec.clone(target), patch, kind, "")
+
+
+def apply_merge(target: Any, config: Any, kind: str) -> Any:
+    """Merge a server-side-apply configuration into ``target`` (a ``kind`` object); returns a new value.
+
+    The rules of :func:`strategic_merge_patch`, except that list elements are identified by
+    their server-side-apply keys (``+listMapKey``, :func:`controlplane.api.listfields.map_keys`,
+    a missing key standing for its schema default): ``ports`` 5353/TCP and 5353/UDP of one
+    container are two elements. Raises PatchError for a non-object configuration or a list
+    element missing a key that has no default.
+    """
+    if not isinstance(config, dict):
+        raise PatchError("an applied configuration must be a JSON object")
+    if not isinstance(target, dict):
+        target = {}
+    return _merge_map(codec.clone(target), config, kind, "", True)

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controlplane.api import listfields
+
 
 @dataclass(frozen=True)
 class Resource:
     """One REST resource, e.g. ``pods`` in the core group ``v1``.
 
     ``group`` is ``""`` for the core (legacy) group. ``subresources`` lists the
-    subresource names served under an item (``status``, ``binding``, ``scale``).
+    subresource names served under an item (``status``, ``binding``, ``scale``). How its
+    list fields merge (strategic-merge keys, server-side-apply list-map keys) is
+    :attr:`list_fields`, declared in :mod:`controlplane.api.listfields`.
     """
 
     group: str
@@ -34,6 +38,11 @@ class Resource:
         "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
     )
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def list_fields(self) -> dict[str, listfields.ListField]:
+        """Every declared list field of this kind by dotted path (:func:`controlplane.api.listfields.for_kind`)."""
+        return listfields.for_kind(self.kind)
 
     @property
     def api_version(self) -> str:

@@ -21,21 +21,19 @@ Field notation: ``(type, description)`` where type is ``string``, ``boolean``, `
 ``int64`` (``integer`` = int64), ``number`` (float64), ``bytes`` (``[]byte``: base64 text),
 ``Quantity``, ``IntOrString``, ``Time``, ``MicroTime``, ``map[string]`` (map[string]string),
 ``map[bytes]``, ``map[Quantity]``, ``object:<Go type>`` (a struct not modelled field by field:
-any JSON object, kept as sent), a :data:`TYPES` name, or ``[]`` + any of those. Lists of
-objects carry the strategic-merge keys of :mod:`controlplane.api.patch`
-(``x-kubernetes-patch-merge-key``).
+any JSON object, kept as sent), a :data:`TYPES` name, or ``[]`` + any of those. Lists carry
+the tags :mod:`controlplane.api.listfields` declares for their struct and field — the same
+the server's strategic merge and server-side apply use (``x-kubernetes-patch-merge-key``,
+``x-kubernetes-patch-strategy``, ``x-kubernetes-list-type``, ``x-kubernetes-list-map-keys``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-Fields = dict[str, tuple[str, str]]
+from controlplane.api import listfields
 
-#: list field → patch merge key (the same keys the server's strategic merge uses)
-MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
-              "volumes": "name", "volumeMounts": "mountPath", "ports": "containerPort",
-              "conditions": "type", "ownerReferences": "uid", "imagePullSecrets": "name"}
+Fields = dict[str, tuple[str, str]]
 
 #: struct types whose field list here is abridged: unlisted fields are kept, never reported
 OPEN_TYPES = frozenset({"Volume", "PodStatus", "ContainerStatus", "Condition", "DeploymentStatus",
@@ -577,14 +575,30 @@ KINDS: dict[str, tuple[str, Fields]] = {
 }
 
 
-def _prop(field: str, typ: str, desc: str, prefix: str) -> dict[str, Any]:
+def list_extensions(owner: str, field: str) -> dict[str, Any]:
+    """The OpenAPI extensions of list ``field`` of struct (or kind) ``owner``, from
+    :func:`controlplane.api.listfields.declared` (``{}`` when it declares none)."""
+    f = listfields.declared(owner, field)
+    out: dict[str, Any] = {}
+    if f is None:
+        return out
+    if f.merge_key:
+        out["x-kubernetes-patch-merge-key"] = f.merge_key
+    if f.strategy:
+        out["x-kubernetes-patch-strategy"] = f.strategy
+    if f.list_type:
+        out["x-kubernetes-list-type"] = f.list_type
+    if f.list_type == "map":
+        out["x-kubernetes-list-map-keys"] = list(f.map_keys)
+    return out
+
+
+def _prop(field: str, typ: str, desc: str, prefix: str, owner: str = "") -> dict[str, Any]:
     if typ.startswith("[]"):
         items = _prop(field, typ[2:], "", prefix)
         items.pop("description", None)
         out: dict[str, Any] = {"type": "array", "items": items, "description": desc}
-        if typ[2:] in TYPES and field in MERGE_KEYS:
-            out["x-kubernetes-patch-merge-key"] = MERGE_KEYS[field]
-            out["x-kubernetes-patch-strategy"] = "merge"
+        out.update(list_extensions(owner, field))
         return out
     if typ.startswith("map["):
         val = {"map[string]": {"type": "string"}, "map[bytes]": {"type": "string", "format": "byte"}}.get(
@@ -612,7 +626,7 @@ def _prop(field: str, typ: str, desc: str, prefix: str) -> dict[str, Any]:
 def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict]:
     """The named types as OpenAPI v3 ``components.schemas`` (``prefix`` + type name)."""
     return {prefix + name: {"type": "object", "description": desc,
-                            "properties": {f: _prop(f, t, d, prefix) for f, (t, d) in fields.items()}}
+                            "properties": {f: _prop(f, t, d, prefix, name) for f, (t, d) in fields.items()}}
             for name, (desc, fields) in TYPES.items()}
 
 
@@ -623,7 +637,7 @@ def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.
                                                              f"of an object ({api_version})."},
              "kind": {"type": "string", "description": f"REST resource this object represents ({kind})."},
              "metadata": _prop("metadata", "ObjectMeta", "Standard object's metadata.", prefix)}
-    props.update({f: _prop(f, t, d, prefix) for f, (t, d) in fields.items()})
+    props.update({f: _prop(f, t, d, prefix, kind) for f, (t, d) in fields.items()})
     out: dict[str, Any] = {"type": "object", "properties": props}
     if desc:
         out["description"] = desc

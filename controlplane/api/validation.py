@@ -226,15 +226,15 @@ NAME_RULES: dict[str, NameRule] = {
     "Namespace": is_dns1123_label,
     "Service": is_dns1035_label,
 }
-CLUSTER_SCOPED = {"Namespace", "Node"}
 
 
 def _is_namespaced(kind: str) -> bool:
+    """The scope the registry declares for ``kind``; a kind it does not serve counts as namespaced."""
     try:
         from controlplane.api.resources import by_kind
         return by_kind(kind).namespaced
     except KeyError:
-        return kind not in CLUSTER_SCOPED
+        return True
 
 
 def validate_labels(labels: object, path: str, errs: ErrorList) -> None:
