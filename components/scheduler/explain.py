@@ -5,14 +5,14 @@ verdicts and scores (:func:`explain_data`) while the cluster has at most
 ``--explain-max-nodes`` nodes; with ``--record-results`` the same verdicts also go on
 the pod as the kube-scheduler-simulator result annotations
 (``kube-scheduler-simulator.sigs.k8s.io/filter-result`` … ``selected-node``, written
-by :class:`components.scheduler.status.PodStatusWriter`). Source of the annotation
-names: sigs.k8s.io/kube-scheduler-simulator ``simulator/scheduler/plugin/annotation``.
+by :class:`components.scheduler.status.PodStatusWriter`); the annotation names are
+sigs.k8s.io/kube-scheduler-simulator's.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from components.scheduler.framework import CycleState, Diagnosis, ScheduleResult
 from components.scheduler.podinfo import PodInfo
@@ -82,10 +82,11 @@ class ExplainRecords:
         self.max_nodes = max_nodes
         self.last_results: dict[str, dict] = {}
 
-    def wants_record(self, node_count: int) -> bool:
-        """Whether a cycle on a cluster of ``node_count`` nodes records per-node
-        verdicts and scores (CycleState ``record``)."""
-        return (self.record_results or self.trace is not None) and node_count <= self.max_nodes
+    def wants_record(self, node_count: Callable[[], int]) -> bool:
+        """Whether a cycle records per-node verdicts and scores (CycleState ``record``):
+        something keeps them and the cluster (``node_count()`` nodes, asked only then:
+        it counts) has at most ``max_nodes``."""
+        return (self.record_results or self.trace is not None) and node_count() <= self.max_nodes
 
     def assumed(self, state: CycleState, pi: PodInfo, result: ScheduleResult) -> None:
         """A pod assumed on ``result.suggested_host``: the step-9 record "filtered N

@@ -80,7 +80,7 @@ class ScheduleOne:
             self.queue.done(pi.key)
             return None
         cycle = self.queue.scheduling_cycle
-        state = CycleState(record=self.explain.wants_record(self.cache.node_count()), framework=fwk)
+        state = CycleState(record=self.explain.wants_record(self.cache.node_count), framework=fwk)
         try:
             result = self.schedule_pod(fwk, state, pi)
         except FitError as fe:
