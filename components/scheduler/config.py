@@ -20,6 +20,14 @@ from components.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
 from controlplane import yamlfile
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+def scheduler_name_of(pod: dict) -> str:
+    """The profile a pod asks for: ``spec.schedulerName``, ``default-scheduler`` when
+    empty (eventhandlers.go responsibleForPod compares it with the profiles' names)."""
+    return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 _POINTS = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
            "reserve", "permit", "preBind", "bind", "postBind")

@@ -216,6 +216,18 @@ def default_normalize_score(scores: list[int], reverse: bool = False,
         scores[i] = max_priority - s if reverse else s
 
 
+@dataclass
+class ScheduleResult:
+    """``suggested_host``, ``evaluated_nodes`` (filtered), ``feasible_nodes`` and the
+    final ``scores`` (node name → weighted total) of one successful scheduling cycle
+    (pkg/scheduler/scheduler.go ScheduleResult)."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    scores: dict[str, int]
+
+
 class Framework:
     """One scheduling profile: its plugins per extension point, score weights and
     ``percentage_of_nodes_to_score`` (0 = adaptive). Source: ``pkg/scheduler/framework/
@@ -340,6 +352,35 @@ class Framework:
                 rec[p.name] = st.message()
             return st
         return None
+
+    def run_filter_with_nominated(self, state: CycleState, pi: Any, node: Any,
+                                  nominated: dict[str, Any] | None) -> Status | None:
+        """Filter ``node`` as if the pods nominated there (``nominated``: pod key →
+        PodInfo, the nominator's pods for this node, or None) with priority >= the pod's
+        were already on it — on the node and, through the PreFilter extensions' AddPod,
+        in a clone of the cycle state (InterPodAffinity and PodTopologySpread counts) —
+        then (if that passes) as it is; the pod must pass both
+        (framework.go RunFilterPluginsWithNominatedPods, addNominatedPods)."""
+        added = [p for k, p in nominated.items() if k != pi.key and p.priority >= pi.priority
+                 and k not in node.pods] if nominated else []
+        if not added:
+            return self.run_filter(state, pi, node)
+        with_nominated = state.clone()
+        done = []
+        try:
+            for p in added:
+                node.add_pod(p)
+                done.append(p)
+                st = self.run_pre_filter_extension_add_pod(with_nominated, pi, p, node)
+                if not st.is_success():
+                    return st
+            st = self.run_filter(with_nominated, pi, node)
+        finally:
+            for p in done:
+                node.remove_pod(p.key)
+        if st is not None:
+            return st
+        return self.run_filter(state, pi, node)
 
     def run_post_filter(self, state: CycleState, pod: Any, snapshot: Any,
                         diagnosis: Diagnosis) -> Status:

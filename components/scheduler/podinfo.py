@@ -273,3 +273,13 @@ def find_untolerated(taints: list[dict], tolerations: list[dict], effects: tuple
         if t.get("effect") in effects and not any(tolerates(tol, t) for tol in tolerations):
             return t
     return None
+
+
+def is_assigned(pod: dict) -> bool:
+    """The pod has ``spec.nodeName`` (eventhandlers.go assignedPod)."""
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def is_deleting(pod: dict) -> bool:
+    """The pod has ``metadata.deletionTimestamp`` (graceful deletion under way)."""
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

@@ -9,7 +9,7 @@ plugin's verdict (``passed``, the rejection reason, ``-`` when an earlier filter
 rejected the node, ``skip`` when its PreFilter skipped it), then each Score plugin's
 weighted score with the normalised score in brackets, the total, and ``<= chosen`` on
 the selected node. The record's ``data`` shape is
-:meth:`components.scheduler.scheduler.Scheduler.explain_data`. Exit 1 with one line
+:meth:`components.scheduler.explain.explain_data`. Exit 1 with one line
 when the apiserver has no such record. The verdicts are kube-scheduler's plugin
 messages (``pkg/scheduler/framework/plugins/*``).
 """

@@ -9,7 +9,8 @@ import json
 import random
 
 from components.scheduler.config import SchedulerConfig
-from components.scheduler.scheduler import SELECTED_NODE, Scheduler
+from components.scheduler.explain import SELECTED_NODE
+from components.scheduler.scheduler import Scheduler
 from controlplane.client.rest import ApiError
 
 

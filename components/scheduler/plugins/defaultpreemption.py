@@ -26,7 +26,8 @@ NAME = "DefaultPreemption"
 
 class DefaultPreemption:
     """The DefaultPreemption PostFilter plugin (see the module docstring); ``args``:
-    DefaultPreemptionArgs, ``handle``: the Scheduler (``prepare_candidate``)."""
+    DefaultPreemptionArgs, ``handle``: the Scheduler (``rng``, ``nominated``: node →
+    pod key → PodInfo, ``prepare_candidate``)."""
 
     name = NAME
 
@@ -42,11 +43,11 @@ class DefaultPreemption:
         fwk = getattr(state, "framework", None)
         if fwk is None:  # no framework to dry-run filters with
             return Status(UNSCHEDULABLE, "preemption: " + NOT_HELPFUL)
-        with_nominated = getattr(self.handle, "run_filter_with_nominated", None)
+        nominated = getattr(self.handle, "nominated", None)
         run_filter = None
-        if with_nominated is not None and getattr(self.handle, "nominated", None):
+        if nominated:
             def run_filter(st, p, node):  # RunFilterPluginsWithNominatedPods
-                return with_nominated(fwk, st, p, node)
+                return fwk.run_filter_with_nominated(st, p, node, nominated.get(node.name))
         cand, st = self.evaluator.preempt(fwk, state, pod, snapshot, diagnosis, run_filter)
         if cand is None:
             return Status(st.code, "preemption: " + st.message())
