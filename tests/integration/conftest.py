@@ -179,3 +179,54 @@ def cluster(request, tmp_path_factory) -> Cluster:
     stop(proc)
     for p in extra:
         stop(p)
+
+
+@dataclass
+class NodeCluster:
+    """etcd (in memory), an apiserver, a controller-manager that notices a silent node fast
+    (grace 4 s, monitor period 500 ms) and a scheduler, all real processes. ``kubelet(name)``
+    starts a kubelet renewing its Lease every 0.5 s and waits for its node; ``kubectl(*args)``
+    runs the real kubectl against the apiserver and raises AssertionError on a non-zero exit."""
+
+    server: str
+    controller_manager: LineReader
+    cache: str
+    procs: list = field(default_factory=list)
+
+    def kubelet(self, node: str) -> subprocess.Popen:
+        k, out = spawn("kubelet", "--master", self.server, "--node-name", node, "--lease-renew-seconds", "0.5")
+        self.procs.append(k)
+        out.wait_for("kubelet.nodes_registered", 30)
+        return k
+
+    def kubectl(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+        p = subprocess.run([KUBECTL, "--server", self.server, "--cache-dir", self.cache, *args], input=input,
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)}: {p.stdout}{p.stderr}")
+        return p
+
+
+@pytest.fixture()
+def node_cluster(tmp_path):
+    """A :class:`NodeCluster`; every process is stopped afterwards (a SIGSTOP'd one resumed first)."""
+    procs: list[subprocess.Popen] = []
+    try:
+        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
+        procs.append(etcd)
+        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
+        api, _, server = start_apiserver(etcd_url)
+        procs.append(api)
+        cm, cm_out = spawn("controller-manager", "--master", server, "--node-monitor-grace-period", "4s",
+                           "--node-monitor-period", "500ms")
+        procs.append(cm)
+        cm_out.wait_for("controller-manager.synced", 30)
+        sched, out = spawn("scheduler", "--master", server)
+        procs.append(sched)
+        out.wait_for("scheduler.started", 30)
+        yield NodeCluster(server, cm_out, str(tmp_path / "kc"), procs)
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+            stop(p)

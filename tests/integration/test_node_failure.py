@@ -14,13 +14,12 @@ or output-line waits with timeouts.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, spawn, start_apiserver, stop
+from tests.integration.conftest import NodeCluster
 
 pytestmark = pytest.mark.integration
 
@@ -42,39 +41,14 @@ spec:
 
 
 @pytest.fixture()
-def env(tmp_path):
-    procs: list[subprocess.Popen] = []
-    try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
-        kubelets = {}
-        for n in ("node01", "node02"):
-            k, out = spawn("kubelet", "--master", server, "--node-name", n, "--lease-renew-seconds", "0.5")
-            procs.append(k)
-            out.wait_for("kubelet.nodes_registered", 30)
-            kubelets[n] = k
-        cm, cm_out = spawn("controller-manager", "--master", server, "--node-monitor-grace-period", "4s",
-                           "--node-monitor-period", "500ms")
-        procs.append(cm)
-        cm_out.wait_for("controller-manager.synced", 30)
-        sched, out = spawn("scheduler", "--master", server)
-        procs.append(sched)
-        out.wait_for("scheduler.started", 30)
-        yield server, kubelets, cm_out, str(tmp_path / "kc")
-    finally:
-        for p in reversed(procs):
-            stop(p)
+def env(node_cluster):
+    kubelets = {n: node_cluster.kubelet(n) for n in ("node01", "node02")}
+    return node_cluster.server, kubelets, node_cluster.controller_manager, node_cluster.cache
+
 
 
 def kubectl(server: str, cache: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    p = subprocess.run([KUBECTL, "--server", server, "--cache-dir", cache, *args], input=input,
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)}: {p.stdout}{p.stderr}")
-    return p
+    return NodeCluster(server, None, cache).kubectl(*args, input=input)
 
 
 def test_dead_kubelet_node_goes_unknown_tainted_and_pods_move(env):

@@ -16,13 +16,12 @@ timeout.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, spawn, start_apiserver, stop
+from tests.integration.conftest import NodeCluster
 
 pytestmark = pytest.mark.integration
 
@@ -58,41 +57,13 @@ spec:
 
 
 @pytest.fixture()
-def env(tmp_path):
-    procs: list[subprocess.Popen] = []
-    try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
-        cm, out = spawn("controller-manager", "--master", server, "--node-monitor-grace-period", "4s",
-                        "--node-monitor-period", "500ms")
-        procs.append(cm)
-        out.wait_for("controller-manager.synced", 30)
-        sched, out = spawn("scheduler", "--master", server)
-        procs.append(sched)
-        out.wait_for("scheduler.started", 30)
+def env(node_cluster):
+    return node_cluster.server, node_cluster.kubelet, node_cluster.cache
 
-        def kubelet(node: str) -> subprocess.Popen:
-            k, out = spawn("kubelet", "--master", server, "--node-name", node, "--lease-renew-seconds", "0.5")
-            procs.append(k)
-            out.wait_for("kubelet.nodes_registered", 30)
-            return k
-        yield server, kubelet, str(tmp_path / "kc")
-    finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-            stop(p)
 
 
 def kubectl(server: str, cache: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    p = subprocess.run([KUBECTL, "--server", server, "--cache-dir", cache, *args], input=input,
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)}: {p.stdout}{p.stderr}")
-    return p
+    return NodeCluster(server, None, cache).kubectl(*args, input=input)
 
 
 def test_stalled_kubelet_pods_evicted_then_remaining_pods_ready_again(env):
