@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from controlplane.client.events import EventRecorder
+from controlplane.client.factory import SharedInformers
 from controlplane.client.rest import ApiError
 from controlplane.client.workqueue import ShutDown, WorkQueue
 from controlplane.log import event
 
 from .config import ControllerConfig
-from .informers import SharedInformers
 
 log = logging.getLogger("controller-manager")
 

@@ -12,6 +12,7 @@ import logging
 from typing import Any, Callable
 
 from controlplane.client.events import EventRecorder
+from controlplane.client.factory import SharedInformers
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
@@ -20,7 +21,6 @@ from .controller import Controller, ControllerContext
 from .deployment import DeploymentController
 from .endpoint import EndpointController
 from .garbagecollector import GarbageCollector
-from .informers import SharedInformers
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .podgc import PodGCController

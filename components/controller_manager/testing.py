@@ -19,10 +19,9 @@ from typing import Any
 
 from controlplane import apitime
 from controlplane.api.resources import Resource
+from controlplane.client.factory import SharedInformers
 from controlplane.client.informer import Indices, key_of
 from controlplane.client.rest import ApiError
-
-from .informers import SharedInformers
 
 
 class FakeInformer:

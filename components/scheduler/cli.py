@@ -27,7 +27,7 @@ from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
 from controlplane.client.events import EventRecorder
-from controlplane.client.informer import Informer, drop_managed_fields
+from controlplane.client.factory import SharedInformers
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
 from controlplane.service import (
@@ -56,15 +56,15 @@ async def run_scheduler(server: str, config, record_results: bool,
     log = logging.getLogger("scheduler")
     async with RestClient(server, "scheduler") as client:
         await wait_ready(client)
-        nodes = Informer(client, NODES, transform=drop_managed_fields)
-        pods = Informer(client, PODS, transform=drop_managed_fields)
+        informers = SharedInformers(client)
+        nodes, pods = informers.informer(NODES), informers.informer(PODS)
         # events through 4 writers: a burst of Scheduled events leaves connections for bindings
         sched = Scheduler(client, config, recorder=EventRecorder(client, "default-scheduler", max_in_flight=4),
                           trace=TraceEmitter(client, "scheduler"), record_results=record_results,
                           explain_max_nodes=explain_max_nodes, pod_lister=pods.get)
         for res in SPREAD_SELECTOR_SOURCES:  # PodTopologySpread default constraints
-            sched.listers[res.plural] = Informer(client, res)
-        namespaces = Informer(client, NAMESPACES)
+            sched.listers[res.plural] = informers.informer(res)
+        namespaces = informers.informer(NAMESPACES)
         namespaces.add_handlers(sched.on_namespace_add, sched.on_namespace_update,
                                 sched.on_namespace_delete)
         nodes.add_handlers(sched.on_node_add, sched.on_node_update, sched.on_node_delete)

@@ -183,7 +183,7 @@ def test_controller_manager_informers_trim_managed_fields():
     """The controller-manager's shared informers store objects without
     metadata.managedFields, as kube-controller-manager's factory WithTransform(trim)
     (cmd/kube-controller-manager/app/controllermanager.go); the rest is kept as is."""
-    from components.controller_manager.informers import SharedInformers
+    from controlplane.client.factory import SharedInformers
     inf = SharedInformers(RestClient("http://127.0.0.1:1", "test")).informer(PODS)
     obj = owned("a", 1, "x")
     out = inf.transform(obj)

@@ -2,14 +2,16 @@
 in the process, however many controllers watch it (client-go's
 ``SharedInformerFactory``, staging/src/k8s.io/client-go/informers/factory.go).
 
-Controllers ask :meth:`SharedInformers.informer` for a resource and attach their
-handlers; the manager starts every requested informer once and waits for all of
-them to sync before the controllers' workers run.
+Components ask :meth:`SharedInformers.informer` for a resource and attach their
+handlers; the controller-manager starts every requested informer once and waits for
+all of them to sync before the controllers' workers run; the scheduler starts them
+in its own order (namespaces and listers, then nodes, then pods).
 
-The cached objects carry no ``metadata.managedFields``: kube-controller-manager
-builds its factory ``WithTransform(trim)``, a transform that sets them to nil
-(``cmd/kube-controller-manager/app/controllermanager.go`` CreateControllerContext);
-no controller reads them, and a write that leaves them out keeps the stored ones.
+The cached objects carry no ``metadata.managedFields``: kube-controller-manager and
+kube-scheduler build their factories ``WithTransform(trim)``, a transform that sets
+them to nil (``cmd/kube-controller-manager/app/controllermanager.go``
+CreateControllerContext, ``cmd/kube-scheduler/app/options``); nothing reads them, and
+a write that leaves them out keeps the stored ones.
 """
 
 from __future__ import annotations
