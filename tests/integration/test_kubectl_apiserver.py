@@ -70,7 +70,7 @@ users: [{{name: u, user: {{}}}}]
 contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
 current-context: x
 """)
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
+    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
     stop(proc)
     asyncio.run(etcd.stop())
 

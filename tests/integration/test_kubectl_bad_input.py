@@ -4,7 +4,6 @@ exits non-zero), and afterwards ``kubectl get cm -A`` and ``kubectl describe`` s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -12,30 +11,11 @@ import subprocess
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.test_kubectl_apiserver import cluster  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
                                  reason="needs /usr/bin/etcd and /usr/bin/kubectl")]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("kbad")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
-    stop(proc)
-    asyncio.run(etcd.stop())
 
 
 def kubectl(c, *args, stdin=None):
