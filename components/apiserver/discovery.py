@@ -41,7 +41,7 @@ def version_info() -> dict[str, Any]:
 def group_versions() -> dict[str, list[R.Resource]]:
     """groupVersion ("v1", "apps/v1") → resources, in registry order."""
     out: dict[str, list[R.Resource]] = {}
-    for r in R.RESOURCES:
+    for r in R.REGISTRY:
         out.setdefault(r.api_version, []).append(r)
     return out
 
@@ -53,7 +53,7 @@ def api_versions() -> dict:
 
 def api_group_list() -> dict:
     groups: dict[str, list[str]] = {}
-    for r in R.RESOURCES:
+    for r in R.REGISTRY:
         if r.group:
             vs = groups.setdefault(r.group, [])
             if r.version not in vs:
@@ -210,7 +210,7 @@ def aggregated_discovery(core: bool) -> dict:
     ``staging/src/k8s.io/api/apidiscovery/v2/types.go``; KEP-3352): every group, version and
     resource in one document, so kubectl needs one request instead of one per group-version."""
     groups: dict[str, dict[str, list]] = {}
-    for r in R.RESOURCES:
+    for r in R.REGISTRY:
         if bool(r.group) == core:
             continue
         groups.setdefault(r.group, {}).setdefault(r.version, []).append(_discovery_resource(r))

@@ -29,18 +29,9 @@ class RequestInfo:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-_INDEX: dict[tuple[str, str, str], Any] = {}
-_INDEXED: list = [None]  # the R.RESOURCES tuple _INDEX was built from
-
-
 def _lookup(group: str, version: str, plural: str) -> Any:
-    """The served resource (group, version, plural), or None; a dict built from R.RESOURCES."""
-    if _INDEXED[0] is not R.RESOURCES:
-        _INDEX.clear()
-        _INDEXED[0] = R.RESOURCES
-        for r in R.RESOURCES:
-            _INDEX.setdefault((r.group, r.version, r.plural), r)
-    return _INDEX.get((group, version, plural))
+    """The served resource (group, version, plural) in the registry, or None."""
+    return R.REGISTRY.lookup(group, version, plural)
 
 
 def parse(path: str) -> RequestInfo | None:

@@ -92,7 +92,7 @@ class APIServer:
             except StorageError as e:
                 event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
                 await asyncio.sleep(self.retry_interval)  # retry back-off
-        for r in R.RESOURCES:
+        for r in R.REGISTRY:
             if r.kind == "Binding":
                 continue
             c = WatchCache(self.store, r, on_event=self.tracer.on_cache_event)

@@ -21,7 +21,7 @@ from controlplane.api import resources
 
 #: kinds whose status is only written through the /status subresource: derived from the
 #: registry (the resources serving a ``status`` subresource), never listed here
-STATUS_SUBRESOURCE = frozenset(r.kind for r in resources.RESOURCES if "status" in r.subresources)
+STATUS_SUBRESOURCE = frozenset(r.kind for r in resources.BUILTIN if "status" in r.subresources)
 
 #: metadata fields a client may not change on update (copied from the stored object).
 #: ``uid`` is only filled in when the request leaves it empty; a different uid is

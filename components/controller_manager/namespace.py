@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 
-from controlplane.api.resources import NAMESPACES, RESOURCES, Resource
+from controlplane.api.resources import NAMESPACES, REGISTRY, Resource
 from controlplane.client.rest import ApiError
 from controlplane.log import event
 
@@ -29,7 +29,7 @@ RECHECK_SECONDS = 1.0
 
 def deletable_resources() -> list[Resource]:
     """Namespaced resources that can be listed and deleted (not ``bindings``)."""
-    return [r for r in RESOURCES if r.namespaced and "list" in r.verbs and "delete" in r.verbs]
+    return [r for r in REGISTRY if r.namespaced and "list" in r.verbs and "delete" in r.verbs]
 
 
 class NamespaceController(Controller):

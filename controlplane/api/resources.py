@@ -10,6 +10,7 @@ kubernetes/website ``content/en/docs/reference/using-api/api-concepts.md``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from controlplane.api import listfields
@@ -85,7 +86,8 @@ class Resource:
 
 _ALL = "all"
 
-RESOURCES: tuple[Resource, ...] = (
+#: The built-in resources, as kube-apiserver v1.32 serves them (the subset we build).
+BUILTIN: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), ("status", "finalize")),
     Resource("", "v1", "nodes", "node", "Node", False, ("no",), ("status",)),
     Resource("", "v1", "pods", "pod", "Pod", True, ("po",), ("status", "binding", "eviction", "log", "exec", "attach", "portforward"), (_ALL,)),
@@ -110,20 +112,89 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True),
 )
 
-_BY_KEY: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
+class Registry:
+    """The served resources: built-in entries plus those added at run time (CRDs).
+
+    Iterating gives the entries in registration order. :meth:`add` and :meth:`remove`
+    change the set and tell every subscriber (:meth:`subscribe`) with
+    ``callback("ADDED" | "DELETED", resource)``, so the apiserver can add or drop
+    routes, discovery documents, OpenAPI and watch caches. :attr:`generation` grows by
+    one per change (discovery and OpenAPI caches key on it). Lookups raise KeyError
+    for what is not served. The shape follows kube-apiserver's
+    ``k8s.io/apiserver/pkg/server`` (``InstallAPIGroup``) plus the apiextensions
+    ``DynamicServingInfo`` that serves custom resources as they are established.
+    """
+
+    def __init__(self, resources: tuple[Resource, ...] = ()) -> None:
+        self._entries: dict[tuple[str, str, str], Resource] = {}
+        self._subscribers: list[Callable[[str, Resource], None]] = []
+        self.generation = 0
+        for r in resources:
+            self._entries[(r.group, r.version, r.plural)] = r
+
+    def __iter__(self) -> Iterator[Resource]:
+        return iter(tuple(self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, r: object) -> bool:
+        return isinstance(r, Resource) and self._entries.get((r.group, r.version, r.plural)) is r
+
+    def lookup(self, group: str, version: str, plural: str) -> Resource | None:
+        """The resource served at ``/apis/<group>/<version>/<plural>``, or None."""
+        return self._entries.get((group, version, plural))
+
+    def get(self, plural: str, group: str = "") -> Resource:
+        """The first served version of ``group``/``plural``; raises KeyError if not served."""
+        for r in self._entries.values():
+            if r.plural == plural and r.group == group:
+                return r
+        raise KeyError(f"{plural}.{group}" if group else plural)
+
+    def by_kind(self, kind: str, api_version: str | None = None) -> Resource:
+        """The resource of ``kind`` (at ``api_version``, if given); raises KeyError."""
+        for r in self._entries.values():
+            if r.kind == kind and (api_version is None or r.api_version == api_version):
+                return r
+        raise KeyError(kind)
+
+    def add(self, resource: Resource) -> None:
+        """Serve ``resource`` (replacing an entry at the same group/version/plural)."""
+        key = (resource.group, resource.version, resource.plural)
+        self._entries[key] = resource
+        self._changed("ADDED", resource)
+
+    def remove(self, group: str, version: str, plural: str) -> Resource | None:
+        """Stop serving ``group/version/plural``; returns the removed entry or None."""
+        r = self._entries.pop((group, version, plural), None)
+        if r is not None:
+            self._changed("DELETED", r)
+        return r
+
+    def subscribe(self, callback: Callable[[str, Resource], None]) -> Callable[[], None]:
+        """Call ``callback(type, resource)`` on every change; returns the unsubscribe function."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def _changed(self, type_: str, resource: Resource) -> None:
+        self.generation += 1
+        for cb in list(self._subscribers):
+            cb(type_, resource)
+
+
+#: The process's registry of served resources (built-in entries first).
+REGISTRY = Registry(BUILTIN)
 
 
 def get(plural: str, group: str = "") -> Resource:
-    """Look a resource up by plural and group; raises KeyError if not served."""
-    return _BY_KEY[(group, plural)]
+    """Look a resource up by plural and group in :data:`REGISTRY`; raises KeyError if not served."""
+    return REGISTRY.get(plural, group)
 
 
 def by_kind(kind: str, api_version: str | None = None) -> Resource:
-    """Look a resource up by kind (and apiVersion, if given); raises KeyError."""
-    for r in RESOURCES:
-        if r.kind == kind and (api_version is None or r.api_version == api_version):
-            return r
-    raise KeyError(kind)
+    """Look a resource up by kind (and apiVersion, if given) in :data:`REGISTRY`; raises KeyError."""
+    return REGISTRY.by_kind(kind, api_version)
 
 
 # Handy aliases used across components.

@@ -12,7 +12,7 @@ from components.apiserver import discovery
 from components.apiserver import fieldmanager as fm
 from controlplane.api import listfields
 from controlplane.api.patch import merge_key, strategic_merge_patch
-from controlplane.api.resources import RESOURCES
+from controlplane.api.resources import REGISTRY
 
 
 def _resolve(node: dict, schemas: dict) -> dict:
@@ -39,7 +39,7 @@ def _lists(node: dict, schemas: dict, path: str, out: dict, depth: int = 0) -> N
 
 def _served_lists() -> list[tuple[str, str, dict]]:
     cases = {}
-    for r in RESOURCES:
+    for r in REGISTRY:
         doc = discovery.openapi_doc(r.api_version)
         schemas = doc["components"]["schemas"]
         top = schemas[f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"]
@@ -83,7 +83,7 @@ def test_walk_covers_the_keyed_lists():
 
 def test_every_declared_path_resolves_to_the_same_tags_by_type_and_by_kind():
     # listfields.for_kind walks the struct graph; schemas read listfields.declared per struct
-    for r in RESOURCES:
+    for r in REGISTRY:
         for path, f in r.list_fields.items():
             assert listfields.lookup(r.kind, path) is f
 

@@ -86,7 +86,7 @@ def base_objects(ns: str) -> dict[str, dict]:
 
 
 def _resource(plural: str):
-    return next(r for r in R.RESOURCES if r.plural == plural and r.group in ("", "apps", "coordination.k8s.io"))
+    return next(r for r in R.REGISTRY if r.plural == plural and r.group in ("", "apps", "coordination.k8s.io"))
 
 
 def item_path(plural: str, ns: str, sub: str = "") -> str:
@@ -468,7 +468,7 @@ async def test_nothing_stored_breaks_reads(env):
     the base objects are still as valid as they were."""
     client, ns, bases = env
     assert (await client.get("/version")).status == 200
-    for r in R.RESOURCES:
+    for r in R.REGISTRY:
         if "list" not in r.verbs:
             continue
         for accept in ("application/json", TABLE):
@@ -678,7 +678,7 @@ async def test_wrong_values_anywhere_never_answer_5xx(env):
                 await client.put(item_path(plural, ns), json=fixed)
                 live = await (await client.get(item_path(plural, ns))).json()
     assert seen > 300
-    for r in R.RESOURCES:
+    for r in R.REGISTRY:
         if "list" in r.verbs:
             for accept in ("application/json", TABLE):
                 resp = await client.get(r.path(), headers={"Accept": accept})
