@@ -20,6 +20,9 @@ from controlplane.client.rest import ApiError, RestClient
 
 log = logging.getLogger("events")
 
+#: an event waiting for a writer: (object, type, reason, message, fieldPath)
+_Pending = tuple[dict[str, Any], str, str, str, "str | None"]
+
 
 class EventRecorder:
     """``event(obj, type, reason, message)`` writes a core/v1 Event.
@@ -39,14 +42,15 @@ class EventRecorder:
         self.client = client
         self.component = component
         self.host = host
-        self._seen: dict[tuple, dict] = {}
-        self._tasks: set[asyncio.Task] = set()
+        #: (uid, reason, message, fieldPath) -> the Event last written for it
+        self._seen: dict[tuple[str | None, str, str, str | None], dict[str, Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
         self.max_in_flight = max_in_flight
-        self._queue: asyncio.Queue | None = asyncio.Queue(queue_size) if max_in_flight else None
-        self._writers: list[asyncio.Task] = []
+        self._queue: asyncio.Queue[_Pending] | None = asyncio.Queue(queue_size) if max_in_flight else None
+        self._writers: list[asyncio.Task[None]] = []
         self.dropped = 0
 
-    def event(self, obj: dict, type_: str, reason: str, message: str,
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str,
               field_path: str | None = None) -> None:
         """Fire and forget: schedule the write and return at once."""
         if self._queue is not None:
@@ -81,7 +85,7 @@ class EventRecorder:
         if self._queue is not None and self._writers:
             await self._queue.join()
 
-    async def _write(self, obj: dict, type_: str, reason: str, message: str,
+    async def _write(self, obj: dict[str, Any], type_: str, reason: str, message: str,
                      field_path: str | None) -> None:
         md = obj.get("metadata") or {}
         kind = obj.get("kind") or ""
@@ -93,7 +97,8 @@ class EventRecorder:
         }
         if field_path:
             involved["fieldPath"] = field_path
-        key = (md.get("uid"), reason, message, field_path)
+        uid: str | None = md.get("uid")
+        key = (uid, reason, message, field_path)
         now = apitime.now()
         try:
             prev = self._seen.get(key)

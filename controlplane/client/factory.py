@@ -17,37 +17,51 @@ a write that leaves them out keeps the stored ones.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generic, Iterator, TypeVar, cast, overload
 
 from controlplane.api.resources import Resource
-from controlplane.client.informer import Informer, drop_managed_fields
+from controlplane.client.informer import Informer, SharedIndexInformer, drop_managed_fields
+from controlplane.client.rest import RestClient
+
+#: the informer type a factory builds (:class:`Informer` unless ``make`` is given)
+InformerT = TypeVar("InformerT", bound=SharedIndexInformer, covariant=True)
 
 
-class SharedInformers:
+class SharedInformers(Generic[InformerT]):
     """Lazily built, de-duplicated informers keyed by resource.
 
     ``make`` builds one informer for a resource (default: a real list-watch
-    :class:`Informer` on ``client`` that drops managedFields); tests pass a factory
-    of in-memory fakes.
+    :class:`Informer` on ``client``, a :class:`RestClient`, that drops managedFields);
+    tests pass a factory of in-memory fakes (and whatever client those need).
     """
 
-    def __init__(self, client: Any, make: Callable[[Resource], Any] | None = None) -> None:
-        self.client = client
-        self._make = make or (lambda res: Informer(client, res, transform=drop_managed_fields))
-        self._informers: dict[Resource, Any] = {}
+    @overload
+    def __init__(self: SharedInformers[Informer], client: RestClient, make: None = None) -> None: ...
+    @overload
+    def __init__(self, client: object, make: Callable[[Resource], InformerT]) -> None: ...
 
-    def informer(self, resource: Resource) -> Any:
+    def __init__(self, client: object, make: Callable[[Resource], InformerT] | None = None) -> None:
+        self.client = client
+        if make is None:
+            # the first overload: client is a RestClient and InformerT is Informer
+            rest = cast(RestClient, client)
+            make = cast(Callable[[Resource], InformerT],
+                        lambda res: Informer(rest, res, transform=drop_managed_fields))
+        self._make = make
+        self._informers: dict[Resource, InformerT] = {}
+
+    def informer(self, resource: Resource) -> InformerT:
         """The one informer of ``resource`` (created on first request)."""
         inf = self._informers.get(resource)
         if inf is None:
             inf = self._informers[resource] = self._make(resource)
         return inf
 
-    def store(self, resource: Resource) -> dict[str, dict]:
+    def store(self, resource: Resource) -> dict[str, dict[str, Any]]:
         """The informer cache of ``resource`` (key ``namespace/name`` → object)."""
         return self.informer(resource).store
 
-    def in_namespace(self, resource: Resource, namespace: str | None) -> Iterable[dict]:
+    def in_namespace(self, resource: Resource, namespace: str | None) -> Iterator[dict[str, Any]]:
         """Cached objects of ``resource`` in ``namespace`` (all when None)."""
         for obj in list(self.store(resource).values()):
             if namespace is None or (obj.get("metadata") or {}).get("namespace") == namespace:

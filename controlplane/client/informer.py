@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Protocol
 
 import aiohttp
 
@@ -32,17 +32,17 @@ from controlplane.log import event
 log = logging.getLogger("informer")
 
 Handler = Callable[..., Any]
-IndexFunc = Callable[[dict], Iterable[Hashable]]
+IndexFunc = Callable[[dict[str, Any]], Iterable[Hashable]]
 
 
-def key_of(obj: dict) -> str:
+def key_of(obj: dict[str, Any]) -> str:
     """``namespace/name`` or ``name`` — client-go's MetaNamespaceKeyFunc."""
     md = obj.get("metadata") or {}
     ns = md.get("namespace")
     return f"{ns}/{md.get('name')}" if ns else str(md.get("name"))
 
 
-def _values(fn: IndexFunc, obj: dict) -> set:
+def _values(fn: IndexFunc, obj: dict[str, Any]) -> set[Hashable]:
     """``set(fn(obj))``; an index function that fails (or yields an unhashable value)
     indexes the object under nothing rather than stopping the reflector."""
     try:
@@ -65,7 +65,7 @@ class Indices:
     def __bool__(self) -> bool:
         return bool(self._fns)
 
-    def add(self, name: str, fn: IndexFunc, store: dict[str, dict]) -> None:
+    def add(self, name: str, fn: IndexFunc, store: dict[str, dict[str, Any]]) -> None:
         """Index ``store`` by ``fn`` under ``name``; a name already taken keeps its function."""
         if name in self._fns:
             return
@@ -82,7 +82,7 @@ class Indices:
         """True when some stored object yields ``value`` under index ``name``."""
         return value in self._idx[name]
 
-    def changed(self, key: str, old: dict | None, new: dict | None) -> None:
+    def changed(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         """The object under ``key`` went from ``old`` to ``new`` (None: absent)."""
         for name, fn in self._fns.items():
             before = _values(fn, old) if old is not None else set()
@@ -98,7 +98,7 @@ class Indices:
                         del idx[v]
             self._insert(name, key, after - before)
 
-    def rebuild(self, store: dict[str, dict]) -> None:
+    def rebuild(self, store: dict[str, dict[str, Any]]) -> None:
         """Recompute every index from ``store`` (after a relist replaced it)."""
         for name, fn in self._fns.items():
             self._idx[name] = {}
@@ -115,7 +115,7 @@ class Indices:
                 keys[key] = None
 
 
-def drop_managed_fields(obj: dict) -> dict:
+def drop_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` without ``metadata.managedFields``: the informer transform of kube-controller-manager
     and kube-scheduler (client-go ``WithTransform``; ``cmd/kube-controller-manager/app/
     controllermanager.go``). Controllers never read them, and a write that leaves them out keeps
@@ -124,6 +124,28 @@ def drop_managed_fields(obj: dict) -> dict:
     if isinstance(md, dict):
         md.pop("managedFields", None)
     return obj
+
+
+class SharedIndexInformer(Protocol):
+    """What controllers use of an informer (client-go's ``SharedIndexInformer`` interface,
+    staging/src/k8s.io/client-go/tools/cache/shared_informer.go): :class:`Informer`, or an
+    in-memory fake that delivers events itself."""
+
+    resource: Resource
+    store: dict[str, dict[str, Any]]
+
+    @property
+    def has_synced(self) -> bool: ...
+    def add_handlers(self, on_add: Handler | None = None, on_update: Handler | None = None,
+                     on_delete: Handler | None = None) -> None: ...
+    def add_indexer(self, name: str, fn: IndexFunc) -> None: ...
+    def index_keys(self, name: str, value: Hashable) -> list[str]: ...
+    def by_index(self, name: str, value: Hashable) -> list[dict[str, Any]]: ...
+    def in_index(self, name: str, value: Hashable) -> bool: ...
+    def on_watch_started(self, fn: Handler) -> None: ...
+    def start(self) -> object: ...
+    async def wait_synced(self, timeout: float = 60.0) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class Informer:
@@ -139,7 +161,7 @@ class Informer:
 
     def __init__(self, client: RestClient, resource: Resource, *, namespace: str | None = None,
                  label_selector: str | None = None, field_selector: str | None = None,
-                 watch_timeout: int = 300, transform: Callable[[dict], dict] | None = None) -> None:
+                 watch_timeout: int = 300, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.client = client
         self.resource = resource
         self.namespace = namespace
@@ -147,13 +169,13 @@ class Informer:
         self.field_selector = field_selector
         self.watch_timeout = watch_timeout
         self.transform = transform
-        self.store: dict[str, dict] = {}
+        self.store: dict[str, dict[str, Any]] = {}
         self.resource_version = ""
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
         self._started: list[Handler] = []
         self._indices = Indices()
         self._synced = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     # -- wiring ----------------------------------------------------------------
     def add_handlers(self, on_add: Handler | None = None, on_update: Handler | None = None,
@@ -171,7 +193,7 @@ class Informer:
         """Keys of the cached objects found under ``value`` in index ``name`` (IndexKeys)."""
         return self._indices.keys(name, value)
 
-    def by_index(self, name: str, value: Hashable) -> list[dict]:
+    def by_index(self, name: str, value: Hashable) -> list[dict[str, Any]]:
         """The cached objects found under ``value`` in index ``name`` (ByIndex)."""
         store = self.store
         return [store[k] for k in self._indices.keys(name, value)]
@@ -184,11 +206,11 @@ class Informer:
         """Call ``fn(resource_version)`` each time a list+watch cycle begins."""
         self._started.append(fn)
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> dict[str, Any] | None:
         """The cached object under ``namespace/name`` (or ``name``), or None (the lister)."""
         return self.store.get(key)
 
-    def list(self) -> Iterable[dict]:
+    def list(self) -> Iterable[dict[str, Any]]:
         """Every cached object (a live view of the store: copy before awaiting)."""
         return self.store.values()
 
@@ -201,7 +223,7 @@ class Informer:
         """Wait for the first list to be in the store; raises TimeoutError."""
         await asyncio.wait_for(self._synced.wait(), timeout)
 
-    def start(self) -> asyncio.Task:
+    def start(self) -> asyncio.Task[None]:
         """Start :meth:`run` as a task (once; later calls return the same task)."""
         if self._task is None:
             self._task = asyncio.create_task(self.run(), name=f"informer-{self.resource.plural}")
@@ -262,7 +284,7 @@ class Informer:
         self.resource_version = (lst.get("metadata") or {}).get("resourceVersion", "")
         kind = self.resource.kind
         transform = self.transform
-        fresh = {}
+        fresh: dict[str, dict[str, Any]] = {}
         for item in lst["items"]:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", self.resource.api_version)
@@ -324,7 +346,7 @@ class Informer:
                 self._dispatch("delete", old or obj)
         return n
 
-    def _dispatch(self, what: str, *objs: dict) -> None:
+    def _dispatch(self, what: str, *objs: dict[str, Any]) -> None:
         idx = {"add": 0, "update": 1, "delete": 2}[what]
         for h in self._handlers:
             fn = h[idx]

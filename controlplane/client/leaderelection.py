@@ -33,7 +33,7 @@ import random
 import socket
 import time
 import uuid
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable, Coroutine
 
 from controlplane import apitime
 from controlplane.api.resources import LEASES
@@ -81,14 +81,14 @@ class LeaderElector:
         self.release_on_cancel = release_on_cancel
         self.clock = clock
         self.rng = rng or random.Random()
-        self.observed_record: dict = {}
+        self.observed_record: dict[str, Any] = {}
         self.observed_time = 0.0
         self._observed_rv = ""
         self.is_leader = asyncio.Event()
         self.lost = asyncio.Event()
 
     # -- one attempt -----------------------------------------------------------------
-    def _record(self, acquire_time: str, transitions: int) -> dict:
+    def _record(self, acquire_time: str, transitions: int) -> dict[str, Any]:
         now = apitime.now_micro()
         return {"holderIdentity": self.identity,
                 "leaseDurationSeconds": int(round(self.lease_duration)),
@@ -151,11 +151,11 @@ class LeaderElector:
         return True
 
     @staticmethod
-    def _comparable(spec: dict) -> tuple:
+    def _comparable(spec: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(spec.get(k) for k in ("holderIdentity", "leaseDurationSeconds", "acquireTime",
                                            "renewTime", "leaseTransitions"))
 
-    def _observe(self, lease: dict) -> None:
+    def _observe(self, lease: dict[str, Any]) -> None:
         self.observed_record = dict(lease.get("spec") or {})
         self.observed_time = self.clock()
         self._observed_rv = (lease.get("metadata") or {}).get("resourceVersion") or ""
@@ -223,15 +223,15 @@ class LeaderElector:
         self.observed_record = {}
         return True
 
-    async def run(self, on_started_leading: Callable[[], Awaitable[None]],
+    async def run(self, on_started_leading: Callable[[], Coroutine[Any, Any, None]],
                   on_stopped_leading: Callable[[], Any] | None = None) -> None:
         """Acquire, then run ``on_started_leading()`` (a coroutine function) while
         renewing. Returns when leadership is lost (the leading task is cancelled) or
         when ``on_started_leading`` returns; ``on_stopped_leading()`` is then called
         (as client-go, also when cancelled before leading). Cancelling ``run`` releases
         the Lease when ``release_on_cancel``."""
-        leading: asyncio.Task | None = None
-        renewing: asyncio.Task | None = None
+        leading: asyncio.Task[None] | None = None
+        renewing: asyncio.Task[None] | None = None
         try:
             await self.acquire()
             self.is_leader.set()
@@ -240,8 +240,9 @@ class LeaderElector:
             await asyncio.wait({leading, renewing}, return_when=asyncio.FIRST_COMPLETED)
             if renewing.done():
                 self.lost.set()
-            if leading.done() and leading.exception() is not None:
-                raise leading.exception()
+            failure = leading.exception() if leading.done() else None
+            if failure is not None:
+                raise failure
         finally:
             for t in (leading, renewing):
                 if t is not None and not t.done():

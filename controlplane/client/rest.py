@@ -35,7 +35,7 @@ class ApiError(Exception):
     """A non-2xx answer. ``code`` is the HTTP status, ``reason`` the Status reason
     (``NotFound``, ``AlreadyExists``, ``Conflict``, ``Invalid``, ``Expired``...)."""
 
-    def __init__(self, code: int, reason: str, message: str, status: dict | None = None) -> None:
+    def __init__(self, code: int, reason: str, message: str, status: dict[str, Any] | None = None) -> None:
         super().__init__(f"{code} {reason}: {message}")
         self.code = code
         self.reason = reason
@@ -67,9 +67,13 @@ def server_from_kubeconfig(path: str) -> str:
                    cfg["contexts"][0]["context"] if cfg.get("contexts") else {})
         cluster_name = ctx.get("cluster")
         clusters = cfg.get("clusters") or []
-        cluster = next((c["cluster"] for c in clusters if c.get("name") == cluster_name),
-                       clusters[0]["cluster"] if clusters else None)
-        return cluster["server"]
+        cluster: dict[str, Any] | None = next(
+            (c["cluster"] for c in clusters if c.get("name") == cluster_name),
+            clusters[0]["cluster"] if clusters else None)
+        if cluster is None:  # as indexing None did: the malformed answer below
+            raise TypeError("no cluster")
+        server: str = cluster["server"]
+        return server
     except yamlfile.YAMLFileError as e:
         raise ValueError(f"kubeconfig {path!r}: {e}") from None
     except (KeyError, IndexError, TypeError, AttributeError) as e:
@@ -163,7 +167,7 @@ class RestClient:
         await self.close()
 
     # -- raw -----------------------------------------------------------------
-    async def request(self, method: str, path: str, *, params: dict | None = None,
+    async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                       body: Any = None, content_type: str = "application/json",
                       timeout: float | None = None) -> Any:
         """Send one request; returns the decoded JSON answer (or None). ``timeout`` (seconds)
@@ -189,7 +193,12 @@ class RestClient:
             raise RequestTimeout(method, self.server + path, total or self.connect_timeout or 0) from None
         raise AssertionError("unreachable")
 
-    async def open_stream(self, path: str, params: dict | None = None) -> aiohttp.ClientResponse:
+    async def _object(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        """:meth:`request` (same keywords) for the verbs that answer with one object (or a Status)."""
+        obj: dict[str, Any] = await self.request(method, path, **kw)
+        return obj
+
+    async def open_stream(self, path: str, params: dict[str, Any] | None = None) -> aiohttp.ClientResponse:
         """GET an endless stream (the trace's ``follow``): returns the response once its headers
         arrived within the client's ``timeout``; its body is then read without a time limit.
         The caller closes it (``async with``). Raises ApiError for a non-2xx answer,
@@ -209,18 +218,18 @@ class RestClient:
         return resp
 
     # -- typed verbs ---------------------------------------------------------
-    async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict:
+    async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
         """GET one object (``/api/v1/namespaces/NS/pods/NAME``); ApiError 404 NotFound if absent."""
-        return await self.request("GET", res.path(namespace, name))
+        return await self._object("GET", res.path(namespace, name))
 
     async def list(self, res: Resource, namespace: str | None = None, *,
                    label_selector: str | None = None, field_selector: str | None = None,
-                   resource_version: str | None = None, limit: int | None = None) -> dict:
+                   resource_version: str | None = None, limit: int | None = None) -> dict[str, Any]:
         """One page-merged list: follows ``continue`` until done; returns the List
         dict (``items`` and ``metadata.resourceVersion``)."""
         params: dict[str, Any] = {"labelSelector": label_selector, "fieldSelector": field_selector,
                                   "resourceVersion": resource_version, "limit": limit}
-        out: dict | None = None
+        out: dict[str, Any] | None = None
         while True:
             page = await self.request("GET", res.path(namespace), params=params)
             if out is None:
@@ -237,37 +246,37 @@ class RestClient:
         out["items"] = out.get("items") or []
         return out
 
-    async def create(self, res: Resource, obj: dict, namespace: str | None = None) -> dict:
+    async def create(self, res: Resource, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         """POST ``obj`` to its collection (namespace from the argument, else from
         ``obj.metadata``); returns the stored object. ApiError 409 AlreadyExists, 422 Invalid."""
         ns = namespace or (obj.get("metadata") or {}).get("namespace") if res.namespaced else None
-        return await self.request("POST", res.path(ns), body=obj)
+        return await self._object("POST", res.path(ns), body=obj)
 
-    async def update(self, res: Resource, obj: dict, subresource: str | None = None) -> dict:
+    async def update(self, res: Resource, obj: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
         """PUT ``obj`` (or its ``subresource``, e.g. ``status``) by its metadata's name and
         namespace; ``metadata.resourceVersion`` makes it a guarded update: ApiError 409
         Conflict when the object changed since (optimistic concurrency)."""
         md = obj["metadata"]
-        return await self.request("PUT", res.path(md.get("namespace") if res.namespaced else None,
+        return await self._object("PUT", res.path(md.get("namespace") if res.namespaced else None,
                                                   md["name"], subresource), body=obj)
 
-    async def update_status(self, res: Resource, obj: dict) -> dict:
+    async def update_status(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         """PUT ``obj`` to its ``/status`` subresource (only ``status`` is kept); as :meth:`update`."""
         return await self.update(res, obj, "status")
 
     async def patch(self, res: Resource, name: str, patch: Any, namespace: str | None = None, *,
-                    patch_type: str = "merge", subresource: str | None = None) -> dict:
+                    patch_type: str = "merge", subresource: str | None = None) -> dict[str, Any]:
         """``patch_type``: ``merge`` (RFC 7386), ``strategic`` or ``json`` (RFC 6902)."""
         ct = {"merge": "application/merge-patch+json",
               "strategic": "application/strategic-merge-patch+json",
               "json": "application/json-patch+json"}[patch_type]
-        return await self.request("PATCH", res.path(namespace, name, subresource), body=patch,
+        return await self._object("PATCH", res.path(namespace, name, subresource), body=patch,
                                   content_type=ct)
 
     async def delete(self, res: Resource, name: str, namespace: str | None = None, *,
                      grace_period_seconds: int | None = None,
                      propagation_policy: str | None = None,
-                     preconditions: dict | None = None) -> dict:
+                     preconditions: dict[str, Any] | None = None) -> dict[str, Any]:
         """DELETE with a DeleteOptions body (``gracePeriodSeconds``, ``propagationPolicy``
         Foreground/Background/Orphan, ``preconditions`` e.g. ``{"uid": ...}``). Returns the
         object (still there with deletionTimestamp when finalizers or a grace period hold it)
@@ -279,25 +288,25 @@ class RestClient:
             body["propagationPolicy"] = propagation_policy
         if preconditions:
             body["preconditions"] = preconditions
-        return await self.request("DELETE", res.path(namespace, name), body=body)
+        return await self._object("DELETE", res.path(namespace, name), body=body)
 
-    async def create_subresource(self, res: Resource, name: str, subresource: str, body: dict,
-                                 namespace: str | None = None) -> dict:
+    async def create_subresource(self, res: Resource, name: str, subresource: str, body: dict[str, Any],
+                                 namespace: str | None = None) -> dict[str, Any]:
         """POST to a subresource, e.g. ``pods/NAME/binding`` with a Binding."""
-        return await self.request("POST", res.path(namespace, name, subresource), body=body)
+        return await self._object("POST", res.path(namespace, name, subresource), body=body)
 
     async def watch(self, res: Resource, namespace: str | None = None, *,
                     resource_version: str | None = None, label_selector: str | None = None,
                     field_selector: str | None = None, allow_bookmarks: bool = True,
-                    timeout_seconds: int | None = 300) -> AsyncIterator[tuple[str, dict]]:
+                    timeout_seconds: int | None = 300) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Yield ``(type, object)`` for each watch event (ADDED, MODIFIED, DELETED,
         BOOKMARK). An ERROR event raises :class:`ApiError` (410 Expired when the
         resourceVersion is too old). Ends when the server closes the stream."""
-        params = {"watch": "true", "resourceVersion": resource_version,
-                  "labelSelector": label_selector, "fieldSelector": field_selector,
-                  "allowWatchBookmarks": "true" if allow_bookmarks else None,
-                  "timeoutSeconds": timeout_seconds}
-        params = {k: v for k, v in params.items() if v is not None}
+        given = {"watch": "true", "resourceVersion": resource_version,
+                 "labelSelector": label_selector, "fieldSelector": field_selector,
+                 "allowWatchBookmarks": "true" if allow_bookmarks else None,
+                 "timeoutSeconds": timeout_seconds}
+        params = {k: v for k, v in given.items() if v is not None}
         # with bookmarks (our apiserver sends one a second when idle, Kubernetes' once a
         # minute) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
         idle = (timeout_seconds or 300) + 30
