@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 from urllib.parse import urlparse
 
 from aetcd import rpc
@@ -74,7 +74,7 @@ class WatchResponse:
     """
 
     revision: int
-    events: list
+    events: list[rpc.Event]
 
 
 def progress_trustworthy(version: str) -> bool:
@@ -143,7 +143,8 @@ class EtcdClient:
         except rpc.AioRpcError as e:
             raise translate(e, key.decode(errors="replace")) from None
 
-    async def txn(self, compare: list, success: list, failure: list | None = None) -> rpc.TxnResponse:
+    async def txn(self, compare: list[rpc.Compare], success: list[rpc.RequestOp],
+                  failure: list[rpc.RequestOp] | None = None) -> rpc.TxnResponse:
         """KV.Txn with ``rpc.Compare`` / ``rpc.RequestOp`` lists."""
         req = rpc.TxnRequest(compare=compare, success=success, failure=failure or [])
         try:
@@ -212,8 +213,9 @@ class WatchStream:
         self.synced = False                # known to be caught up with etcd's revision
         self.progress_ok = False           # the server's progress answers are trusted
         self.closed = False
-        self._requests: asyncio.Queue = asyncio.Queue()
-        self._call = None
+        #: the requests to send on the call (create, progress); None ends them
+        self._requests: asyncio.Queue[rpc.WatchRequest | None] = asyncio.Queue()
+        self._call: Any = None  # the gRPC stream-stream call (aetcd ships no types)
 
     @property
     def created(self) -> bool:
@@ -238,7 +240,7 @@ class WatchStream:
         if self._call is not None:
             self._call.cancel()
 
-    async def _request_iter(self):
+    async def _request_iter(self) -> AsyncIterator[rpc.WatchRequest]:
         while True:
             r = await self._requests.get()
             if r is None:

@@ -29,7 +29,7 @@ from aetcd import rpc
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
-from controlplane.storage.etcd import EtcdClient, prefix_end
+from controlplane.storage.etcd import EtcdClient, WatchStream, prefix_end
 
 _log = logging.getLogger("storage")
 
@@ -57,12 +57,12 @@ def collection_prefix(resource: Any, namespace: str | None = None) -> str:
     return f"{REGISTRY}/{resource.etcd_dir}/"
 
 
-def decode(kv: Any) -> dict:
+def decode(kv: Any) -> dict[str, Any]:
     """etcd KeyValue → object dict with ``metadata.resourceVersion = mod_revision``.
 
     Raises CorruptObject for a value that is not a JSON object (``NewCorruptObjError``)."""
     try:
-        obj = codec.loads(kv.value)
+        obj: dict[str, Any] = codec.loads(kv.value)
         md = obj.get("metadata")
         if md is None:
             md = obj["metadata"] = {}
@@ -72,7 +72,7 @@ def decode(kv: Any) -> dict:
     return obj
 
 
-def decode_or_skip(kv: Any) -> dict | None:
+def decode_or_skip(kv: Any) -> dict[str, Any] | None:
     """:func:`decode`, or None (one WARNING line naming the key) for a value that is not a
     JSON object: a list answers for the other objects, as the etcd3 store's corrupt-object
     handling does (``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go``)."""
@@ -85,7 +85,7 @@ def decode_or_skip(kv: Any) -> dict | None:
     return obj
 
 
-def encode(obj: dict) -> bytes:
+def encode(obj: dict[str, Any]) -> bytes:
     """Object dict → JSON bytes, without ``metadata.resourceVersion``."""
     md = obj.get("metadata") or {}
     if "resourceVersion" in md:
@@ -95,7 +95,7 @@ def encode(obj: dict) -> bytes:
     return codec.dumps(obj)
 
 
-def _with_rv(obj: dict, rv: int) -> dict:
+def _with_rv(obj: dict[str, Any], rv: int) -> dict[str, Any]:
     """``obj`` (a private copy the caller gives up) with ``metadata.resourceVersion = rv``."""
     md = obj.get("metadata")
     obj["metadata"] = md = dict(md) if isinstance(md, dict) else {}
@@ -103,7 +103,7 @@ def _with_rv(obj: dict, rv: int) -> dict:
     return obj
 
 
-def _same(a: dict, b: dict) -> bool:
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Equal objects, ignoring ``metadata.resourceVersion`` (an update that changes nothing)."""
     ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
     if ma.get("resourceVersion") != mb.get("resourceVersion"):
@@ -143,7 +143,7 @@ class ListResult:
     ``continue_token`` is "" on the last page; ``remaining`` counts objects after it.
     """
 
-    items: list[dict]
+    items: list[dict[str, Any]]
     revision: int
     continue_token: str = ""
     remaining: int | None = None
@@ -159,12 +159,12 @@ class StoreEvent:
 
     type: str
     key: str
-    object: dict
-    prev: dict | None
+    object: dict[str, Any]
+    prev: dict[str, Any] | None
     revision: int
 
 
-Mutation = Callable[[dict], "dict | Awaitable[dict]"]
+Mutation = Callable[[dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 
 class Store:
@@ -179,9 +179,10 @@ class Store:
     async def current_revision(self) -> int:
         """The etcd store's current revision (header of a count-only range)."""
         resp = await self.etcd.range(b"\0", b"\0", count_only=True)
-        return resp.header.revision
+        rev: int = resp.header.revision
+        return rev
 
-    async def create(self, key: str, obj: dict) -> dict:
+    async def create(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store ``obj`` at ``key`` if absent; returns it with its resourceVersion. Raises KeyExists.
 
         ``obj`` becomes the returned object (its ``metadata`` dict is replaced, not changed)."""
@@ -194,7 +195,7 @@ class Store:
             raise KeyExists(f"key {key} already exists", key)
         return _with_rv(obj, resp.header.revision)
 
-    async def get(self, key: str, revision: int = 0) -> dict:
+    async def get(self, key: str, revision: int = 0) -> dict[str, Any]:
         """The object at ``key`` (at ``revision`` if > 0); raises KeyNotFound / Expired."""
         resp = await self.etcd.range(key.encode(), revision=revision)
         if not resp.kvs:
@@ -203,7 +204,7 @@ class Store:
 
     async def list(self, prefix: str, revision: int = 0, limit: int = 0,
                    continue_token: str = "",
-                   predicate: Callable[[dict], bool] | None = None) -> ListResult:
+                   predicate: Callable[[dict[str, Any]], bool] | None = None) -> ListResult:
         """Objects under ``prefix`` at ``revision`` (0 = latest), at most ``limit`` (0 = all).
 
         With ``continue_token`` the revision comes from the token; a compacted one raises
@@ -216,7 +217,7 @@ class Store:
         if continue_token:
             revision, start = decode_continue(continue_token, prefix)
         end = prefix_end(prefix.encode())
-        items: list[dict] = []
+        items: list[dict[str, Any]] = []
         key = start.encode()
         rev = revision
         try:
@@ -249,7 +250,7 @@ class Store:
                                 precondition_uid: str | None = None,
                                 resource_plural: str = "", name: str = "",
                                 group: str = "", create_if_missing: bool = False,
-                                dry_run: bool = False, cached: dict | None = None) -> dict:
+                                dry_run: bool = False, cached: dict[str, Any] | None = None) -> dict[str, Any]:
         """Read, ``mutate(copy)``, write with Txn(mod_revision unchanged); retry on a race.
 
         ``cached``: the watch cache's copy of the object (never modified here), used instead
@@ -269,7 +270,7 @@ class Store:
         been modified" message, or uid mismatch).
         """
         k = key.encode()
-        current: dict | None = None
+        current: dict[str, Any] | None = None
         mod_rev = 0
         is_current = False
         if cached is not None and (cached.get("metadata") or {}).get("resourceVersion"):
@@ -320,7 +321,7 @@ class Store:
             is_current = True
 
     @staticmethod
-    def _state(resp: Any, key: str, create_if_missing: bool) -> tuple[dict, int]:
+    def _state(resp: Any, key: str, create_if_missing: bool) -> tuple[dict[str, Any], int]:
         """(object, mod_revision) of a Range response; ({}, 0) or KeyNotFound when absent."""
         if resp.kvs:
             return decode(resp.kvs[0]), resp.kvs[0].mod_revision
@@ -330,9 +331,9 @@ class Store:
 
     async def delete(self, key: str, *, precondition_uid: str | None = None,
                      precondition_rv: str | None = None,
-                     validate: Callable[[dict], None] | None = None,
+                     validate: Callable[[dict[str, Any]], None] | None = None,
                      resource_plural: str = "", name: str = "", group: str = "",
-                     cached: dict | None = None) -> dict:
+                     cached: dict[str, Any] | None = None) -> dict[str, Any]:
         """Delete ``key`` if it still holds the version read; returns the deleted object.
 
         ``validate(current)`` may raise to abort. The returned object carries the
@@ -376,7 +377,7 @@ class Store:
         await self.etcd.compact(revision)
 
     def watch(self, prefix: str, start_revision: int, progress_notify: bool = True,
-              previous: Callable[[str], dict | None] | None = None) -> "EventStream":
+              previous: Callable[[str], dict[str, Any] | None] | None = None) -> "EventStream":
         """A new :class:`EventStream` of the keys under ``prefix`` from ``start_revision``
         (one etcd watch call; make a new one for every attempt).
 
@@ -403,7 +404,8 @@ class Store:
                                      min_mod_revision=since + 1, limit=1)
         if resp.kvs or resp.count != count:
             return 0
-        return resp.header.revision
+        rev: int = resp.header.revision
+        return rev
 
 
 class EventStream:
@@ -416,7 +418,7 @@ class EventStream:
     history lost), Unavailable (connection lost, stream ended).
     """
 
-    def __init__(self, stream: Any, previous: Callable[[str], dict | None] | None) -> None:
+    def __init__(self, stream: WatchStream, previous: Callable[[str], dict[str, Any] | None] | None) -> None:
         self.stream = stream
         self.previous = previous
 
@@ -465,7 +467,7 @@ class EventStream:
             self.stream.close()
 
 
-def _store_event(ev: Any, previous: Callable[[str], dict | None] | None = None) -> StoreEvent:
+def _store_event(ev: Any, previous: Callable[[str], dict[str, Any] | None] | None = None) -> StoreEvent:
     kv = ev.kv
     key = kv.key.decode()
     if previous is not None:

@@ -29,7 +29,8 @@ def free_port() -> int:
     """A TCP port free right now on 127.0.0.1 (bind port 0)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def available() -> bool:
@@ -42,7 +43,7 @@ class EtcdProcess:
 
     def __init__(self, ready_timeout: float = 20.0) -> None:
         self.ready_timeout = ready_timeout
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self._dir = ""
 
@@ -70,7 +71,7 @@ class EtcdProcess:
         deadline = time.monotonic() + self.ready_timeout
         try:
             while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
+                if self.proc is None or self.proc.poll() is not None:
                     return False
                 try:
                     await client.status(timeout=1.0)
@@ -97,5 +98,5 @@ class EtcdProcess:
     async def __aenter__(self) -> str:
         return await self.start()
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
