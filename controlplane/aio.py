@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any, Coroutine, TypeVar
+
+T = TypeVar("T")
 
 
-async def cancel_and_wait(task: asyncio.Task | None) -> None:
+async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
     """Cancel ``task`` (if any) and wait until it has ended.
 
     A background task's own error or cancellation is swallowed: the caller is
@@ -21,7 +24,7 @@ async def cancel_and_wait(task: asyncio.Task | None) -> None:
         pass
 
 
-def run(coro):
+def run(coro: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coro)`` on uvloop's event loop when uvloop is installed (less per-request
     overhead for aiohttp, grpc and our etcd transport); returns the coroutine's result. Every
     process entry point (etcd, apiserver, and the components via ``run_until_signalled``) uses it.
@@ -29,7 +32,7 @@ def run(coro):
     (:func:`controlplane.lifeline.watch_parent`: SIGTERM once the parent is gone)."""
     from controlplane.lifeline import watch_parent
 
-    async def main():
+    async def main() -> T:
         watch_parent(asyncio.get_running_loop())
         return await coro
     try:

@@ -36,7 +36,8 @@ clock: Callable[[], float] = time.time
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 
-_SECOND_CACHE: list = [None, ""]
+#: (epoch second, its metav1.Time text) of the last :func:`now`
+_second_cache: tuple[int, str] = (-1, "")
 
 
 # --------------------------------------------------------------------------- formatting
@@ -58,10 +59,12 @@ def format_micro_time(t: float) -> str:
 def now() -> str:
     """The current time (:data:`clock`) as metav1.Time text (``metav1.Now()`` serialized);
     formatted once per second."""
+    global _second_cache
     sec = int(clock() // 1)
-    if _SECOND_CACHE[0] != sec:
-        _SECOND_CACHE[0], _SECOND_CACHE[1] = sec, format_time(sec)
-    return _SECOND_CACHE[1]
+    cached = _second_cache
+    if cached[0] != sec:
+        cached = _second_cache = (sec, format_time(sec))
+    return cached[1]
 
 
 def now_micro() -> str:

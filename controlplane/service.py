@@ -20,15 +20,18 @@ import re
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 import click
 
 from controlplane import aio, apitime
 from controlplane.client.rest import resolve_server
 
+#: a click command function
+F = TypeVar("F", bound=Callable[..., Any])
 
-def client_options(fn: Callable) -> Callable:
+
+def client_options(fn: F) -> F:
     """Add ``--kubeconfig`` and ``--master`` to a click command."""
     fn = click.option("--master", default=None, metavar="URL",
                       help="apiserver URL (overrides the kubeconfig), e.g. http://127.0.0.1:6443")(fn)
@@ -53,7 +56,7 @@ class Seconds(click.FloatRange):
 
     name = "float"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         rv = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(rv):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
@@ -115,7 +118,7 @@ _LEADER_ELECT_FLAGS = ("leader_elect", "leader_elect_lease_duration", "leader_el
                        "leader_elect_resource_namespace")
 
 
-def leader_election_options(resource_name: str, help: str) -> Callable[[Callable], Callable]:
+def leader_election_options(resource_name: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add kube-scheduler's / kube-controller-manager's ``--leader-elect``,
     ``--leader-elect-lease-duration``, ``--leader-elect-renew-deadline``,
     ``--leader-elect-retry-period``, ``--leader-elect-resource-name`` (default
@@ -124,7 +127,7 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
     The command receives them as one keyword ``leader_election`` (a
     :class:`LeaderElection`); bad durations, or inconsistent ones with
     ``--leader-elect``, are click.UsageError (one line, exit 2)."""
-    def decorate(fn: Callable) -> Callable:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> Any:
             flags = {k: kwargs.pop(k) for k in _LEADER_ELECT_FLAGS}

@@ -24,7 +24,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Awaitable, Callable, TextIO
 
 import aiohttp
 
@@ -59,7 +59,8 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def pid_alive(pid: int) -> bool:
@@ -96,7 +97,7 @@ class Service:
     restarts: int = 0
     log_path: str = ""
     stopping: bool = False
-    watcher: asyncio.Task | None = field(default=None, repr=False)
+    watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
 class LocalCluster:
@@ -128,7 +129,7 @@ class LocalCluster:
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
         self._failed: asyncio.Queue[str] = asyncio.Queue()
-        self._lock = None  # the open, flocked <data-dir>/.lock
+        self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
@@ -281,14 +282,16 @@ class LocalCluster:
 
     def _last_log_line(self, name: str) -> str:
         svc = next((s for s in self.services if s.name == name), None)
+        if svc is None:
+            return ""
         try:
-            with open(svc.log_path, "rb") as f:  # type: ignore[union-attr]
+            with open(svc.log_path, "rb") as f:
                 lines = f.read().decode(errors="replace").strip().splitlines()
             return lines[-1] if lines else ""
         except (OSError, AttributeError):
             return ""
 
-    async def _wait_until(self, check: Callable, what: str, name: str, timeout: float = 60) -> None:
+    async def _wait_until(self, check: Callable[[], Awaitable[bool]], what: str, name: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         delay = 0.05
         while True:

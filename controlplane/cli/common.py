@@ -6,15 +6,18 @@ errors.
 from __future__ import annotations
 
 import contextlib
-from typing import Callable
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
 from controlplane.client.rest import ApiError, RequestTimeout
 from controlplane.service import parse_duration
 
+#: a click command function
+F = TypeVar("F", bound=Callable[..., Any])
 
-def request_timeout_option(fn: Callable) -> Callable:
+
+def request_timeout_option(fn: F) -> F:
     """Add kubectl's ``--request-timeout`` (a Go duration or seconds; 0 = none) to a click
     command; it receives ``request_timeout`` in seconds (float, 0.0 = none). Our default is
     30 s (kubectl's is 0): a hung apiserver ends the command with one line instead of a hang."""
@@ -26,7 +29,7 @@ def request_timeout_option(fn: Callable) -> Callable:
 
 
 @contextlib.contextmanager
-def apiserver_errors(server: str, error: type[click.ClickException] = click.ClickException):
+def apiserver_errors(server: str, error: type[click.ClickException] = click.ClickException) -> Iterator[None]:
     """Inside: an :class:`ApiError` becomes ``error("apiserver said CODE REASON: MESSAGE")``, a
     :class:`RequestTimeout` ``error("the apiserver at SERVER did not answer within Ns
     (--request-timeout)")`` and a transport ``OSError`` ``error("cannot reach the apiserver at

@@ -15,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import tempfile
 import time
+from typing import Any
 
 import click
 
@@ -40,7 +42,7 @@ class DemoError(click.ClickException):
     """A one-line failure of the demo (exit 1)."""
 
 
-def load_manifest(path: str) -> dict:
+def load_manifest(path: str) -> dict[str, Any]:
     """The single workload object in ``path``; raises DemoError (one line) on a missing,
     binary, malformed or too deeply nested file (:mod:`controlplane.yamlfile`) or a kind
     the demo does not trace."""
@@ -63,7 +65,7 @@ def load_manifest(path: str) -> dict:
 
 
 class Demo:
-    def __init__(self, client: RestClient, manifest: dict, timeout: float, color: bool) -> None:
+    def __init__(self, client: RestClient, manifest: dict[str, Any], timeout: float, color: bool) -> None:
         self.client = client
         self.manifest = manifest
         self.timeout = timeout
@@ -130,7 +132,7 @@ class Demo:
         r = (self.manifest.get("spec") or {}).get("replicas")
         return 1 if r is None else int(r)
 
-    async def run(self) -> list[dict]:
+    async def run(self) -> list[dict[str, Any]]:
         # Step 1 happened when the components started: show the latest per component.
         earlier = await stream.fetch(self.client, 0.0)
         step1: dict[str, StepRecord] = {}
@@ -171,16 +173,16 @@ class Demo:
             return True
         return False
 
-    def _pod_template_spec(self) -> dict:
+    def _pod_template_spec(self) -> dict[str, Any]:
         if self.kind == "Pod":
             return self.manifest.get("spec") or {}
         return ((self.manifest.get("spec") or {}).get("template") or {}).get("spec") or {}
 
-    async def _follow(self, records: asyncio.Queue[StepRecord]) -> list[dict]:
+    async def _follow(self, records: asyncio.Queue[StepRecord]) -> list[dict[str, Any]]:
         """Print flow records (in time order, live) until every replica is
         Running with its status stored."""
         want = self.replicas()
-        running: dict[str, dict] = {}        # pod uid -> pod
+        running: dict[str, dict[str, Any]] = {}        # pod uid -> pod
         stored_rv: dict[str, int] = {}       # pod uid -> highest step-13 rv seen
         reorder = Reorder()
         pods_task = asyncio.create_task(self._watch_running(running))
@@ -211,7 +213,7 @@ class Demo:
         finally:
             pods_task.cancel()
 
-    def _all_steps_seen(self, running: dict[str, dict]) -> bool:
+    def _all_steps_seen(self, running: dict[str, dict[str, Any]]) -> bool:
         """Every step of the flow has a record (skipped ones aside), and every
         running pod has its kubelet's step 12: records from other processes
         arrive in batches, possibly after the pod shows Running."""
@@ -234,7 +236,7 @@ class Demo:
             if self.flow.offer(rec):
                 reorder.push(rec)
 
-    async def _watch_running(self, running: dict[str, dict]) -> None:
+    async def _watch_running(self, running: dict[str, dict[str, Any]]) -> None:
         sel = self._pod_selector()
         while True:
             lst = await self.client.list(PODS, self.ns, label_selector=sel)
@@ -251,7 +253,7 @@ class Demo:
                 if e.code != 410:
                     raise
 
-    def _note_pod(self, p: dict, running: dict[str, dict]) -> None:
+    def _note_pod(self, p: dict[str, Any], running: dict[str, dict[str, Any]]) -> None:
         uid = p["metadata"]["uid"]
         if self.kind == "Pod":
             mine = p["metadata"]["name"] == self.name
@@ -264,7 +266,7 @@ class Demo:
         else:
             running.pop(uid, None)
 
-    def summary(self, pods: list[dict]) -> None:
+    def summary(self, pods: list[dict[str, Any]]) -> None:
         total = max((r.time for r in self.flow.records), default=self.t0) - self.t0
         self.out("")
         self.out(click.style(f"Summary: {len(pods)} pod(s) Running {total:.2f}s after submission", bold=True))
@@ -293,7 +295,7 @@ class Demo:
             self.out(f"\n  nodeSelector {sel} → every pod landed on {', '.join(nodes)}")
         self._explain_one(pods)
 
-    def _explain_one(self, pods: list[dict]) -> None:
+    def _explain_one(self, pods: list[dict[str, Any]]) -> None:
         """Step 9 in detail for the first pod: each plugin's verdict per node."""
         if not pods:
             return
@@ -338,7 +340,7 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
     """
     obj = load_manifest(manifest or os.path.join(EXAMPLES, "myapp1.yaml"))
     if color is None:
-        color = click.get_text_stream("stdout").isatty()
+        color = sys.stdout.isatty()
 
     async def main() -> None:
         cluster = None

@@ -53,7 +53,8 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = entry[0].split(":")
         module = importlib.import_module(module_name)
-        return getattr(module, attr)
+        command: click.Command = getattr(module, attr)
+        return command
 
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

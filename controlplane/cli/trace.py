@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
+from typing import Callable
 
 import click
 
@@ -22,14 +24,15 @@ from controlplane.client.rest import RestClient
 from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
+from controlplane.trace.record import StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record
 
 
-async def follow_in_order(client: RestClient, since: float, show) -> None:
+async def follow_in_order(client: RestClient, since: float, show: Callable[[StepRecord], None]) -> None:
     """Stream records to ``show`` in time order: each is held for a short
     window (:class:`Reorder`) since processes send theirs in small batches."""
     reorder = Reorder()
-    q: asyncio.Queue = asyncio.Queue()
+    q: asyncio.Queue[StepRecord | None] = asyncio.Queue()  # None: the stream ended
 
     async def pump() -> None:
         async for rec in stream.follow(client, since):
@@ -43,10 +46,9 @@ async def follow_in_order(client: RestClient, since: float, show) -> None:
             except asyncio.TimeoutError:
                 if task.done():
                     task.result()  # the stream failed (e.g. unreachable apiserver): raise it
-                rec = False
-            if rec is None:
-                break
-            if rec:
+            else:
+                if rec is None:
+                    break
                 reorder.push(rec)
             for r in reorder.pop_ready(time.time()):
                 show(r)
@@ -78,12 +80,12 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
 
     async def main() -> None:
         client = RestClient(server, "trace", timeout=request_timeout)
-        flow = Flow(kind, namespace, name) if kind else None
+        flow = Flow(kind, namespace, name) if kind and name else None  # both or neither (checked above)
         t0: list[float] = []
 
-        collected: list = []
+        collected: list[StepRecord] = []
 
-        def show(rec) -> None:
+        def show(rec: StepRecord) -> None:
             if flow is not None and not flow.offer(rec):
                 return
             if output == "html":
@@ -94,7 +96,7 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                 return
             if not t0:
                 t0.append(rec.time)
-            click.echo(format_record(rec, t0[0], click.get_text_stream("stdout").isatty()))
+            click.echo(format_record(rec, t0[0], sys.stdout.isatty()))
 
         start = time.time() - since if since else 0.0
         with apiserver_errors(server):

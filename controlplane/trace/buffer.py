@@ -19,7 +19,8 @@ class TraceBuffer:
 
     def __init__(self, capacity: int = 100_000, queue_size: int = 10_000) -> None:
         self._ring: collections.deque[StepRecord] = collections.deque(maxlen=capacity)
-        self._subs: set[asyncio.Queue] = set()
+        #: each subscriber's queue; None tells it that it was dropped (too slow)
+        self._subs: set[asyncio.Queue[StepRecord | None]] = set()
         self._queue_size = queue_size
 
     def append(self, rec: StepRecord) -> None:
@@ -39,7 +40,7 @@ class TraceBuffer:
 
     async def subscribe(self) -> AsyncIterator[StepRecord]:
         """Yield every record appended from now on, until cancelled or dropped."""
-        q: asyncio.Queue = asyncio.Queue(self._queue_size)
+        q: asyncio.Queue[StepRecord | None] = asyncio.Queue(self._queue_size)
         self._subs.add(q)
         try:
             while True:

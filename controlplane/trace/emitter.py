@@ -35,11 +35,11 @@ class TraceEmitter:
         self.flush_interval = flush_interval
         self.enabled = enabled
         self._pending: list[StepRecord] = []
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
-    def emit(self, step: int, action: str, obj: dict | None = None, detail: str = "",
+    def emit(self, step: int, action: str, obj: dict[str, Any] | None = None, detail: str = "",
              kind: str | None = None, resource_version: str | None = None,
-             data: dict | None = None) -> StepRecord:
+             data: dict[str, Any] | None = None) -> StepRecord:
         """Record a step now (``data``: optional structured detail) and ship it soon."""
         rec = make_record(step, self.component, action, obj, detail, kind, resource_version, data)
         event(log, "trace.step", step=step, action=action,

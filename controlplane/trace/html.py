@@ -38,7 +38,10 @@ def render_html(records: Iterable[StepRecord], title: str, t0: float) -> str:
     span = max((r.time - t0 for r in after), default=0.001) or 0.001
     width, left, lane_h, top = 1100, 150, 58, 30
     height = top + lane_h * len(LANES) + 30
-    x = lambda t: left + (width - left - 50) * (t - t0) / span  # noqa: E731
+
+    def x(t: float) -> float:
+        return left + (width - left - 50) * (t - t0) / span
+
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'font-family="system-ui, sans-serif" font-size="12">']
     for i, lane in enumerate(LANES):
@@ -69,10 +72,10 @@ def render_html(records: Iterable[StepRecord], title: str, t0: float) -> str:
                      f'fill="{COLORS[lane]}"/><text x="{xx:.1f}" y="{y + 4:.1f}" text-anchor="middle" '
                      f'fill="#fff" font-size="9" font-weight="700">{r.step}</text></g>')
     parts.append("</svg>")
-    rows = []
+    table_rows = []
     for r in recs:
         dt = f"{(r.time - t0) * 1000:+.1f} ms" if r.time >= t0 else "before"
-        rows.append(
+        table_rows.append(
             f"<tr><td class=n>{r.step}</td><td class=t>{dt}</td>"
             f"<td style='color:{COLORS[lane_of(r)]}'>{html.escape(r.component)}</td>"
             f"<td>{html.escape(r.action)}</td><td>{html.escape(r.object.get('kind', ''))}/"
@@ -96,6 +99,6 @@ are recorded by the apiserver and drawn on the lane of the actor: the client, an
 {''.join(parts)}
 <ol style="list-style:none;padding:0">{legend}</ol>
 <table><tr><th>step</th><th>time</th><th>component</th><th>action</th><th>object</th><th>rv</th><th>detail</th></tr>
-{''.join(rows)}</table>
+{''.join(table_rows)}</table>
 </body></html>
 """
