@@ -25,19 +25,21 @@ changes re-count that node's pods; namespace label changes drop the
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable, Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 from components.scheduler.podinfo import AffinityTerm, PodInfo
+from controlplane.selectors import LabelSelector
 
 Pair = tuple[str, str]
 Counts = dict[Pair, int]
+K = TypeVar("K", bound=Hashable)
 
 #: PodInfo attribute names of the term kinds counted in :attr:`AffinityIndex.existing`
 KINDS = ("required_anti_affinity", "required_affinity", "preferred_affinity",
          "preferred_anti_affinity")
 
 
-def bump(counts: Counts, pair: Pair, n: int) -> None:
+def bump(counts: dict[K, int], pair: K, n: int) -> None:
     """Add ``n`` to ``counts[pair]``, dropping the entry when it reaches 0 (as
     kube-scheduler's topologyToMatchedTermCount.update)."""
     v = counts.get(pair, 0) + n
@@ -158,8 +160,8 @@ class SelectorCounts:
         self.all_pods = all_pods
         self.max_keys = max_keys
         self.node_labels = node_labels or (lambda name: None)
-        self._by_key: OrderedDict[tuple[str, object], dict[str, int]] = OrderedDict()
-        self._domains: OrderedDict[tuple[str, object, str], dict[str, int]] = OrderedDict()
+        self._by_key: OrderedDict[tuple[str, LabelSelector], dict[str, int]] = OrderedDict()
+        self._domains: OrderedDict[tuple[str, LabelSelector, str], dict[str, int]] = OrderedDict()
 
     @staticmethod
     def _counts(pi: PodInfo) -> bool:
@@ -191,7 +193,7 @@ class SelectorCounts:
         """A node came, went or changed labels: forget the :meth:`domain_counts`."""
         self._domains.clear()
 
-    def domain_counts(self, namespace: str, selector, key: str) -> dict[str, int]:
+    def domain_counts(self, namespace: str, selector: LabelSelector, key: str) -> dict[str, int]:
         """``{value of node label key: matching pods}`` over the nodes with a Node object
         (only domains holding matching pods appear). Built from :meth:`counts` on first
         use, then kept up to date; live: do not change it."""
@@ -212,7 +214,7 @@ class SelectorCounts:
             self._domains.popitem(last=False)
         return d
 
-    def counts(self, namespace: str, selector) -> dict[str, int]:
+    def counts(self, namespace: str, selector: LabelSelector) -> dict[str, int]:
         key = (namespace, selector)
         d = self._by_key.get(key)
         if d is not None:

@@ -15,7 +15,7 @@ NodeInfos plus a node list that is rebuilt only when nodes come or go.
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from typing import Callable, Iterable
 
 from components.scheduler.affinityindex import AffinityIndex, SelectorCounts
 from components.scheduler.podinfo import PodInfo, Resources
@@ -134,7 +134,8 @@ class Snapshot:
                  anti_affinity_nodes: dict[str, NodeInfo] | None = None,
                  image_node_counts: dict[str, int] | None = None,
                  affinity_index: AffinityIndex | None = None,
-                 ns_labels=None, selector_counts: SelectorCounts | None = None) -> None:
+                 ns_labels: Callable[[str], dict[str, str]] | None = None,
+                 selector_counts: SelectorCounts | None = None) -> None:
         self.nodes = nodes
         self._selector_counts = selector_counts
         self._index = affinity_index

@@ -367,6 +367,7 @@ class Framework:
             return self.run_filter(state, pi, node)
         with_nominated = state.clone()
         done = []
+        st: Status | None = None
         try:
             for p in added:
                 node.add_pod(p)

@@ -123,6 +123,7 @@ def select_victims_on_node(run_filter: Callable[[Any], Status | None], pod: PodI
     if not potential:
         return [], Status(UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
     removed: list[PodInfo] = []
+    st: Status | None
     try:
         for p in potential:
             node.remove_pod(p.key)
@@ -219,7 +220,7 @@ class Evaluator:
         return True, ""
 
     def find_candidates(self, fwk: Any, state: CycleState, pod: PodInfo, snapshot: Any,
-                        diagnosis: Diagnosis, run_filter: Callable | None = None,
+                        diagnosis: Diagnosis, run_filter: Callable[[CycleState, PodInfo, Any], Status | None] | None = None,
                         ) -> tuple[list[Candidate], dict[str, Status]]:
         """Dry-run preemption on the nodes where it might help (those not rejected as
         UnschedulableAndUnresolvable), from a random offset, until enough candidates.
@@ -245,10 +246,11 @@ class Evaluator:
             for i in range(len(potential)):
                 ni = potential[(offset + i) % len(potential)]
                 dry = state.clone()  # DryRunPreemption: one state copy per node
+                # the hooks run during the call only: binding this iteration's dry and ni is safe
                 victims, st = select_victims_on_node(
-                    lambda node, dry=dry: run_filter(dry, pod, node), pod, ni,
-                    lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_remove_pod(dry, pod, p, ni),
-                    lambda p, dry=dry, ni=ni: fwk.run_pre_filter_extension_add_pod(dry, pod, p, ni))
+                    lambda node: run_filter(dry, pod, node), pod, ni,
+                    lambda p: fwk.run_pre_filter_extension_remove_pod(dry, pod, p, ni),
+                    lambda p: fwk.run_pre_filter_extension_add_pod(dry, pod, p, ni))
                 if st.is_success() and victims:
                     candidates.append(Candidate(ni.name, victims))
                     if len(candidates) >= want:
@@ -262,7 +264,7 @@ class Evaluator:
         return candidates, statuses
 
     def preempt(self, fwk: Any, state: CycleState, pod: PodInfo, snapshot: Any,
-                diagnosis: Diagnosis, run_filter: Callable | None = None,
+                diagnosis: Diagnosis, run_filter: Callable[[CycleState, PodInfo, Any], Status | None] | None = None,
                 ) -> tuple[Candidate | None, Status]:
         """The whole PostFilter: eligibility, candidates, the best candidate
         (``run_filter`` as for :meth:`find_candidates`). Returns (the chosen Candidate,

@@ -217,7 +217,8 @@ class ScheduleOne:
         fit = isinstance(err, FitError)
         msg = str(err)
         reason = "Unschedulable" if isinstance(err, (FitError, NoNodesAvailable)) else "SchedulerError"
-        qp.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins) if fit else set()
+        qp.unschedulable_plugins = (set(err.diagnosis.unschedulable_plugins) if isinstance(err, FitError)
+                                     else set())
         current = self.pod_lister(pi.key) if self.pod_lister else pi.pod
         if current is None or is_assigned(current) or is_deleting(current):
             self.queue.delete(pi.pod)

@@ -331,7 +331,7 @@ class NodeResourcesBalancedAllocation:
         if self.resources != ("cpu", "memory"):
             return [self.score(state, pod, n) for n in nodes]
         pc, pm = pod.requests.milli_cpu, pod.requests.memory
-        out = []
+        out: list[int] = []
         append = out.append
         for n in nodes:
             a = n.allocatable

@@ -180,7 +180,7 @@ class PodTopologySpread:
                                               None if req is None else req.get("nodeSelectorTerms") or [])
 
     def _domain_counts(self, pod, snapshot, cs: list[Constraint], require_all: bool = True,
-                       skip_hostname: bool = False):
+                       skip_hostname: bool = False) -> list[dict[str, int]]:
         """Per constraint {domain value: matching pods} over the snapshot's nodes that
         count (all topology keys present when ``require_all``; the inclusion policies).
         Pod counts per node come from the cache's :class:`SelectorCounts`."""
@@ -188,8 +188,9 @@ class PodTopologySpread:
         tolerations = pod.tolerations
         counts: list[dict[str, int]] = [{} for _ in cs]
         keys = [c.topology_key for c in cs]
-        per_node = [None if (skip_hostname and c.topology_key == HOSTNAME)
-                    else snapshot.selector_counts.counts(pod.namespace, c.selector) for c in cs]
+        per_node: list[dict[str, int] | None] = [
+            None if (skip_hostname and c.topology_key == HOSTNAME)
+            else snapshot.selector_counts.counts(pod.namespace, c.selector) for c in cs]
         simple = len(cs) == 1 and not (cs[0].honor_node_affinity and has_affinity) \
             and not cs[0].honor_node_taints
         if simple:  # the common case, kept tight: one constraint, no inclusion policy to apply
@@ -208,7 +209,8 @@ class PodTopologySpread:
             taint_ok = None
             for i, c in enumerate(cs):
                 v = labels.get(c.topology_key)
-                if v is None or per_node[i] is None:
+                node_counts = per_node[i]
+                if v is None or node_counts is None:
                     continue
                 if c.honor_node_affinity and has_affinity:
                     if aff_ok is None:
@@ -221,7 +223,7 @@ class PodTopologySpread:
                     if not taint_ok:
                         continue
                 d = counts[i]
-                d[v] = d.get(v, 0) + per_node[i].get(n.name, 0)
+                d[v] = d.get(v, 0) + node_counts.get(n.name, 0)
         return counts
 
     # -- filter ---------------------------------------------------------------
@@ -298,8 +300,8 @@ class PodTopologySpread:
         # domain counts over all nodes, domains (and weights) over the filtered ones
         all_counts = self._domain_counts(pod, snapshot, cs, require_all, skip_hostname=True)
         names = {n.name for n in nodes}
-        ignored = set()
-        sizes = [set() for _ in cs]
+        ignored: set[str] = set()
+        sizes: list[set[str]] = [set() for _ in cs]
         for n in nodes:
             if require_all and any(c.topology_key not in n.labels for c in cs):
                 ignored.add(n.name)
