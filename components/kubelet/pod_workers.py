@@ -141,8 +141,8 @@ class PodWorkers:
         await asyncio.wait_for(self._idle.wait(), timeout)
 
     async def stop(self) -> None:
-        for t in self._timers.values():
-            t.cancel()
+        for timer in self._timers.values():
+            timer.cancel()
         tasks = [t for t in self._tasks.values() if not t.done()]
         for t in tasks:
             t.cancel()
