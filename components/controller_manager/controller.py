@@ -65,7 +65,7 @@ class Controller:
         self.ctx = ctx
         self.client = ctx.client
         self.informers = ctx.informers
-        self.queue = WorkQueue()
+        self.queue: WorkQueue[str] = WorkQueue()
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)

@@ -23,12 +23,19 @@ BURST_REPLICAS = 500
 #: pod annotation lowering or raising a pod's deletion priority (KEP-2255)
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
-_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+#: pod phase (None: not reported) -> its rank when picking pods to delete
+_PHASE_ORDINAL: dict[str | None, int] = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
 def meta(obj: dict) -> dict:
     """``obj.metadata`` (an empty dict when absent)."""
     return obj.get("metadata") or {}
+
+
+def name_of(obj: dict) -> str:
+    """``obj.metadata.name``; "" when absent (never, for an object the apiserver stored)."""
+    name: str = meta(obj).get("name") or ""
+    return name
 
 
 def is_pod_active(pod: dict) -> bool:

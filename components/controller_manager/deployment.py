@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import time
+from typing import Literal, overload
 
 from controlplane.api.resources import DEPLOYMENTS, PODS, REPLICASETS
 from controlplane.client.informer import key_of
@@ -160,9 +161,16 @@ class DeploymentController(Controller):
                 return True
         return False
 
+    @overload
+    async def _get_all(self, d: dict, rss: list[dict], create: Literal[True]) -> tuple[dict, list[dict]]: ...
+    @overload
+    async def _get_all(self, d: dict, rss: list[dict], create: Literal[False]) -> tuple[dict | None, list[dict]]: ...
+
     async def _get_all(self, d: dict, rss: list[dict], create: bool) -> tuple[dict | None, list[dict]]:
         """(new RS, old RSs) — syncing the new RS's annotations and the Deployment's
-        revision, creating the new RS when ``create`` (getAllReplicaSetsAndSyncRevision)."""
+        revision, creating the new RS when ``create`` (getAllReplicaSetsAndSyncRevision):
+        with ``create`` the new RS is never None (created, adopted after AlreadyExists, or
+        ApiError raised)."""
         new = du.find_new_replica_set(d, rss)
         old = [r for r in rss if r is not new]
         new_revision = max([du.revision(r) for r in old] or [0]) + 1
@@ -268,7 +276,6 @@ class DeploymentController(Controller):
 
     async def _rollout_rolling(self, d: dict, rss: list[dict]) -> None:
         new, old = await self._get_all(d, rss, create=True)
-        assert new is not None
         all_rss = old + [new]
         if await self._apply(d, du.reconcile_new_replica_set(d, all_rss, new)):
             await self._sync_rollout_status(d, all_rss, new)

@@ -457,7 +457,9 @@ def rollout_status(d: dict, all_rss: list[dict], new_rs: dict | None, now: float
             status["conditions"] = [c for c in status["conditions"] if c.get("type") != "Progressing"]
         set_condition(status, "Progressing", "True", "ReplicaSetUpdated", msg)
         if cur is not None and cur.get("status") == "True":
-            get_condition(status, "Progressing")["lastTransitionTime"] = cur.get("lastTransitionTime")
+            progressing = get_condition(status, "Progressing")
+            assert progressing is not None  # set_condition just put it there
+            progressing["lastTransitionTime"] = cur.get("lastTransitionTime")
     elif cur is not None and cur.get("status") == "True":
         since = apitime.time_or_none(cur.get("lastUpdateTime"))
         if since is not None and since + int(deadline) < now:

@@ -83,7 +83,7 @@ def endpoint_subsets(service: dict, pods: list[dict]) -> list[dict]:
         if not should_pod_be_in_endpoints(pod, publish):
             continue
         md = meta(pod)
-        ip = (pod.get("status") or {}).get("podIP")
+        ip: str = pod["status"]["podIP"]  # set: should_pod_be_in_endpoints checked it
         addr = {"ip": ip, "targetRef": {"kind": "Pod", "namespace": md.get("namespace"), "name": md.get("name"),
                                         "uid": md.get("uid")}}
         if (pod.get("spec") or {}).get("nodeName"):
@@ -105,13 +105,13 @@ def endpoint_subsets(service: dict, pods: list[dict]) -> list[dict]:
         g = groups.setdefault(frozenset(port_set), {"addresses": [], "notReadyAddresses": []})
         g["addresses" if ready else "notReadyAddresses"].append(addr)
     out = []
-    for port_set, g in groups.items():
+    for ports_of_group, g in groups.items():
         subset: dict = {}
         for k in ("addresses", "notReadyAddresses"):
             if g[k]:
                 subset[k] = sorted(g[k], key=lambda a: (_ip_key(a["ip"]), a["targetRef"]["name"]))
         eps = []
-        for name, port, proto in sorted(port_set, key=lambda p: (p[0], p[1], p[2])):
+        for name, port, proto in sorted(ports_of_group, key=lambda p: (p[0], p[1], p[2])):
             ep = {"port": port, "protocol": proto}
             if name:
                 ep = {"name": name, **ep}

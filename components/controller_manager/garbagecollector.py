@@ -78,9 +78,10 @@ class GarbageCollector(Controller):
                              lambda o, r=res: self._deleted(r, o))
 
     # -- graph queries on the caches -------------------------------------------------
-    def dependents(self, uid: str) -> list[tuple[Resource, dict]]:
+    def dependents(self, uid: str | None) -> list[tuple[Resource, dict]]:
         """Cached objects with an ownerReference to ``uid`` (from the informers'
-        owner-uid index, as the graph builder's ``uidToNode`` dependents)."""
+        owner-uid index, as the graph builder's ``uidToNode`` dependents; none for None,
+        an object without a uid)."""
         return [(res, obj) for res, inf in self._watched for obj in inf.by_index(OWNER_UID_INDEX, uid)]
 
     def _cached(self, uid: str | None) -> bool:

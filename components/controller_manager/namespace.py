@@ -18,7 +18,7 @@ from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta
+from .controller_utils import meta, name_of
 
 log = logging.getLogger("controller-manager")
 
@@ -45,7 +45,7 @@ class NamespaceController(Controller):
 
     def _changed(self, ns: dict) -> None:
         if meta(ns).get("deletionTimestamp"):
-            self.enqueue(meta(ns).get("name"))
+            self.enqueue(name_of(ns))
 
     async def sync(self, key: str) -> None:
         ns = self.namespaces.store.get(key)

@@ -42,7 +42,7 @@ from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta
+from .controller_utils import meta, name_of
 from .taints import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -178,7 +178,7 @@ class NodeLifecycleController(Controller):
         self.enqueue(f"taints/{meta(node).get('name')}")
 
     def _node_deleted(self, node: dict) -> None:
-        self.health.pop(meta(node).get("name"), None)
+        self.health.pop(name_of(node), None)
 
     def _pod_changed(self, pod: dict) -> None:
         """A pod bound to a node that is not Ready must not be Ready (processPod)."""
@@ -195,7 +195,7 @@ class NodeLifecycleController(Controller):
     # -- health --------------------------------------------------------------------------
     def _observe(self, node: dict) -> NodeHealth:
         """Update and return the node's health record from the cached Node and Lease."""
-        name = meta(node).get("name")
+        name = name_of(node)
         now = self.clock()
         heartbeat = (condition(node, "Ready") or {}).get("lastHeartbeatTime")
         lease = self.leases.store.get(f"{LEASE_NAMESPACE}/{name}")
@@ -221,7 +221,7 @@ class NodeLifecycleController(Controller):
             self.enqueue(f"taints/{name}")
 
     async def _monitor_one(self, node: dict) -> None:
-        name = meta(node).get("name")
+        name = name_of(node)
         h = self._observe(node)
         observed = (condition(node, "Ready") or {}).get("status")
         grace = self.config.node_monitor_grace_period if observed is not None \

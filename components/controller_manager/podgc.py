@@ -92,7 +92,7 @@ class PodGCController(Controller):
     async def gc_orphaned(self, pods: list[dict]) -> int:
         now = self.clock()
         existing = set(self.nodes.store)
-        bound = {(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""}
+        bound: set[str] = {n for p in pods if (n := (p.get("spec") or {}).get("nodeName"))}
         for name in bound - existing:
             self.missing_since.setdefault(name, now)
         for name in list(self.missing_since):

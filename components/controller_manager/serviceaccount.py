@@ -13,7 +13,7 @@ from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta
+from .controller_utils import meta, name_of
 
 log = logging.getLogger("controller-manager")
 
@@ -33,13 +33,14 @@ class ServiceAccountsController(Controller):
         self.accounts = accounts
         self.namespaces = ctx.informers.informer(NAMESPACES)
         self.serviceaccounts = ctx.informers.informer(SERVICEACCOUNTS)
-        self.namespaces.add_handlers(lambda ns: self.enqueue(meta(ns).get("name")),
-                                     lambda old, new: self.enqueue(meta(new).get("name")), None)
+        self.namespaces.add_handlers(lambda ns: self.enqueue(name_of(ns)),
+                                     lambda old, new: self.enqueue(name_of(new)), None)
         self.serviceaccounts.add_handlers(None, None, self._account_deleted)
 
     def _account_deleted(self, sa: dict) -> None:
-        if meta(sa).get("name") in self.accounts:
-            self.enqueue(meta(sa).get("namespace"))
+        ns = meta(sa).get("namespace")
+        if meta(sa).get("name") in self.accounts and ns:
+            self.enqueue(ns)
 
     async def sync(self, key: str) -> None:
         ns = self.namespaces.store.get(key)

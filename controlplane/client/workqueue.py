@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Hashable
+from typing import Generic, Hashable, TypeVar
+
+#: the queue's key type (controllers queue ``namespace/name`` strings)
+K = TypeVar("K", bound=Hashable)
 
 
 class ShutDown(Exception):
     """Raised by :meth:`WorkQueue.get` after :meth:`WorkQueue.shutdown`."""
 
 
-class WorkQueue:
+class WorkQueue(Generic[K]):
     """client-go's rate-limited work queue (``staging/src/k8s.io/client-go/util/workqueue``:
     queue.go's dirty/processing sets, default_rate_limiters.go's per-item exponential
     backoff): a key waits at most once, is never handed to two workers at once, and a
@@ -30,10 +33,10 @@ class WorkQueue:
     """
 
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
-        self._queue: deque[Hashable] = deque()
-        self._dirty: set[Hashable] = set()
-        self._processing: set[Hashable] = set()
-        self._failures: dict[Hashable, int] = {}
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._failures: dict[K, int] = {}
         self._cond = asyncio.Condition()
         self._shutdown = False
         self._base = base_delay
@@ -43,7 +46,7 @@ class WorkQueue:
     def __len__(self) -> int:
         return len(self._queue)
 
-    def add(self, key: Hashable) -> None:
+    def add(self, key: K) -> None:
         """Queue ``key`` unless it is already waiting; safe from sync callbacks."""
         if self._shutdown or key in self._dirty:
             return
@@ -52,7 +55,7 @@ class WorkQueue:
             self._queue.append(key)
             self._notify()
 
-    def add_after(self, key: Hashable, delay: float) -> None:
+    def add_after(self, key: K, delay: float) -> None:
         """Queue ``key`` after ``delay`` seconds."""
         if delay <= 0:
             self.add(key)
@@ -67,21 +70,21 @@ class WorkQueue:
         handle = loop.call_later(delay, fire)
         self._timers.add(handle)
 
-    def add_rate_limited(self, key: Hashable) -> None:
+    def add_rate_limited(self, key: K) -> None:
         """Queue ``key`` after its exponential backoff; the failure count grows."""
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
         self.add_after(key, min(self._base * (2 ** n), self._max))
 
-    def forget(self, key: Hashable) -> None:
+    def forget(self, key: K) -> None:
         """Reset ``key``'s backoff (call after a successful sync)."""
         self._failures.pop(key, None)
 
-    def num_requeues(self, key: Hashable) -> int:
+    def num_requeues(self, key: K) -> int:
         """How many times ``key`` was re-queued with backoff since its last :meth:`forget`."""
         return self._failures.get(key, 0)
 
-    async def get(self) -> Hashable:
+    async def get(self) -> K:
         """Wait for the next key and mark it processing; raises ShutDown."""
         async with self._cond:
             while not self._queue and not self._shutdown:
@@ -93,7 +96,7 @@ class WorkQueue:
             self._dirty.discard(key)
             return key
 
-    def done(self, key: Hashable) -> None:
+    def done(self, key: K) -> None:
         """Mark ``key`` processed; re-queue it if it was added meanwhile."""
         self._processing.discard(key)
         if key in self._dirty:
