@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
+from controlplane.client.informer import SharedIndexInformer
 from controlplane.client.rest import ApiError
 from controlplane.client.workqueue import ShutDown, WorkQueue
 from controlplane.log import event
@@ -39,7 +40,7 @@ class ControllerContext:
     """
 
     client: Any
-    informers: SharedInformers
+    informers: SharedInformers[SharedIndexInformer]
     tracer: Any
     recorder_factory: Callable[[str], Any] | None = None
     config: ControllerConfig = field(default_factory=ControllerConfig)

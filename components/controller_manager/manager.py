@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
+from controlplane.client.informer import SharedIndexInformer
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
@@ -66,7 +67,7 @@ class ControllerManager:
     kube-controller-manager). :meth:`run` returns only when cancelled.
     """
 
-    def __init__(self, client: Any, controllers: list[str], *, informers: SharedInformers | None = None,
+    def __init__(self, client: Any, controllers: list[str], *, informers: SharedInformers[SharedIndexInformer] | None = None,
                  tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None,
                  config: ControllerConfig | None = None) -> None:
         self.client = client
