@@ -293,7 +293,7 @@ class DeploymentController(Controller):
         plan: du.Plan = []
         for rs in old:
             if du.replicas(rs) > 0:
-                du._scale(plan, rs, 0)
+                du.plan_scale(plan, rs, 0)
         if await self._apply(d, plan):
             await self._sync_rollout_status(d, all_rss, new)
             return
@@ -309,7 +309,7 @@ class DeploymentController(Controller):
             all_rss = old + [new]
         plan = []
         if du.replicas(new) != du.replicas(d):
-            du._scale(plan, new, du.replicas(d))
+            du.plan_scale(plan, new, du.replicas(d))
         await self._apply(d, plan)
         if du.deployment_complete(d, du.calculate_status(d, all_rss, new)):
             await self._cleanup(d, old)

@@ -226,7 +226,9 @@ def set_replicas_annotations(rs: dict, desired: int, max_: int) -> None:
 Plan = list[tuple[dict, int, int]]
 
 
-def _scale(plan: Plan, rs: dict, n: int) -> None:
+def plan_scale(plan: Plan, rs: dict, n: int) -> None:
+    """Add ``(rs, its current replicas, n)`` to ``plan`` and set ``rs.spec.replicas = n`` in the
+    local copy (the controller then writes each planned change: scaleReplicaSetAndRecordEvent)."""
     plan.append((rs, replicas(rs), n))
     rs.setdefault("spec", {})["replicas"] = n
 
@@ -237,11 +239,11 @@ def reconcile_new_replica_set(d: dict, all_rss: list[dict], new_rs: dict) -> Pla
     if replicas(new_rs) == replicas(d):
         return plan
     if replicas(new_rs) > replicas(d):
-        _scale(plan, new_rs, replicas(d))
+        plan_scale(plan, new_rs, replicas(d))
         return plan
     n = new_rs_new_replicas(d, all_rss, new_rs)
     if n != replicas(new_rs):
-        _scale(plan, new_rs, n)
+        plan_scale(plan, new_rs, n)
     return plan
 
 
@@ -266,7 +268,7 @@ def reconcile_old_replica_sets(d: dict, all_rss: list[dict], old_rss: list[dict]
         if replicas(rs) == 0 or replicas(rs) == st(rs, "availableReplicas"):
             continue
         n = min(max_scaled_down - cleaned, replicas(rs) - st(rs, "availableReplicas"))
-        _scale(plan, rs, replicas(rs) - n)
+        plan_scale(plan, rs, replicas(rs) - n)
         cleaned += n
     # scaleDownOldReplicaSetsForRollingUpdate
     available = sum(st(r, "availableReplicas") for r in all_rss)
@@ -280,7 +282,7 @@ def reconcile_old_replica_sets(d: dict, all_rss: list[dict], old_rss: list[dict]
         if replicas(rs) == 0:
             continue
         n = min(replicas(rs), total - done)
-        _scale(plan, rs, replicas(rs) - n)
+        plan_scale(plan, rs, replicas(rs) - n)
         done += n
     return plan
 
@@ -299,14 +301,14 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
     if len(active) <= 1:
         target = active[0] if active else (new_rs or (by_creation(old_rss)[-1] if old_rss else None))
         if target is not None and replicas(target) != replicas(d):
-            _scale(plan, target, replicas(d))
+            plan_scale(plan, target, replicas(d))
         return plan
     if new_rs is not None and replicas(new_rs) == replicas(d) and \
             (meta(new_rs).get("annotations") or {}).get(DESIRED_REPLICAS) == str(replicas(d)) and \
             st(new_rs, "availableReplicas") == replicas(d):
         for r in old_rss:
             if replicas(r):
-                _scale(plan, r, 0)
+                plan_scale(plan, r, 0)
         return plan
     if _rolling(d) is None:
         return plan
@@ -341,7 +343,7 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
         sizes[id(order[0])] = max(sizes[id(order[0])] + to_add - added, 0)
     for r in order:
         if sizes[id(r)] != replicas(r):
-            _scale(plan, r, sizes[id(r)])
+            plan_scale(plan, r, sizes[id(r)])
     return plan
 
 
