@@ -67,7 +67,8 @@ class ControllerManager:
     kube-controller-manager). :meth:`run` returns only when cancelled.
     """
 
-    def __init__(self, client: Any, controllers: list[str], *, informers: SharedInformers[SharedIndexInformer] | None = None,
+    def __init__(self, client: Any, controllers: list[str], *,
+                 informers: SharedInformers[SharedIndexInformer] | None = None,
                  tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None,
                  config: ControllerConfig | None = None) -> None:
         self.client = client

@@ -220,7 +220,8 @@ class Evaluator:
         return True, ""
 
     def find_candidates(self, fwk: Any, state: CycleState, pod: PodInfo, snapshot: Any,
-                        diagnosis: Diagnosis, run_filter: Callable[[CycleState, PodInfo, Any], Status | None] | None = None,
+                        diagnosis: Diagnosis,
+                        run_filter: Callable[[CycleState, PodInfo, Any], Status | None] | None = None,
                         ) -> tuple[list[Candidate], dict[str, Status]]:
         """Dry-run preemption on the nodes where it might help (those not rejected as
         UnschedulableAndUnresolvable), from a random offset, until enough candidates.

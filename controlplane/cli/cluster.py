@@ -288,10 +288,11 @@ class LocalCluster:
             with open(svc.log_path, "rb") as f:
                 lines = f.read().decode(errors="replace").strip().splitlines()
             return lines[-1] if lines else ""
-        except (OSError, AttributeError):
+        except OSError:
             return ""
 
-    async def _wait_until(self, check: Callable[[], Awaitable[bool]], what: str, name: str, timeout: float = 60) -> None:
+    async def _wait_until(self, check: Callable[[], Awaitable[bool]], what: str, name: str,
+                          timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         delay = 0.05
         while True:

@@ -182,8 +182,8 @@ class Demo:
         """Print flow records (in time order, live) until every replica is
         Running with its status stored."""
         want = self.replicas()
-        running: dict[str, dict[str, Any]] = {}        # pod uid -> pod
-        stored_rv: dict[str, int] = {}       # pod uid -> highest step-13 rv seen
+        running: dict[str, dict[str, Any]] = {}  # pod uid -> pod
+        stored_rv: dict[str, int] = {}  # pod uid -> highest step-13 rv seen
         reorder = Reorder()
         pods_task = asyncio.create_task(self._watch_running(running))
         try:
