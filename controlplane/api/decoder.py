@@ -7,7 +7,8 @@ counts; ``int64`` seconds), a bad quantity, time or base64 string fails the deco
 the struct does not have are dropped (and reported as strict decoding errors with
 ``fieldValidation``); ``null`` is the zero value. Nothing a reader cannot decode is stored.
 
-The types come from one table, :mod:`controlplane.api.schemas` (``TYPES`` / ``KINDS``).
+The types come from :mod:`controlplane.api.schemas`: the shared ``TYPES`` and each kind's
+top-level fields (its registry entry's schema, :func:`~controlplane.api.schemas.kind_fields`).
 
 * :func:`decode` ``(kind, obj, prune=True) -> list[str]`` — checks ``obj`` (a dict, in place:
   unknown fields removed when ``prune``, ``null`` list items / map values replaced by their
@@ -33,6 +34,7 @@ from typing import Any
 
 from controlplane.api import schemas
 from controlplane.api.quantity import ERR_FORMAT_WRONG, parse_quantity
+from controlplane.api.registry import KindSchema
 
 #: Go encoding/json scanner's maxNestingDepth (also apimachinery util/json maxDepth)
 MAX_DEPTH = 10000
@@ -114,13 +116,20 @@ class _Fields:
         return self._map.get(k)
 
 
-@functools.lru_cache(maxsize=None)
 def kind_spec(kind: str) -> tuple | None:
-    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or None."""
-    if kind not in schemas.KINDS:
+    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or
+    None for a kind without a schema. Compiled once per kind and schema: an entry replaced
+    in the registry at run time is compiled anew."""
+    ks = schemas.kind_fields(kind)
+    if ks is None:
         return None
+    return _compiled_kind(kind, ks)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_kind(kind: str, ks: KindSchema) -> tuple:
     fields = {"apiVersion": ("string", ""), "kind": ("string", ""), "metadata": ("ObjectMeta", "")}
-    fields.update(schemas.KINDS[kind][1])
+    fields.update(ks.fields)
     return ("struct", kind, _Fields(kind, fields), kind not in schemas.OPEN_TYPES)
 
 
