@@ -28,7 +28,7 @@ from controlplane.api.quantity import parse_quantity
 from controlplane.api.registry import JSON
 
 # "set if absent" defaults, per concept. Values are deep-copied on use.
-POD_SPEC_DEFAULTS: JSON[str, object] = {
+POD_SPEC_DEFAULTS: dict[str, object] = {
     "restartPolicy": "Always",
     "dnsPolicy": "ClusterFirst",
     "schedulerName": "default-scheduler",
@@ -36,7 +36,7 @@ POD_SPEC_DEFAULTS: JSON[str, object] = {
     "securityContext": {},
     "enableServiceLinks": True,
 }
-CONTAINER_DEFAULTS: JSON[str, object] = {
+CONTAINER_DEFAULTS: dict[str, object] = {
     "terminationMessagePath": "/dev/termination-log",
     "terminationMessagePolicy": "File",
     "resources": {},
@@ -48,23 +48,23 @@ DEFAULT_TOLERATIONS: tuple[JSON, ...] = (
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
      "tolerationSeconds": DEFAULT_TOLERATION_SECONDS},
 )
-DEPLOYMENT_SPEC_DEFAULTS: JSON[str, object] = {
+DEPLOYMENT_SPEC_DEFAULTS: dict[str, object] = {
     "replicas": 1,
     "revisionHistoryLimit": 10,
     "progressDeadlineSeconds": 600,
 }
-STATEFULSET_SPEC_DEFAULTS: JSON[str, object] = {
+STATEFULSET_SPEC_DEFAULTS: dict[str, object] = {
     "replicas": 1,
     "podManagementPolicy": "OrderedReady",
     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
     "revisionHistoryLimit": 10,
     "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
 }
-DAEMONSET_SPEC_DEFAULTS: JSON[str, object] = {
+DAEMONSET_SPEC_DEFAULTS: dict[str, object] = {
     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
     "revisionHistoryLimit": 10,
 }
-SERVICE_SPEC_DEFAULTS: JSON[str, object] = {
+SERVICE_SPEC_DEFAULTS: dict[str, object] = {
     "type": "ClusterIP",
     "sessionAffinity": "None",
     "internalTrafficPolicy": "Cluster",
@@ -73,7 +73,7 @@ SERVICE_SPEC_DEFAULTS: JSON[str, object] = {
 }
 
 
-def _set_absent(target: JSON, defaults: JSON[str, object]) -> None:
+def _set_absent(target: JSON, defaults: dict[str, object]) -> None:
     for k, v in defaults.items():
         if target.get(k) is None:
             target[k] = copy.deepcopy(v)
@@ -111,7 +111,7 @@ def default_container(c: JSON) -> None:
             p["protocol"] = "TCP"
     res = c.get("resources")
     if isinstance(res, dict) and isinstance(res.get("limits"), dict) and res["limits"]:
-        req = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+        req: JSON = res["requests"] if isinstance(res.get("requests"), dict) else {}
         for k, v in res["limits"].items():
             req.setdefault(k, v)
         res["requests"] = req
@@ -272,7 +272,7 @@ def default_namespace(obj: JSON) -> None:
     status.setdefault("phase", "Active")
     meta = _sub(obj, "metadata")
     if meta.get("name"):
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        labels: JSON = meta["labels"] if isinstance(meta.get("labels"), dict) else {}
         labels["kubernetes.io/metadata.name"] = meta["name"]
         meta["labels"] = labels
 

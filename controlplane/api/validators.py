@@ -22,7 +22,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from fractions import Fraction
+from typing import Any, TypeGuard
 
 from controlplane.api.quantity import format_quantity, parse_quantity
 from controlplane.api.registry import JSON, NameRule
@@ -158,7 +159,7 @@ def go_repr(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-class ErrorList(list):
+class ErrorList(list[dict[str, Any]]):
     """Collects StatusCause dicts; one method per field.ErrorType constructor."""
 
     def _add(self, reason: str, path: str, body: str) -> None:
@@ -286,12 +287,12 @@ LABEL_SELECTOR_OPERATORS = ["DoesNotExist", "Exists", "In", "NotIn"]
 INT32_MAX = 2147483647
 
 
-def _is_int(v: object) -> bool:
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _validate_port_number(v: object, path: str, errs: ErrorList) -> None:
-    if not _is_int(v) or not 1 <= v <= 65535:  # type: ignore[operator]
+    if not _is_int(v) or not 1 <= v <= 65535:
         errs.invalid(path, v, "must be between 1 and 65535, inclusive")
 
 
@@ -306,7 +307,7 @@ def _validate_resources(res: object, path: str, errs: ErrorList) -> None:
     if not isinstance(res, dict):
         errs.invalid(path, res, "must be an object")
         return
-    parsed: dict[str, dict[str, object]] = {}
+    parsed: dict[str, dict[str, Fraction]] = {}
     for section in ("limits", "requests"):
         vals = res.get(section) or {}
         if not isinstance(vals, dict):
@@ -621,11 +622,11 @@ POD_UPDATE_FORBIDDEN = (
 )
 
 
-def _tolerations_only_added(old: list, new: list) -> bool:
+def _tolerations_only_added(old: list[Any], new: list[Any]) -> bool:
     """Every old toleration is still present (tolerationSeconds may only shrink)."""
-    def key(t: dict) -> tuple:
+    def key(t: dict[str, Any]) -> tuple[Any, ...]:
         return (t.get("key", ""), t.get("operator") or "Equal", t.get("value", ""), t.get("effect", ""))
-    new_by_key: dict[tuple, list[dict]] = {}
+    new_by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for t in new or []:
         if isinstance(t, dict):
             new_by_key.setdefault(key(t), []).append(t)
@@ -642,7 +643,7 @@ def _tolerations_only_added(old: list, new: list) -> bool:
     return True
 
 
-def _validate_pod_update(new: dict, old: dict, errs: ErrorList) -> None:
+def _validate_pod_update(new: dict[str, Any], old: dict[str, Any], errs: ErrorList) -> None:
     """ValidatePodUpdate: only images, activeDeadlineSeconds (set, or lowered),
     tolerations (additions), terminationGracePeriodSeconds (negative → 1) may change."""
     ns, os_ = copy.deepcopy(new.get("spec") or {}), copy.deepcopy(old.get("spec") or {})
@@ -678,7 +679,8 @@ def _validate_pod_update(new: dict, old: dict, errs: ErrorList) -> None:
             errs.forbidden("spec.schedulingGates",
                            f"only deletion is allowed, but found new scheduling gate '{name}'")
         ns["schedulingGates"] = os_.get("schedulingGates")
-    norm = lambda d: {k: v for k, v in d.items() if v not in (None, [], {})}  # noqa: E731
+    def norm(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if v not in (None, [], {})}
     if norm(ns) != norm(os_):
         changed = sorted(k for k in set(ns) | set(os_) if ns.get(k) != os_.get(k))
         errs.forbidden("spec", POD_UPDATE_FORBIDDEN + ("\n  changed: " + ", ".join(f"spec.{c}" for c in changed)
@@ -687,7 +689,7 @@ def _validate_pod_update(new: dict, old: dict, errs: ErrorList) -> None:
 
 # --------------------------------------------------------------------------- per kind
 
-def validate_pod(obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_pod(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     if old is not None and obj.get("spec") == old.get("spec"):
         # an update leaving the stored (validated) spec as it is — status and metadata
         # writes, the bulk of pod traffic: nothing in the spec to (re)check; the status
@@ -698,7 +700,7 @@ def validate_pod(obj: dict, old: dict | None, errs: ErrorList) -> None:
         _validate_pod_update(obj, old, errs)
 
 
-def _validate_template(spec: dict, errs: ErrorList, restart_always: bool = True) -> dict | None:
+def _validate_template(spec: dict[str, Any], errs: ErrorList, restart_always: bool = True) -> dict[str, Any] | None:
     tpl = spec.get("template")
     if not isinstance(tpl, dict):
         errs.required("spec.template", "")
@@ -717,7 +719,7 @@ def _validate_template(spec: dict, errs: ErrorList, restart_always: bool = True)
     return tpl
 
 
-def _validate_replicas(spec: dict, errs: ErrorList) -> None:
+def _validate_replicas(spec: dict[str, Any], errs: ErrorList) -> None:
     for f in ("replicas", "minReadySeconds", "revisionHistoryLimit"):
         v = spec.get(f)
         if v is None:
@@ -728,7 +730,7 @@ def _validate_replicas(spec: dict, errs: ErrorList) -> None:
             errs.invalid(f"spec.{f}", v, "must be greater than or equal to 0")
 
 
-def _selector_matches_template(selector_dict: dict, tpl: dict, errs: ErrorList, empty_msg: str) -> None:
+def _selector_matches_template(selector_dict: dict[str, Any], tpl: dict[str, Any], errs: ErrorList, empty_msg: str) -> None:
     try:
         sel = selector_from_dict(selector_dict)
     except ValueError:
@@ -749,7 +751,7 @@ def _validate_int_or_percent(v: object, path: str, errs: ErrorList) -> None:
         elif int(v[:-1]) > 100:
             errs.invalid(path, v, "must not be greater than 100%")
     elif _is_int(v):
-        if v < 0:  # type: ignore[operator]
+        if v < 0:
             errs.invalid(path, v, "must be greater than or equal to 0")
     elif v is not None:
         errs.invalid(path, v, "must be an integer or percentage (e.g '5%')")
@@ -759,7 +761,7 @@ def _is_zero(v: object) -> bool:
     return v in (0, "0%", None)
 
 
-def validate_apps_workload(kind: str, obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_apps_workload(kind: str, obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     """Deployment / ReplicaSet / StatefulSet / DaemonSet (apps/v1 validation)."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
@@ -803,7 +805,7 @@ def validate_apps_workload(kind: str, obj: dict, old: dict | None, errs: ErrorLi
             errs.invalid("spec.selector", sel, "field is immutable")
 
 
-def validate_replication_controller(obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_replication_controller(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     """ValidateReplicationControllerSpec: selector (a map) required and non-empty,
     template required and matching, replicas >= 0, restartPolicy Always."""
     spec = obj.get("spec")
@@ -823,7 +825,7 @@ def validate_replication_controller(obj: dict, old: dict | None, errs: ErrorList
             errs.invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
 
 
-def validate_node(obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_node(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     spec = obj.get("spec") or {}
     if isinstance(spec, dict):
         for i, t in enumerate(spec.get("taints") or []):
@@ -845,7 +847,7 @@ def validate_node(obj: dict, old: dict | None, errs: ErrorList) -> None:
                 errs.not_supported(f"{p}.effect", t["effect"], TAINT_EFFECTS)
 
 
-def validate_service(obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_service(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     spec = obj.get("spec") or {}
     if not isinstance(spec, dict):
         return
@@ -864,7 +866,7 @@ def validate_service(obj: dict, old: dict | None, errs: ErrorList) -> None:
                 errs.not_supported(f"spec.ports[{i}].protocol", proto, PROTOCOLS)
 
 
-def validate_configmap_like(obj: dict, old: dict | None, errs: ErrorList) -> None:
+def validate_configmap_like(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
     for section in ("data", "binaryData", "stringData"):
         data = obj.get(section)
         if isinstance(data, dict):
