@@ -1,12 +1,19 @@
-"""Per-kind create/update rules, as the registry strategies in ``pkg/registry/*/*/strategy.go``.
+"""Create/update/delete rules, as the generic store runs the registry strategies (``pkg/registry/*/*/strategy.go``).
 
-One generic table instead of per-kind copies:
+One generic set of rules; what differs per kind is its registry entry's facts
+(``REGISTRY.of_kind(kind)``: :class:`controlplane.api.registry.Strategy`, declared for the
+built-in kinds in :mod:`controlplane.api.strategies`):
 
-* ``STATUS_SUBRESOURCE`` kinds: a write to the main resource keeps the stored status,
-  a write to ``/status`` keeps the stored spec (``PrepareForUpdate`` / status strategies).
-* create resets status for pods (``Pending``), workloads (empty) and namespaces (``Active``).
-* ``metadata.generation`` starts at 1 and is bumped when ``spec`` changes.
+* a resource serving a ``status`` subresource (``Resource.status_subresource``): a write to
+  the main resource keeps the stored status, a write to ``/status`` keeps the stored spec
+  (``PrepareForUpdate`` / the status strategies; a CRD with a status subresource alike);
+* create runs the kind's ``prepare_create`` (pods ``Pending``, workloads an empty status,
+  namespaces ``Active``);
+* ``metadata.generation`` starts at 1 and is bumped when ``spec`` changes, for kinds whose
+  strategy ``tracks_generation``;
+* graceful deletion uses the kind's ``grace_period`` (pods), others are deleted at once.
 
+A kind without an entry, or added at run time without a strategy, gets the generic rules.
 (Unknown fields and wrong types are the decoder's business: :mod:`controlplane.api.decoder`.)
 """
 
@@ -18,10 +25,7 @@ import uuid
 
 from controlplane import apitime
 from controlplane.api import resources
-
-#: kinds whose status is only written through the /status subresource: derived from the
-#: registry (the resources serving a ``status`` subresource), never listed here
-STATUS_SUBRESOURCE = frozenset(r.kind for r in resources.BUILTIN if "status" in r.subresources)
+from controlplane.api.registry import DEFAULT_STRATEGY, Resource, Strategy
 
 #: metadata fields a client may not change on update (copied from the stored object).
 #: ``uid`` is only filled in when the request leaves it empty; a different uid is
@@ -30,13 +34,43 @@ STATUS_SUBRESOURCE = frozenset(r.kind for r in resources.BUILTIN if "status" in 
 _IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                    "generation", "selfLink")
 
-#: kinds whose strategy keeps ``metadata.generation`` (set to 1 on create, bumped when
-#: the spec changes) in Kubernetes v1.32: the apps workloads and RCs
-#: (pkg/registry/apps/*/strategy.go, pkg/registry/core/replicationcontroller/strategy.go).
-#: Pods gain it only in v1.33 (PodObservedGenerationTracking); nodes, services,
-#: namespaces, config maps... never.
-GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController",
-                              "StatefulSet", "DaemonSet"})
+
+def _entry(kind: str) -> Resource | None:
+    return resources.REGISTRY.of_kind(kind)
+
+
+def kind_strategy(kind: str) -> Strategy:
+    """The strategy of ``kind`` from the registry (the generic one for a kind without)."""
+    r = _entry(kind)
+    return r.strategy if r is not None else DEFAULT_STRATEGY
+
+
+def resets_status(kind: str) -> bool:
+    """Whether ``kind``'s status is written only through ``/status`` (its resource serves
+    a ``status`` subresource): main-resource writes keep the stored status."""
+    r = _entry(kind)
+    return r is not None and r.status_subresource
+
+
+def tracks_generation(kind: str) -> bool:
+    """Whether ``kind``'s strategy keeps ``metadata.generation`` (apps workloads and RCs in
+    v1.32; pods only from v1.33, PodObservedGenerationTracking)."""
+    return kind_strategy(kind).tracks_generation
+
+
+class _StatusSubresourceKinds:
+    """``kind in STATUS_SUBRESOURCE``: :func:`resets_status`, read from the registry on
+    every test (so kinds added at run time count)."""
+
+    def __contains__(self, kind: object) -> bool:
+        return isinstance(kind, str) and resets_status(kind)
+
+
+#: the kinds whose status is only written through /status, as a live view of the
+#: registry; kept for the ``kind in STATUS_SUBRESOURCE`` call sites in rest.py
+#: (:func:`resets_status` is the function to call)
+STATUS_SUBRESOURCE = _StatusSubresourceKinds()
+
 
 def random_suffix(n: int = 5) -> str:
     """generateName suffix: ``n`` chars from Kubernetes' alphabet (``apimachinery/pkg/util/rand``)."""
@@ -44,26 +78,9 @@ def random_suffix(n: int = 5) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-def _qos_class(pod: dict) -> str:
-    """Pod QoS class (``pkg/apis/core/helper/qos``): Guaranteed, Burstable or BestEffort."""
-    containers = list((pod.get("spec") or {}).get("containers") or []) + \
-        list((pod.get("spec") or {}).get("initContainers") or [])
-    any_set, all_guaranteed = False, bool(containers)
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        if req or lim:
-            any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
-                all_guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if all_guaranteed else "Burstable"
-
-
 def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: bool) -> None:
-    """Server-set metadata and status reset on create (mutates ``obj``)."""
+    """Server-set metadata (name from generateName, namespace, uid, creationTimestamp,
+    generation) and the kind's PrepareForCreate (status reset) on create (mutates ``obj``)."""
     md = obj.setdefault("metadata", {})
     if not md.get("name") and md.get("generateName"):
         md["name"] = md["generateName"] + random_suffix()
@@ -77,28 +94,19 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
     md.pop("deletionTimestamp", None)
     md.pop("deletionGracePeriodSeconds", None)
     md.pop("selfLink", None)
-    if kind in GENERATION_KINDS:
+    strat = kind_strategy(kind)
+    if strat.tracks_generation:
         md["generation"] = 1
-    if kind == "Pod":
-        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
-        if (obj.get("spec") or {}).get("schedulingGates"):
-            # pkg/registry/core/pod/strategy.go applySchedulingGatedCondition
-            obj["status"]["conditions"] = [{
-                "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
-                "message": "Scheduling is blocked due to non-empty scheduling gates",
-                "lastProbeTime": None, "lastTransitionTime": apitime.now()}]
-    elif kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"):
-        obj["status"] = {}
-    elif kind == "Namespace":
-        obj["status"] = {"phase": "Active"}
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    if strat.prepare_create is not None:
+        strat.prepare_create(obj)
 
 
 def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -> None:
     """Keep server-owned fields of ``old`` in ``new`` (mutates ``new``).
 
-    Main resource: status kept for :data:`STATUS_SUBRESOURCE` kinds; generation +1 when
-    spec changed. ``status`` subresource: spec (and ownership metadata) kept.
+    Main resource: status kept for kinds serving a status subresource (:func:`resets_status`);
+    generation +1 when spec changed, for kinds that track it. ``status`` subresource: spec
+    (and ownership metadata) kept. ``finalize`` (namespaces): only spec.finalizers changes.
     """
     md = new.setdefault("metadata", {})
     omd = old.get("metadata") or {}
@@ -133,12 +141,12 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
             if f in omd:
                 md[f] = copy.deepcopy(omd[f])
         return
-    if kind in STATUS_SUBRESOURCE:
+    if resets_status(kind):
         if "status" in old:
             new["status"] = copy.deepcopy(old["status"])
         else:
             new.pop("status", None)
-    if kind in GENERATION_KINDS and new.get("spec") != old.get("spec") and "generation" in omd:
+    if tracks_generation(kind) and new.get("spec") != old.get("spec") and "generation" in omd:
         md["generation"] = int(omd.get("generation") or 0) + 1
 
 
@@ -172,23 +180,21 @@ def gc_finalizers(finalizers: list[str], opts: dict) -> list[str]:
     return fins
 
 
-def pod_grace_period(pod: dict, requested: int | None) -> int:
-    """Grace period (s) of a pod DELETE (``pkg/registry/core/pod/strategy.go`` CheckGracefulDelete).
+def grace_period(kind: str, obj: dict, requested: int | None) -> int:
+    """Grace period (s) of a DELETE of ``obj``: its kind's strategy's CheckGracefulDelete
+    (pods: :func:`controlplane.api.strategies.pod_grace_period`); 0 — deleted at once — for
+    kinds without graceful deletion (the generic store's default)."""
+    fn = kind_strategy(kind).grace_period
+    return 0 if fn is None else fn(obj, requested)
 
-    The request's ``gracePeriodSeconds`` (negative → 1), else
-    ``spec.terminationGracePeriodSeconds`` (default 30); 0 for a pod not yet scheduled
+
+def pod_grace_period(pod: dict, requested: int | None) -> int:
+    """Grace period (s) of a pod DELETE (``pkg/registry/core/pod/strategy.go`` CheckGracefulDelete):
+    :func:`grace_period` of ``Pod``. The request's ``gracePeriodSeconds`` (negative → 1),
+    else ``spec.terminationGracePeriodSeconds`` (default 30); 0 for a pod not yet scheduled
     or already Succeeded/Failed, which is deleted at once.
     """
-    spec = pod.get("spec") or {}
-    if requested is not None:
-        grace = 1 if requested < 0 else requested
-    else:
-        tg = spec.get("terminationGracePeriodSeconds")
-        grace = 30 if tg is None else int(tg)
-    phase = (pod.get("status") or {}).get("phase")
-    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-        return 0
-    return grace
+    return grace_period("Pod", pod, requested)
 
 
 def should_delete_during_update(kind: str, new: dict, old: dict) -> bool:
@@ -196,14 +202,13 @@ def should_delete_during_update(kind: str, new: dict, old: dict) -> bool:
 
     Generic rule (``ShouldDeleteDuringUpdate`` in ``pkg/registry/generic/registry/store.go``):
     the new object has no finalizers and the stored one has a deletionTimestamp with a
-    grace period of 0 or none. Namespaces also need an empty ``spec.finalizers``
-    (``ShouldDeleteNamespaceDuringUpdate``, ``pkg/registry/core/namespace/storage/storage.go``).
+    grace period of 0 or none; and the kind's strategy's ``may_delete_during_update`` holds
+    (namespaces: an empty ``spec.finalizers``, ``ShouldDeleteNamespaceDuringUpdate`` in
+    ``pkg/registry/core/namespace/storage/storage.go``).
     """
     nmd, omd = new.get("metadata") or {}, old.get("metadata") or {}
     if nmd.get("finalizers") or not omd.get("deletionTimestamp"):
         return False
     if omd.get("deletionGracePeriodSeconds"):
         return False
-    if kind == "Namespace" and ((new.get("spec") or {}).get("finalizers")):
-        return False
-    return True
+    return kind_strategy(kind).may_delete_during_update(new)

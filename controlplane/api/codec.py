@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any
 
+_orjson: Any
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a declared dependency
@@ -36,7 +37,8 @@ if _orjson is not None:
     def dumps(value: Any) -> bytes:
         """Compact JSON bytes of ``value``."""
         try:
-            return _odumps(value)
+            out: bytes = _odumps(value)
+            return out
         except TypeError:
             return _std_dumps(value)
 
@@ -55,7 +57,7 @@ else:  # pragma: no cover
 
     def loads(data: bytes | bytearray | memoryview | str) -> Any:
         """The value of JSON ``data``; raises ValueError when malformed."""
-        return json.loads(data)
+        return json.loads(bytes(data) if isinstance(data, memoryview) else data)
 
     def clone(value: Any) -> Any:
         """A deep copy of the JSON value ``value``."""
@@ -106,12 +108,13 @@ def load_yaml(data: bytes | str) -> Any:
         raise ValueError(f"yaml: exceeded max depth of {YAML_MAX_DEPTH}")
     resolver, constructor = Resolver(), SafeConstructor()
     anchors: dict[str, Any] = {}
-    stack: list[list] = []  # [container, pending key or _NO_KEY, anchor]
-    root: list = []
+    stack: list[list[Any]] = []  # [container, pending key or _NO_KEY, anchor]
+    root: list[Any] = []
     no_key = object()
 
     def scalar(ev: Any) -> Any:
-        tag = ev.tag if ev.tag not in (None, "!") else resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        tag = ev.tag if ev.tag not in (None, "!") else resolver.resolve(  # type: ignore[no-untyped-call]
+            yaml.ScalarNode, ev.value, ev.implicit)
         if tag == "tag:yaml.org,2002:str" and not ev.style and ev.implicit[0] and _GO_YAML_FLOAT.match(ev.value):
             tag = "tag:yaml.org,2002:float"  # go-yaml reads 1e3 as a float (PyYAML wants a dot)
         if tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:str"):

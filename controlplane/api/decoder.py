@@ -7,7 +7,8 @@ counts; ``int64`` seconds), a bad quantity, time or base64 string fails the deco
 the struct does not have are dropped (and reported as strict decoding errors with
 ``fieldValidation``); ``null`` is the zero value. Nothing a reader cannot decode is stored.
 
-The types come from one table, :mod:`controlplane.api.schemas` (``TYPES`` / ``KINDS``).
+The types come from :mod:`controlplane.api.schemas`: the shared ``TYPES`` and each kind's
+top-level fields (its registry entry's schema, :func:`~controlplane.api.schemas.kind_fields`).
 
 * :func:`decode` ``(kind, obj, prune=True) -> list[str]`` — checks ``obj`` (a dict, in place:
   unknown fields removed when ``prune``, ``null`` list items / map values replaced by their
@@ -29,10 +30,12 @@ import binascii
 import functools
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from controlplane.api import schemas
 from controlplane.api.quantity import ERR_FORMAT_WRONG, parse_quantity
+from controlplane.api.registry import KindSchema
 
 #: Go encoding/json scanner's maxNestingDepth (also apimachinery util/json maxDepth)
 MAX_DEPTH = 10000
@@ -86,7 +89,7 @@ _MAPS = {"map[string]": (("string",), "map[string]string"),
 
 
 @functools.lru_cache(maxsize=None)
-def _spec(typ: str) -> tuple:
+def _spec(typ: str) -> tuple[Any, ...]:
     if typ.startswith("[]"):
         return ("list", _spec(typ[2:]))
     if typ in _MAPS:
@@ -104,27 +107,35 @@ def _spec(typ: str) -> tuple:
 class _Fields:
     """A struct's fields, resolved lazily (types refer to each other)."""
 
-    def __init__(self, name: str, fields: dict | None = None) -> None:
-        self.name, self._raw, self._map = name, fields, None
+    def __init__(self, name: str, fields: dict[str, Any] | None = None) -> None:
+        self.name, self._raw = name, fields
+        self._map: dict[str, tuple[Any, ...]] | None = None
 
-    def get(self, k: str) -> tuple | None:
+    def get(self, k: str) -> tuple[Any, ...] | None:
         if self._map is None:
             raw = self._raw if self._raw is not None else schemas.TYPES[self.name][1]
             self._map = {f: _spec(t) for f, (t, _d) in raw.items()}
         return self._map.get(k)
 
 
-@functools.lru_cache(maxsize=None)
-def kind_spec(kind: str) -> tuple | None:
-    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or None."""
-    if kind not in schemas.KINDS:
+def kind_spec(kind: str) -> tuple[Any, ...] | None:
+    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or
+    None for a kind without a schema. Compiled once per kind and schema: an entry replaced
+    in the registry at run time is compiled anew."""
+    ks = schemas.kind_fields(kind)
+    if ks is None:
         return None
+    return _compiled_kind(kind, ks)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_kind(kind: str, ks: KindSchema) -> tuple[Any, ...]:
     fields = {"apiVersion": ("string", ""), "kind": ("string", ""), "metadata": ("ObjectMeta", "")}
-    fields.update(schemas.KINDS[kind][1])
+    fields.update(ks.fields)
     return ("struct", kind, _Fields(kind, fields), kind not in schemas.OPEN_TYPES)
 
 
-def go_type(spec: tuple) -> str:
+def go_type(spec: tuple[Any, ...]) -> str:
     """The Go type name of ``spec`` as ``reflect.Type.String()`` prints it."""
     t = spec[0]
     if t == "string":
@@ -144,15 +155,15 @@ def go_type(spec: tuple) -> str:
     if t == "bytes":
         return "[]uint8"
     if t == "free":
-        return spec[1]
+        return str(spec[1])
     if t == "list":
         return "[]" + go_type(spec[1])
     if t == "map":
-        return spec[2]
-    return "v1." + spec[1]
+        return str(spec[2])
+    return "v1." + str(spec[1])
 
 
-def _zero(spec: tuple) -> Any:
+def _zero(spec: tuple[Any, ...]) -> Any:
     t = spec[0]
     return {"string": "", "bool": False, "int": 0, "float": 0, "quantity": "0", "intorstring": 0,
             "struct": {}, "free": {}}.get(t)
@@ -168,7 +179,7 @@ class _Ctx:
         self.prune, self.readonly = prune, readonly
 
 
-def _type_error(v: Any, spec: tuple, fpath: tuple, struct: str, upath: str, value_text: str | None = None) -> DecodeError:
+def _type_error(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, upath: str, value_text: str | None = None) -> DecodeError:
     what = value_text or json_kind(v)
     target = go_type(spec)
     if fpath:
@@ -210,7 +221,7 @@ def _freeform_depth_ok(v: Any) -> bool:
     return True
 
 
-def _walk(v: Any, spec: tuple, fpath: tuple, struct: str, upath: str, ctx: _Ctx) -> Any:
+def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, upath: str, ctx: _Ctx) -> Any:
     t = spec[0]
     if t == "struct":
         if not isinstance(v, dict):
@@ -319,7 +330,7 @@ def _go_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def decode(kind: str, obj: dict, prune: bool = True, readonly: bool = False) -> list[str]:
+def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False) -> list[str]:
     """Check ``obj`` against ``kind``'s Go types (in place); returns the unknown fields' paths.
 
     Raises :class:`DecodeError` for the first value that does not decode (document order,
@@ -354,6 +365,7 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
     stack = [(value, 1)]
     while stack:
         x, d = stack.pop()
+        it: Iterable[Any]
         if isinstance(x, dict):
             it = x.values()
         elif isinstance(x, list):

@@ -58,7 +58,7 @@ def _clone(v: Any) -> Any:
     return codec.clone(v) if isinstance(v, (dict, list)) else v
 
 
-def _merge_into(out: dict, patch: dict) -> None:
+def _merge_into(out: dict[str, Any], patch: dict[str, Any]) -> None:
     """Merge ``patch`` into ``out`` (a private copy) in place: one copy per patch, not per level."""
     for k, v in patch.items():
         if v is None:
@@ -84,7 +84,7 @@ def _pointer(path: object) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def _index(container: list, token: str, path: str, allow_end: bool = False) -> int:
+def _index(container: list[Any], token: str, path: str, allow_end: bool = False) -> int:
     if allow_end and token == "-":
         return len(container)
     if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
@@ -159,7 +159,7 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
 JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024
 
 
-def json_patch(target: Any, ops: list) -> Any:
+def json_patch(target: Any, ops: list[Any]) -> Any:
     """Apply an RFC 6902 JSON patch (a list of operations); returns a new value.
 
     Raises PatchError for a malformed operation, a missing path, an out-of-range index,
@@ -261,7 +261,7 @@ def _strip_directives(v: Any) -> Any:
     return v
 
 
-def _reorder(items: list, order: list, key: str | None) -> list:
+def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
     """Apply a ``$setElementOrder`` list: listed elements in the given order, the
     others (server-only elements) after them in their previous order."""
     def ident(x: Any) -> Any:
@@ -269,7 +269,7 @@ def _reorder(items: list, order: list, key: str | None) -> list:
             return x.get(key)
         return x
     wanted = [ident(o) for o in order]
-    pos = {}
+    pos: dict[Any, int] = {}
     for i, w in enumerate(wanted):
         pos.setdefault(_hashable(w), i)
     listed = [x for x in items if _hashable(ident(x)) in pos]
@@ -284,7 +284,7 @@ def _hashable(v: Any) -> Any:
     return v
 
 
-def _merge_list(orig: list, patch: list, kind: str, path: str, apply: bool = False) -> list:
+def _merge_list(orig: list[Any], patch: list[Any], kind: str, path: str, apply: bool = False) -> list[Any]:
     keys = _list_keys(kind, path, apply)
     # A {"$patch": "replace"} element replaces the whole list with the other elements.
     if any(isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "replace" for x in patch):
@@ -303,7 +303,7 @@ def _merge_list(orig: list, patch: list, kind: str, path: str, apply: bool = Fal
                 if not (isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "merge" and len(x) == 1)]
     defaults = listfields.key_defaults(kind, path) if apply else {}
 
-    def ident(x: dict) -> tuple:
+    def ident(x: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(x.get(k, defaults.get(k)) for k in keys)
 
     out = list(orig)  # orig is part of strategic_merge_patch's private copy
@@ -330,10 +330,11 @@ def _merge_list(orig: list, patch: list, kind: str, path: str, apply: bool = Fal
     return out
 
 
-def _merge_map(orig: dict, patch: dict, kind: str, path: str, apply: bool = False) -> dict:
+def _merge_map(orig: dict[str, Any], patch: dict[str, Any], kind: str, path: str, apply: bool = False) -> dict[str, Any]:
     directive = patch.get(PATCH_DIRECTIVE)
     if directive == "replace":
-        return _strip_directives({k: v for k, v in patch.items() if k != PATCH_DIRECTIVE})
+        replaced: dict[str, Any] = _strip_directives({k: v for k, v in patch.items() if k != PATCH_DIRECTIVE})
+        return replaced
     if directive == "delete":
         return {}
     if directive not in (None, "merge"):
@@ -346,7 +347,7 @@ def _merge_map(orig: dict, patch: dict, kind: str, path: str, apply: bool = Fals
         for k in list(out):
             if k not in retain:
                 del out[k]
-    orders: dict[str, list] = {}
+    orders: dict[str, list[Any]] = {}
     for k, v in patch.items():
         if k in (PATCH_DIRECTIVE, RETAIN_KEYS):
             continue

@@ -12,10 +12,12 @@ The table serves two readers:
   ``apps/v1/types.go``, ``coordination/v1/types.go`` and ``apimachinery/pkg/apis/meta/v1/types.go``
   (Kubernetes v1.32).
 
-:data:`TYPES` holds named struct types, :data:`KINDS` each kind's description and its
-top-level fields besides apiVersion/kind/metadata. A struct's field list is complete
-(fields not listed are unknown: dropped, or reported with ``fieldValidation``) unless its
-name is in :data:`OPEN_TYPES` (field lists abridged here: other fields are kept as sent).
+:data:`TYPES` holds named struct types (shared by several kinds); each kind's description
+and top-level fields besides apiVersion/kind/metadata are its registry entry's
+:class:`~controlplane.api.registry.KindSchema` (declared in :mod:`controlplane.api.builtin`;
+:func:`kind_fields`), plus :data:`BODY_KINDS` for the subresource and options bodies.
+A struct's field list is complete (fields not listed are unknown: dropped, or reported
+with ``fieldValidation``) unless its name is in :data:`OPEN_TYPES` (field lists abridged here: other fields are kept as sent).
 
 Field notation: ``(type, description)`` where type is ``string``, ``boolean``, ``int32``,
 ``int64`` (``integer`` = int64), ``number`` (float64), ``bytes`` (``[]byte``: base64 text),
@@ -32,6 +34,8 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import listfields
+from controlplane.api.registry import KindSchema
+from controlplane.api.resources import REGISTRY
 
 Fields = dict[str, tuple[str, str]]
 
@@ -508,71 +512,28 @@ TYPES: dict[str, tuple[str, Fields]] = {
 }
 
 
-#: kind → (description, top-level fields besides apiVersion/kind/metadata)
-KINDS: dict[str, tuple[str, Fields]] = {
-    "Pod": ("Pod is a group of containers scheduled together on one node; the smallest deployable unit.", {
-        "spec": ("PodSpec", "Desired state of the pod."), "status": ("PodStatus", "Observed state of the pod (read-only).")}),
-    "Deployment": ("Deployment declares a replicated application; it manages ReplicaSets to roll out changes.", {
-        "spec": ("DeploymentSpec", "Desired state."), "status": ("DeploymentStatus", "Observed state.")}),
-    "ReplicaSet": ("ReplicaSet keeps a number of identical pods running.", {
-        "spec": ("ReplicaSetSpec", "Desired state."), "status": ("ReplicaSetStatus", "Observed state.")}),
-    "ReplicationController": ("ReplicationController keeps a number of identical pods running (core/v1).", {
-        "spec": ("ReplicationControllerSpec", "Desired state."),
-        "status": ("object:v1.ReplicationControllerStatus", "Observed state.")}),
-    "DaemonSet": ("DaemonSet runs one pod on every eligible node.", {
-        "spec": ("DaemonSetSpec", "Desired state."), "status": ("object:v1.DaemonSetStatus", "Observed state.")}),
-    "StatefulSet": ("StatefulSet runs pods with stable names and storage.", {
-        "spec": ("StatefulSetSpec", "Desired state."), "status": ("object:v1.StatefulSetStatus", "Observed state.")}),
-    "Service": ("Service is a stable virtual IP and ports in front of a set of pods.", {
-        "spec": ("ServiceSpec", "Desired state."), "status": ("object:v1.ServiceStatus", "Load balancer status.")}),
-    "Node": ("Node is a worker machine; its kubelet registers it and reports its status.", {
-        "spec": ("NodeSpec", "Configuration."), "status": ("NodeStatus", "Observed state.")}),
-    "Namespace": ("Namespace scopes names; deleting it deletes everything in it.", {
-        "spec": ("NamespaceSpec", "finalizers to clear before the namespace is removed."),
-        "status": ("NamespaceStatus", "phase: Active or Terminating.")}),
-    "ConfigMap": ("ConfigMap holds non-confidential configuration as key/value pairs.", {
-        "data": ("map[string]", "UTF-8 values."), "binaryData": ("map[bytes]", "Base64 binary values."),
-        "immutable": ("boolean", "Data cannot be changed once set.")}),
-    "Secret": ("Secret holds confidential data such as passwords or tokens.", {
-        "data": ("map[bytes]", "Base64-encoded values."), "stringData": ("map[string]", "Write-only plain values."),
-        "type": ("string", "Type of the secret (Opaque)."), "immutable": ("boolean", "Data cannot be changed once set.")}),
-    "ServiceAccount": ("ServiceAccount is an identity for processes running in pods.", {
-        "secrets": ("[]ObjectReference", "Secrets of the account."),
-        "imagePullSecrets": ("[]LocalObjectReference", "Secrets used to pull images of its pods."),
-        "automountServiceAccountToken": ("boolean", "Mount the token into pods.")}),
-    "Endpoints": ("Endpoints lists the addresses and ports behind a service.", {
-        "subsets": ("[]object:v1.EndpointSubset", "Groups of addresses with the same ports.")}),
-    "Lease": ("Lease is a lease held by one holder (leader election, node heartbeats).", {
-        "spec": ("LeaseSpec", "The holder and its timing.")}),
-    "Binding": ("Binding ties a pod to a node (the scheduler's POST).", {
-        "target": ("ObjectReference", "The node the pod is bound to.")}),
-    "Scale": ("Scale is the scale subresource of a workload (autoscaling/v1).", {
+#: kinds that are request or response bodies of subresources and options, not served
+#: resources (their registry entries carry the served kinds' schemas): Scale
+#: (autoscaling/v1, ``*/scale``), Eviction (policy/v1, ``pods/NAME/eviction``) and
+#: DeleteOptions (the body of a DELETE)
+BODY_KINDS: dict[str, KindSchema] = {
+    "Scale": KindSchema("Scale is the scale subresource of a workload (autoscaling/v1).", {
         "spec": ("ScaleSpec", "Desired scale."), "status": ("ScaleStatus", "Observed scale.")}),
-    "Eviction": ("Eviction evicts a pod (policy/v1, pods/NAME/eviction).", {
+    "Eviction": KindSchema("Eviction evicts a pod (policy/v1, pods/NAME/eviction).", {
         "deleteOptions": ("DeleteOptions", "Options of the deletion.")}),
-    "DeleteOptions": ("DeleteOptions are the options of a DELETE.", {
+    "DeleteOptions": KindSchema("DeleteOptions are the options of a DELETE.", {
         f: t for f, t in TYPES["DeleteOptions"][1].items() if f not in ("kind", "apiVersion")}),
-    # core/v1 and events.k8s.io/v1 Events in one (OPEN_TYPES): fields of both versions
-    "Event": ("Event is a report of something that happened to an object.", {
-        "involvedObject": ("ObjectReference", "The object this event is about (core/v1)."),
-        "regarding": ("ObjectReference", "The object this event is about (events.k8s.io/v1)."),
-        "related": ("ObjectReference", "A second object involved."),
-        "reason": ("string", "Why the action was taken (CamelCase)."),
-        "message": ("string", "Human-readable description (core/v1)."),
-        "note": ("string", "Human-readable description (events.k8s.io/v1)."),
-        "type": ("string", "Normal or Warning."), "action": ("string", "What was done."),
-        "source": ("object:v1.EventSource", "Component reporting the event (core/v1)."),
-        "deprecatedSource": ("object:v1.EventSource", "Component reporting the event."),
-        "firstTimestamp": ("Time", "First occurrence."), "lastTimestamp": ("Time", "Last occurrence."),
-        "deprecatedFirstTimestamp": ("Time", "First occurrence."),
-        "deprecatedLastTimestamp": ("Time", "Last occurrence."),
-        "count": ("int32", "Number of occurrences."), "deprecatedCount": ("int32", "Number of occurrences."),
-        "eventTime": ("MicroTime", "When the event was first observed."),
-        "series": ("object:v1.EventSeries", "Data about a series of events."),
-        "reportingComponent": ("string", "Controller that emitted the event (core/v1)."),
-        "reportingController": ("string", "Controller that emitted the event."),
-        "reportingInstance": ("string", "Instance of that controller.")}),
 }
+
+
+def kind_fields(kind: str) -> KindSchema | None:
+    """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``), else
+    one of :data:`BODY_KINDS`; None for a kind with neither (e.g. one added at run time
+    without a schema)."""
+    r = REGISTRY.of_kind(kind)
+    if r is not None and r.schema is not None:
+        return r.schema
+    return BODY_KINDS.get(kind)
 
 
 def list_extensions(owner: str, field: str) -> dict[str, Any]:
@@ -623,16 +584,17 @@ def _prop(field: str, typ: str, desc: str, prefix: str, owner: str = "") -> dict
     return {"type": typ, "description": desc}
 
 
-def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict]:
+def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict[str, Any]]:
     """The named types as OpenAPI v3 ``components.schemas`` (``prefix`` + type name)."""
     return {prefix + name: {"type": "object", "description": desc,
                             "properties": {f: _prop(f, t, d, prefix, name) for f, (t, d) in fields.items()}}
             for name, (desc, fields) in TYPES.items()}
 
 
-def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.") -> dict:
+def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.") -> dict[str, Any]:
     """The top-level schema of ``kind`` (its description and fields, referring to the named types)."""
-    desc, fields = KINDS.get(kind, ("", {}))
+    ks = kind_fields(kind)
+    desc, fields = (ks.description, ks.fields) if ks is not None else ("", {})
     props = {"apiVersion": {"type": "string", "description": "Versioned schema of this representation "
                                                              f"of an object ({api_version})."},
              "kind": {"type": "string", "description": f"REST resource this object represents ({kind})."},

@@ -244,13 +244,18 @@ def test_every_validator_survives_every_wrong_type():
     """validate() returns causes, never raises, whatever type each field of each kind has
     (top level, spec fields, and spec.template.spec fields)."""
     from controlplane.api import schemas
-    from controlplane.api.validation import KIND_VALIDATORS, validate
+    from controlplane.api.resources import REGISTRY
+    from controlplane.api.validation import validate
 
     pod_spec_fields = list(schemas.TYPES["PodSpec"][1])
     container_fields = list(schemas.TYPES["Container"][1])
-    for kind in KIND_VALIDATORS:
-        top = ["metadata", *schemas.KINDS.get(kind, ("", {}))[1]]
-        spec_type = schemas.KINDS.get(kind, ("", {}))[1].get("spec", ("", ""))[0]
+    validated = [r.kind for r in REGISTRY if r.validate is not None]
+    assert {"Pod", "Deployment", "ReplicaSet", "ReplicationController", "Service"} <= set(validated)
+    for kind in validated:
+        ks = schemas.kind_fields(kind)
+        kind_fields = dict(ks.fields) if ks is not None else {}
+        top = ["metadata", *kind_fields]
+        spec_type = kind_fields.get("spec", ("", ""))[0]
         spec_fields = list(schemas.TYPES.get(spec_type, ("", {}))[1])
         for bad in _wrong_values():
             for f in top:

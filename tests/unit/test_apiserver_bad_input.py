@@ -116,7 +116,7 @@ def _generated(ns: str, bases: dict[str, dict]) -> list[tuple]:
     cases = []
     for plural, base in bases.items():
         kind = base["kind"]
-        fields = {"metadata": "ObjectMeta", **{f: t for f, (t, _d) in schemas.KINDS[kind][1].items()}}
+        fields = {"metadata": "ObjectMeta", **{f: t for f, (t, _d) in schemas.kind_fields(kind).fields.items()}}
         for field, typ in fields.items():
             bad = wrong_value(typ)
             body = {**base, field: bad}
