@@ -35,6 +35,11 @@ PROGRESS_PERIOD = 0.1
 Predicate = Callable[[dict], bool]
 
 
+def cache_name(resource: Any) -> str:
+    """The key of ``resource``'s watch cache: ``plural`` (core) or ``plural.group``."""
+    return resource.plural if not resource.group else f"{resource.plural}.{resource.group}"
+
+
 class TooOldResourceVersion(Exception):
     """A watch asked for events the ring no longer holds (answered as 410 Expired)."""
 

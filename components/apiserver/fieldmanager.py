@@ -55,6 +55,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.apiserver import status as st
 from controlplane.api import codec, listfields
 from controlplane.api import patch as P
 
@@ -270,8 +271,9 @@ class ApplyConflict(Exception):
         return f"Apply failed with {len(self.conflicts)} conflicts: " + "\n".join(lines)
 
     def causes(self) -> list[dict]:
-        return [{"reason": "FieldManagerConflict", "message": f"conflict with {m}", "field": pretty(p)}
-                for m, p in self.conflicts]
+        """One ``FieldManagerConflict`` StatusCause per conflict (``internal/conflict.go``)."""
+        return st.error_list(st.cause("FieldManagerConflict", f"conflict with {m}", pretty(p))
+                             for m, p in self.conflicts)
 
 
 def apply(kind: str, current: dict, config: dict, manager: str, api_version: str, now: str,

@@ -73,7 +73,7 @@ def parse(query: Mapping[str, str], watch: bool) -> tuple[str, bool | None]:
         texts = [f"{f}: {d}" for f, _, d in errs]
         joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
         raise st.invalid("ListOptions", "meta.k8s.io", "",
-                         [{"reason": r, "message": d, "field": f} for f, r, d in errs],
+                         st.error_list(st.cause(r, d, f) for f, r, d in errs),
                          f'ListOptions.meta.k8s.io "" is invalid: {joined}')
     return match, send_initial
 
@@ -81,7 +81,7 @@ def parse(query: Mapping[str, str], watch: bool) -> tuple[str, bool | None]:
 def too_large_resource_version(requested: int, current: int) -> st.APIError:
     """504 "Too large resource version: N, current: M" (the cache did not reach N in time)."""
     return st.APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
-                       {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                       {"causes": st.error_list([st.cause("ResourceVersionTooLarge", "Too large resource version")]),
                         "retryAfterSeconds": 1})
 
 
