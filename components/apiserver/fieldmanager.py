@@ -541,6 +541,8 @@ def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset(
             o = ov.get(k, _MISSING)
             if o is v:
                 continue
+            cc: dict | None
+            rr: dict | None
             if o is _MISSING:
                 cc, rr = _leaves(kind, v, f"{dotted}.{k}"), None
             elif o == v:
@@ -709,7 +711,7 @@ def record_update(kind: str, old: dict, new: dict, manager: str, api_version: st
                 and (e.get("subresource") or "") == subresource and e.get("apiVersion") == api_version):
             mine = e
             continue
-        t = e.get("fieldsV1") if isinstance(e.get("fieldsV1"), dict) else {}
+        t: dict = e["fieldsV1"] if isinstance(e.get("fieldsV1"), dict) else {}
         t2 = t
         if removed is not None:
             t2 = _subtract(t2, removed)
@@ -721,7 +723,7 @@ def record_update(kind: str, old: dict, new: dict, manager: str, api_version: st
             touched = True
             if t2:
                 out.append({**e, "fieldsV1": t2})
-    base = mine.get("fieldsV1") if mine is not None and isinstance(mine.get("fieldsV1"), dict) else {}
+    base: dict = mine["fieldsV1"] if mine is not None and isinstance(mine.get("fieldsV1"), dict) else {}
     t = _subtract(base, removed) if removed is not None else base
     if changed is not None:
         out.append(update_entry(manager, api_version, now, _union(t, changed), subresource))

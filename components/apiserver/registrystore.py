@@ -47,6 +47,9 @@ log = logging.getLogger("apiserver.rest")
 #: (``store.go`` maxNameGenerationCreateAttempts; feature RetryGenerateName, GA in 1.32).
 MAX_NAME_GENERATION_ATTEMPTS = 8
 
+#: Objects as stored (``list`` is also :meth:`RegistryStore.list`, hence the alias).
+Objects = list[dict[str, Any]]
+
 #: A mutation of an update: the current object (a private copy) → the new object.
 Mutation = Callable[[dict[str, Any]], Any]
 
@@ -503,12 +506,12 @@ class RegistryStore:
 
     async def delete_collection(self, resource: Any, namespace: str | None,
                                 matches: Callable[[dict[str, Any]], bool],
-                                opts: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+                                opts: dict[str, Any]) -> tuple[Objects, int]:
         """Delete every object ``matches`` accepts (``store.go`` DeleteCollection: list, then
         :meth:`delete` each; one already gone is skipped); returns (deleted objects, revision
         of the list)."""
         res = await self.store.list(collection_prefix(resource, namespace), predicate=matches)
-        out = []
+        out: Objects = []
         for o in res.items:
             md = o["metadata"]
             try:

@@ -169,14 +169,14 @@ class APIServer:
         svc_key = object_key(R.SERVICES, "default", "kubernetes")
         ep_key = object_key(R.ENDPOINTS, "default", "kubernetes")
         ports = [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]
-        svc = {"apiVersion": "v1", "kind": "Service",
+        svc: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": "kubernetes", "namespace": "default",
                             "labels": {"component": "apiserver", "provider": "kubernetes"}},
                "spec": {"type": "ClusterIP", "clusterIP": self.service_allocator.kubernetes_ip,
                         "clusterIPs": [self.service_allocator.kubernetes_ip], "ports": ports,
                         "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
                         "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"}}
-        ep = {"apiVersion": "v1", "kind": "Endpoints",
+        ep: dict[str, Any] = {"apiVersion": "v1", "kind": "Endpoints",
               "metadata": {"name": "kubernetes", "namespace": "default",
                            "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
               "subsets": [{"addresses": [{"ip": host}],
@@ -288,7 +288,7 @@ class APIServer:
         return web.Response(text="ok")
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        watchers = {}
+        watchers: dict[tuple[str, str, str], int] = {}
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)

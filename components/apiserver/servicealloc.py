@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import random
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from components.apiserver import status as st
 
@@ -71,7 +71,8 @@ class ServiceAllocator:
     # ----------------------------------------------------------------- usage
     def _used(self, skip_uid: str | None) -> tuple[set[str], set[int]]:
         now = time.monotonic()
-        for d in (self._held_ips, self._held_ports):
+        for held in (self._held_ips, self._held_ports):
+            d: dict[Any, float] = held
             for k in [k for k, t in d.items() if now - t > self.hold]:
                 del d[k]
         ips, ports = set(self._held_ips), set(self._held_ports)

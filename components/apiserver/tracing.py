@@ -19,7 +19,7 @@ from aiohttp import web
 from components.apiserver import status as st
 from controlplane.api import codec
 from controlplane.log import event
-from controlplane.storage import StoreEvent
+from controlplane.storage.store import StoreEvent
 from controlplane.trace.buffer import TraceBuffer
 from controlplane.trace.record import StepRecord, make_record
 
