@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from controlplane.api.validation import ErrorList
+from controlplane.api.validation import ErrorList, invalid_message
 
 
 class APIError(Exception):
@@ -85,7 +85,6 @@ def invalid_fields(kind: str, group: str, name: str, errs: ErrorList, message: s
     """422 Invalid of ``kind`` ``name`` whose causes are the field errors ``errs``; the message
     defaults to ``<Kind>[.<group>] "<name>" is invalid: <errors>`` (``errors.NewInvalid``)."""
     if message is None:
-        from controlplane.api.validation import invalid_message
         message = invalid_message(kind, name, list(errs))
     return invalid(kind, group, name, errs, message)
 
