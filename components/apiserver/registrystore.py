@@ -370,6 +370,10 @@ class RegistryStore:
         except KeyNotFound:
             obj = codec.clone(config)
             obj.setdefault("metadata", {})["name"] = name
+            if resource.namespaced:
+                # the path's namespace wins over the configuration's, as it always has here
+                # (Kubernetes' patch.go checkName would answer 400 for a different one)
+                obj["metadata"]["namespace"] = namespace
             decoder.decode(resource.kind, obj)  # an apply's configuration, checked: drops nothing else
             created = await self.create(resource, namespace, obj, CreateOptions(
                 manager, apply_config=config, user_agent=user_agent, verb="PATCH", dry_run=dry_run))

@@ -115,3 +115,14 @@ async def test_dry_run_create_writes_nothing(api, how):
     assert r.status == 201
     assert "resourceVersion" not in (await r.json())["metadata"]
     assert (await api.get(f"/api/v1/namespaces/{ns}/pods/dry")).status == 404
+
+
+async def test_apply_create_takes_the_path_namespace(api):
+    ns = await new_ns(api)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}, "data": {"a": "b"}}
+    r = await api.patch(f"/api/v1/namespaces/{ns}/configmaps/c?fieldManager=t", data=json.dumps(cm),
+                        headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status == 201 and (await r.json())["metadata"]["namespace"] == ns
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps", json={**cm, "metadata": {"name": "d", "namespace": "other"}})
+    assert r.status == 400 and (await r.json())["message"] == (
+        "the namespace of the provided object does not match the namespace sent on the request")
