@@ -141,7 +141,7 @@ class RestHandlers:
         neg.unknown_fields(request, unknown, invalid)
 
     def _check_patch_depth(self, request: web.Request, kind: str, patch: Any, ct: str) -> None:
-        """No served type nests more than :data:`neg.PATCH_MAX_DEPTH` levels, and merging walks a
+        """No served type nests more than :data:`~components.apiserver.negotiation.PATCH_MAX_DEPTH` levels, and merging walks a
         patch recursively: a deeper merge / strategic merge patch is decoded first (in place,
         its ``null`` deletions kept) — a value of the wrong type answers as the patched object
         would (422 on field ``patch``), unknown fields are dropped before the merge (or refused
@@ -176,7 +176,6 @@ class RestHandlers:
         if unknown:
             raise st.bad_request(f"failed to create typed patch object ({where}): .{unknown[0]}: "
                                  "field not declared in schema")
-
 
     # ---------------------------------------------------------------- collection
     async def list_or_watch(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:

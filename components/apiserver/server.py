@@ -67,6 +67,7 @@ class APIServer:
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
         self._unsubscribe: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._cache_tasks: dict[str, asyncio.Task] = {}
         self.metrics = Metrics()
         #: --max-requests-inflight / --max-mutating-requests-inflight (watches are not counted)
@@ -98,6 +99,7 @@ class APIServer:
             except StorageError as e:
                 event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
                 await asyncio.sleep(self.retry_interval)  # retry back-off
+        self._loop = asyncio.get_running_loop()
         self._unsubscribe = R.REGISTRY.subscribe(self._registry_changed)
         for r in R.REGISTRY:
             await self._start_cache(r)
@@ -135,7 +137,21 @@ class APIServer:
         a DELETED one its cache stopped and dropped (as the apiextensions-apiserver's
         ``customresource_handler.go`` serves and forgets CRD storage). Discovery and OpenAPI
         follow ``REGISTRY.generation`` (:mod:`components.apiserver.discovery`); routes look
-        resources up per request. Changes are applied in order, one task per cache name."""
+        resources up per request. Changes are applied in order, one task per cache name; a
+        change made from another thread is handed to the server's loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return  # not started (start() reads the registry) or gone
+        try:
+            same_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            same_loop = False
+        if not same_loop:
+            loop.call_soon_threadsafe(self._registry_changed_here, type_, resource)
+            return
+        self._registry_changed_here(type_, resource)
+
+    def _registry_changed_here(self, type_: str, resource: R.Resource) -> None:
         name = cache_name(resource)
         prev = self._cache_tasks.get(name)
 
@@ -147,10 +163,7 @@ class APIServer:
                 return
             await self._stop_cache(resource)  # ADDED replaces an entry at the same path
             await self._start_cache(resource)
-        try:
-            task = asyncio.get_running_loop().create_task(run(), name=f"registry-{type_}-{name}")
-        except RuntimeError:
-            return  # no loop (a registry change outside the server's loop): start() sees it
+        task = asyncio.get_running_loop().create_task(run(), name=f"registry-{type_}-{name}")
         self._cache_tasks[name] = task
         task.add_done_callback(lambda t: self._cache_tasks.pop(name, None) if self._cache_tasks.get(name) is t
                                else None)

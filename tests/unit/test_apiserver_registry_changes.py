@@ -43,6 +43,7 @@ async def test_resource_added_and_removed_at_run_time(api, widgets):
 
     R.REGISTRY.add(widgets)
     await api.server_obj.resources_settled()
+    assert "widgets.example.com" in api.server_obj.caches
     assert "example.com" in await groups(api) and "example.com" in await aggregated_groups(api)
     r = await api.get("/apis/example.com/v1")
     assert [x["name"] for x in (await r.json())["resources"]] == ["widgets"]
