@@ -122,8 +122,9 @@ class APIServer:
             return
         c = WatchCache(self.store, resource, on_event=self.tracer.on_cache_event)
         await c.start()
-        if R.REGISTRY.lookup(resource.group, resource.version, resource.plural) is not resource:
-            await c.stop()  # removed (or replaced) while the cache was filling
+        if R.REGISTRY.lookup(resource.group, resource.version, resource.plural) is not resource \
+                or cache_name(resource) in self.caches:
+            await c.stop()  # removed (or replaced, or started by start()) while the cache was filling
             return
         self.caches[cache_name(resource)] = c
 
