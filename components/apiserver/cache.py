@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from controlplane.aio import Backoff, cancel_and_wait
 from controlplane.log import event
-from controlplane.storage import EventStream, Expired, Store, StoreEvent, collection_prefix
+from controlplane.storage.errors import Expired
+from controlplane.storage.store import EventStream, Store, StoreEvent, collection_prefix
 
 log = logging.getLogger("apiserver.cache")
 
@@ -33,6 +34,11 @@ log = logging.getLogger("apiserver.cache")
 PROGRESS_PERIOD = 0.1
 
 Predicate = Callable[[dict], bool]
+
+
+def cache_name(resource: Any) -> str:
+    """The key of ``resource``'s watch cache: ``plural`` (core) or ``plural.group``."""
+    return resource.plural if not resource.group else f"{resource.plural}.{resource.group}"
 
 
 class TooOldResourceVersion(Exception):
@@ -128,7 +134,7 @@ class CacheWatcher:
                 return False
         return self.pending.popleft()
 
-    async def drain(self, timeout: float | None) -> list | bool:
+    async def drain(self, timeout: float | None) -> list | Literal[False]:
         """Every pending event (waiting up to ``timeout`` s for one); ``False`` on timeout.
         A ``None`` in the list means closed (nothing after it)."""
         if not self.pending:
@@ -151,12 +157,12 @@ def convert(ev: StoreEvent, matches: Predicate, shared: dict | None = None) -> W
         old = ev.prev or ev.object
         return _event(shared, "DELETED", ev.object, ev.revision) if matches(old) else None
     cur = matches(ev.object)
-    old = ev.prev is not None and matches(ev.prev)
-    if cur and old:
+    was = ev.prev is not None and matches(ev.prev)
+    if cur and was:
         return _event(shared, "MODIFIED", ev.object, ev.revision)
     if cur:
         return _event(shared, "ADDED", ev.object, ev.revision)
-    if old:
+    if was and ev.prev is not None:
         if shared is not None and "DELETED" in shared:
             return shared["DELETED"]
         prev = dict(ev.prev)

@@ -37,7 +37,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     log = setup("apiserver")
     # one log line per request/event: skip the caller lookup and thread/process fields that
     # our formatter never prints (the logging HOWTO's "Optimization" section)
-    logging._srcfile = None  # type: ignore[attr-defined]
+    logging._srcfile = None
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False

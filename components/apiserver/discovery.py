@@ -15,7 +15,8 @@ import functools
 import hashlib
 import json
 import platform
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import controlplane
 from controlplane.api import resources as R
@@ -28,6 +29,33 @@ _SUB_KIND = {"scale": ("Scale", "autoscaling", "v1"), "binding": ("Binding", "",
              "eviction": ("Eviction", "policy", "v1"), "log": ("Pod", "", "v1"),
              "exec": ("PodExecOptions", "", "v1"), "attach": ("PodAttachOptions", "", "v1"),
              "portforward": ("PodPortForwardOptions", "", "v1")}
+
+
+_T = TypeVar("_T")
+
+
+def per_registry_generation(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """Memoize ``fn`` (by its arguments) until ``REGISTRY.generation`` changes: a resource
+    added or removed at run time shows in discovery and OpenAPI at the next request (the
+    apiserver's discovery manager rebuilds its documents on every ``AddGroupVersion`` /
+    ``RemoveGroupVersion``, ``endpoints/discovery/aggregated/handler.go``). Results are
+    shared and read-only. ``fn.cache_clear()`` empties the memo."""
+    memo: dict[Any, _T] = {}
+    seen = [-1]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> _T:
+        gen = R.REGISTRY.generation
+        if gen != seen[0]:
+            memo.clear()
+            seen[0] = gen
+        try:
+            return memo[args]
+        except KeyError:
+            value = memo[args] = fn(*args)
+            return value
+    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    return wrapper
 
 
 def version_info() -> dict[str, Any]:
@@ -95,9 +123,9 @@ def _openapi_key(gv: str) -> str:
     return f"api/{gv}" if "/" not in gv else f"apis/{gv}"
 
 
-@functools.lru_cache(maxsize=None)
+@per_registry_generation
 def openapi_doc(gv: str) -> dict | None:
-    """(Built once; read-only.) OpenAPI v3 document of one group-version (``api/v1``, ``apis/apps/v1``)."""
+    """(Built once per registry generation; read-only.) OpenAPI v3 document of one group-version (``api/v1``, ``apis/apps/v1``)."""
     rs = group_versions().get(gv)
     if rs is None:
         return None
@@ -123,7 +151,7 @@ def openapi_doc(gv: str) -> dict | None:
             "paths": paths, "components": {"schemas": schemas}}
 
 
-@functools.lru_cache(maxsize=None)
+@per_registry_generation
 def openapi_root() -> dict:
     """``/openapi/v3`` index: ``{"paths": {"api/v1": {"serverRelativeURL": ...}, ...}}``."""
     out = {}
@@ -204,7 +232,7 @@ def _discovery_resource(r: R.Resource) -> dict[str, Any]:
     return e
 
 
-@functools.lru_cache(maxsize=None)
+@per_registry_generation
 def aggregated_discovery(core: bool) -> dict:
     """``/api`` (``core``) or ``/apis`` as an APIGroupDiscoveryList (aggregated discovery v2,
     ``staging/src/k8s.io/api/apidiscovery/v2/types.go``; KEP-3352): every group, version and

@@ -55,6 +55,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.apiserver import status as st
 from controlplane.api import codec, listfields
 from controlplane.api import patch as P
 
@@ -270,8 +271,9 @@ class ApplyConflict(Exception):
         return f"Apply failed with {len(self.conflicts)} conflicts: " + "\n".join(lines)
 
     def causes(self) -> list[dict]:
-        return [{"reason": "FieldManagerConflict", "message": f"conflict with {m}", "field": pretty(p)}
-                for m, p in self.conflicts]
+        """One ``FieldManagerConflict`` StatusCause per conflict (``internal/conflict.go``)."""
+        return st.error_list(st.cause("FieldManagerConflict", f"conflict with {m}", pretty(p))
+                             for m, p in self.conflicts)
 
 
 def apply(kind: str, current: dict, config: dict, manager: str, api_version: str, now: str,
@@ -539,6 +541,8 @@ def _diff(kind: str, ov: Any, nv: Any, dotted: str, skip: frozenset = frozenset(
             o = ov.get(k, _MISSING)
             if o is v:
                 continue
+            cc: dict | None
+            rr: dict | None
             if o is _MISSING:
                 cc, rr = _leaves(kind, v, f"{dotted}.{k}"), None
             elif o == v:
@@ -707,7 +711,7 @@ def record_update(kind: str, old: dict, new: dict, manager: str, api_version: st
                 and (e.get("subresource") or "") == subresource and e.get("apiVersion") == api_version):
             mine = e
             continue
-        t = e.get("fieldsV1") if isinstance(e.get("fieldsV1"), dict) else {}
+        t: dict = e["fieldsV1"] if isinstance(e.get("fieldsV1"), dict) else {}
         t2 = t
         if removed is not None:
             t2 = _subtract(t2, removed)
@@ -719,7 +723,7 @@ def record_update(kind: str, old: dict, new: dict, manager: str, api_version: st
             touched = True
             if t2:
                 out.append({**e, "fieldsV1": t2})
-    base = mine.get("fieldsV1") if mine is not None and isinstance(mine.get("fieldsV1"), dict) else {}
+    base: dict = mine["fieldsV1"] if mine is not None and isinstance(mine.get("fieldsV1"), dict) else {}
     t = _subtract(base, removed) if removed is not None else base
     if changed is not None:
         out.append(update_entry(manager, api_version, now, _union(t, changed), subresource))

@@ -38,10 +38,11 @@ import hashlib
 import math
 import uuid
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.apiserver.routing import parse
+from components.apiserver.routing import REQUEST_INFO, parse
 
 SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
 LEVEL_UID_HEADER = "X-Kubernetes-PF-PriorityLevel-UID"
@@ -417,17 +418,21 @@ class FlowControl:
         return f
 
     # -- admission --------------------------------------------------------------------
-    def admit(self, d: Digest) -> "asyncio.Future[Seat]":
+    def admit(self, d: Digest) -> Coroutine[Any, Any, Seat]:
         """Wait for a seat for the request; raises :class:`Rejected` (queue full, Reject
         level full, waited longer than the wait limit). ``asyncio.CancelledError`` (the
         client went away) leaves the queue."""
         return self._admit(self._flow(d, d))
 
-    def admit_request(self, request: Any) -> "asyncio.Future[Seat]":
+    def admit_request(self, request: Any) -> Coroutine[Any, Any, Seat]:
         """:meth:`admit` for an aiohttp request (its method, path and User-Agent); the
-        classification is cached per client, verb and target (not per object name)."""
+        classification is cached per client, verb and target (not per object name). The
+        request's RequestInfo is the one the server's middleware parsed, when it did."""
         ua, method, path = request.headers.get("User-Agent"), request.method, request.path
-        info = parse(path)
+        try:
+            info = request[REQUEST_INFO]
+        except (KeyError, TypeError):
+            info = parse(path)
         if info is None or info.resource is None:
             key: Any = (ua, method, path)
         else:

@@ -37,14 +37,14 @@ def parse(query: Mapping[str, str], watch: bool) -> tuple[str, bool | None]:
     send_initial = _flag(query.get("sendInitialEvents"))
     rv = query.get("resourceVersion", "")
     cont = query.get("continue", "")
-    errs: list[tuple[str, str, str]] = []  # (field, reason, detail)
-
-    def forbidden(field: str, msg: str) -> None:
-        errs.append((field, "FieldValueForbidden", f"Forbidden: {msg}"))
+    errs = st.error_list()
+    forbidden = errs.forbidden
 
     def unsupported(field: str, value: str, supported: list[str]) -> None:
+        # the value as sent, unescaped (ErrorList.not_supported would quote it as Go's %q)
         vals = ", ".join(f'"{s}"' for s in supported)
-        errs.append((field, "FieldValueNotSupported", f'Unsupported value: "{value}": supported values: {vals}'))
+        errs.append(st.cause("FieldValueNotSupported", f'Unsupported value: "{value}": supported values: {vals}',
+                             field))
 
     if watch:
         if send_initial is not None and match != NOT_OLDER_THAN:
@@ -70,18 +70,16 @@ def parse(query: Mapping[str, str], watch: bool) -> tuple[str, bool | None]:
         if send_initial is not None:
             forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
     if errs:
-        texts = [f"{f}: {d}" for f, _, d in errs]
+        texts = [f"{e['field']}: {e['message']}" for e in errs]
         joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-        raise st.invalid("ListOptions", "meta.k8s.io", "",
-                         [{"reason": r, "message": d, "field": f} for f, r, d in errs],
-                         f'ListOptions.meta.k8s.io "" is invalid: {joined}')
+        raise st.invalid_fields("ListOptions", "meta.k8s.io", "", errs, f'ListOptions.meta.k8s.io "" is invalid: {joined}')
     return match, send_initial
 
 
 def too_large_resource_version(requested: int, current: int) -> st.APIError:
     """504 "Too large resource version: N, current: M" (the cache did not reach N in time)."""
     return st.APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
-                       {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                       {"causes": st.error_list([st.cause("ResourceVersionTooLarge", "Too large resource version")]),
                         "retryAfterSeconds": 1})
 
 

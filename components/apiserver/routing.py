@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from aiohttp import web
+
 from controlplane.api import resources as R
 
 
@@ -27,6 +29,12 @@ class RequestInfo:
     @property
     def group_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+
+#: request storage key of the request's RequestInfo (None: not an API path we serve),
+#: set once per request by the server's middleware (``WithRequestInfo`` in
+#: ``endpoints/filters/requestinfo.go``)
+REQUEST_INFO: Any = web.RequestKey("request_info", object) if hasattr(web, "RequestKey") else "request_info"
 
 
 def _lookup(group: str, version: str, plural: str) -> Any:

@@ -1,9 +1,13 @@
 """The apiserver: aiohttp app, etcd connection, watch caches, compactor, default namespaces.
 
-:class:`APIServer` wires the pieces: :class:`~controlplane.storage.Store` (etcd),
-one :class:`~components.apiserver.cache.WatchCache` per resource,
-:class:`~components.apiserver.rest.RestHandlers`, :class:`~components.apiserver.watch.WatchServer`,
-the discovery/OpenAPI documents and the trace endpoints. Every error is a Status.
+:class:`APIServer` assembles the pieces and owns their lifecycle: :class:`~controlplane.storage.Store`
+(etcd), one :class:`~components.apiserver.cache.WatchCache` per served resource (started and
+stopped as resources are added to and removed from ``controlplane.api.resources.REGISTRY``),
+the :class:`~components.apiserver.registrystore.RegistryStore` (storage semantics), the
+HTTP handlers :class:`~components.apiserver.rest.RestHandlers` and
+:class:`~components.apiserver.watch.WatchServer` (given the collaborators they use, never
+the server), the discovery/OpenAPI documents and the trace endpoints. The middleware parses
+each request's :class:`~components.apiserver.routing.RequestInfo` once; every error is a Status.
 Compaction follows ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/compact.go``: every
 ``compaction_interval`` seconds compact to the revision seen at the previous tick.
 """
@@ -17,28 +21,27 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, serving, strategy
+from components.apiserver import discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
-from components.apiserver.cache import WatchCache
+from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
-from components.apiserver.rest import WARNINGS, RestHandlers, json_response
-from components.apiserver.routing import parse
+from components.apiserver.negotiation import json_response, warning_headers
+from components.apiserver.registrystore import RegistryStore
+from components.apiserver.rest import RestHandlers
+from components.apiserver.routing import RequestInfo
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
 from controlplane.api import resources as R
 from controlplane.log import event
-from controlplane.storage import KeyExists, StorageError, Store, Unavailable, object_key
+from controlplane.storage.errors import KeyExists, StorageError, Unavailable
+from controlplane.storage.store import Store, object_key
 
 log = logging.getLogger("apiserver")
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-def cache_name(resource: Any) -> str:
-    return resource.plural if not resource.group else f"{resource.plural}.{resource.group}"
 
 
 class APIServer:
@@ -60,11 +63,12 @@ class APIServer:
         self.etcd_url = etcd_url
         self.tracer = Tracer()
         self.caches: dict[str, WatchCache] = {}
-        self.rest = RestHandlers(self)
-        self.watch = WatchServer(self, bookmark_interval, min_request_timeout)
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
         self._tasks: list[asyncio.Task] = []
+        self._unsubscribe: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cache_tasks: dict[str, asyncio.Task] = {}
         self.metrics = Metrics()
         #: --max-requests-inflight / --max-mutating-requests-inflight (watches are not counted)
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
@@ -78,6 +82,9 @@ class APIServer:
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
             services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
+        self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator)
+        self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
+        self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -92,12 +99,10 @@ class APIServer:
             except StorageError as e:
                 event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
                 await asyncio.sleep(self.retry_interval)  # retry back-off
+        self._loop = asyncio.get_running_loop()
+        self._unsubscribe = R.REGISTRY.subscribe(self._registry_changed)
         for r in R.REGISTRY:
-            if r.kind == "Binding":
-                continue
-            c = WatchCache(self.store, r, on_event=self.tracer.on_cache_event)
-            await c.start()
-            self.caches[cache_name(r)] = c
+            await self._start_cache(r)
         for ns in DEFAULT_NAMESPACES:
             obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
             strategy.prepare_for_create("Namespace", obj, None, False)
@@ -111,6 +116,65 @@ class APIServer:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
 
+    async def _start_cache(self, resource: R.Resource) -> None:
+        """Start and fill the watch cache of ``resource`` (none for Bindings, which are not stored)."""
+        if resource.kind == "Binding" or cache_name(resource) in self.caches:
+            return
+        c = WatchCache(self.store, resource, on_event=self.tracer.on_cache_event)
+        await c.start()
+        if R.REGISTRY.lookup(resource.group, resource.version, resource.plural) is not resource \
+                or cache_name(resource) in self.caches:
+            await c.stop()  # removed (or replaced, or started by start()) while the cache was filling
+            return
+        self.caches[cache_name(resource)] = c
+
+    async def _stop_cache(self, resource: R.Resource) -> None:
+        c = self.caches.pop(cache_name(resource), None)
+        if c is not None:
+            await c.stop()
+
+    def _registry_changed(self, type_: str, resource: R.Resource) -> None:
+        """``REGISTRY`` subscriber: a resource ADDED at run time gets its watch cache started,
+        a DELETED one its cache stopped and dropped (as the apiextensions-apiserver's
+        ``customresource_handler.go`` serves and forgets CRD storage). Discovery and OpenAPI
+        follow ``REGISTRY.generation`` (:mod:`components.apiserver.discovery`); routes look
+        resources up per request. Changes are applied in order, one task per cache name; a
+        change made from another thread is handed to the server's loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return  # not started (start() reads the registry) or gone
+        try:
+            same_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            same_loop = False
+        if not same_loop:
+            loop.call_soon_threadsafe(self._registry_changed_here, type_, resource)
+            return
+        self._registry_changed_here(type_, resource)
+
+    def _registry_changed_here(self, type_: str, resource: R.Resource) -> None:
+        name = cache_name(resource)
+        prev = self._cache_tasks.get(name)
+
+        async def run() -> None:
+            if prev is not None:
+                await asyncio.gather(prev, return_exceptions=True)
+            if type_ == "DELETED":
+                await self._stop_cache(resource)
+                return
+            await self._stop_cache(resource)  # ADDED replaces an entry at the same path
+            await self._start_cache(resource)
+        task = asyncio.get_running_loop().create_task(run(), name=f"registry-{type_}-{name}")
+        self._cache_tasks[name] = task
+        task.add_done_callback(lambda t: self._cache_tasks.pop(name, None) if self._cache_tasks.get(name) is t
+                               else None)
+        event(log, "apiserver.resource_" + type_.lower(), resource=name)
+
+    async def resources_settled(self) -> None:
+        """Wait until the watch caches of resources added or removed so far are started or stopped."""
+        while self._cache_tasks:
+            await asyncio.gather(*list(self._cache_tasks.values()), return_exceptions=True)
+
     async def ensure_kubernetes_service(self, host: str, port: int) -> None:
         """The ``kubernetes`` Service in ``default`` at the range's first address (port 443 →
         the apiserver's ``port``) and its Endpoints ``host:port``, kept as the apiserver's
@@ -119,14 +183,14 @@ class APIServer:
         svc_key = object_key(R.SERVICES, "default", "kubernetes")
         ep_key = object_key(R.ENDPOINTS, "default", "kubernetes")
         ports = [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]
-        svc = {"apiVersion": "v1", "kind": "Service",
+        svc: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": "kubernetes", "namespace": "default",
                             "labels": {"component": "apiserver", "provider": "kubernetes"}},
                "spec": {"type": "ClusterIP", "clusterIP": self.service_allocator.kubernetes_ip,
                         "clusterIPs": [self.service_allocator.kubernetes_ip], "ports": ports,
                         "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
                         "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"}}
-        ep = {"apiVersion": "v1", "kind": "Endpoints",
+        ep: dict[str, Any] = {"apiVersion": "v1", "kind": "Endpoints",
               "metadata": {"name": "kubernetes", "namespace": "default",
                            "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
               "subsets": [{"addresses": [{"ip": host}],
@@ -150,6 +214,12 @@ class APIServer:
               endpoint=f"{host}:{port}")
 
     async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for t in list(self._cache_tasks.values()):
+            t.cancel()
+        await asyncio.gather(*self._cache_tasks.values(), return_exceptions=True)
         if self.gc_freezer is not None:
             await self.gc_freezer.stop()
         for t in self._tasks:
@@ -159,7 +229,7 @@ class APIServer:
                 await t
             except (asyncio.CancelledError, Exception):
                 pass
-        for c in self.caches.values():
+        for c in list(self.caches.values()):
             await c.stop()
         await self.store.close()
 
@@ -232,7 +302,7 @@ class APIServer:
         return web.Response(text="ok")
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        watchers = {}
+        watchers: dict[tuple[str, str, str], int] = {}
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
@@ -261,6 +331,9 @@ class APIServer:
         ``endpoints/handlers/responsewriters``.)"""
         t0 = time.monotonic()
         api = request.path.startswith(("/api/", "/apis/"))
+        # the one routing decision of the request: its RequestInfo, parsed here and read by
+        # the dispatcher and the request metrics (requestinfo.go, WithRequestInfo)
+        request[routing.REQUEST_INFO] = routing.parse(request.path) if api else None
         watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
@@ -342,99 +415,24 @@ class APIServer:
         return self._finish(request, resp, t0, api)
 
     def _finish(self, request: web.Request, resp: web.StreamResponse, t0: float, api: bool) -> web.StreamResponse:
-        if not resp.prepared:
-            for w in request.get(WARNINGS) or ():
-                resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+        warning_headers(request, resp)
         if api:
             elapsed = time.monotonic() - t0
-            self.metrics.observe(_metric_labels(request), resp.status, elapsed)
+            self.metrics.observe(_metric_labels(request, request.get(routing.REQUEST_INFO)), resp.status, elapsed)
             event(log, "http.request", logging.DEBUG, method=request.method, path=request.path,
                   code=resp.status, ms=round(elapsed * 1000, 1))
         return resp
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        """Route one API request by :func:`routing.parse` to the generic REST handlers. The
-        streaming subresources pods/exec, attach and portforward (kubelet connections in
-        Kubernetes: ``pkg/registry/core/pod/rest/subresources.go``) answer 400 with a Status
-        saying why: no process runs behind a simulated container."""
-        info = parse(request.path)
+        """An API request, on the RequestInfo the middleware parsed, to the REST handlers."""
+        info = request.get(routing.REQUEST_INFO)
         if info is None:
             raise st.not_found_path()
-        m = request.method
-        if info.resource is None:
-            if m != "GET":
-                raise st.method_not_allowed()
-            doc = discovery.api_resource_list(info.group_version)
-            if doc is None:
-                raise st.not_found_path()
-            return json_response(doc)
-        rest, r = self.rest, info.resource
-        if not self.caches:
-            raise st.unavailable("the apiserver is not ready: waiting for etcd")
-        if info.name is None:
-            if m == "GET":
-                if r.kind == "Binding":
-                    raise st.method_not_allowed()
-                return await rest.list_or_watch(request, info)
-            if m == "POST":
-                return await rest.create(request, info)
-            if m == "DELETE" and r.kind != "Binding":
-                return await rest.delete_collection(request, info)
-            raise st.method_not_allowed()
-        if info.watch_path:
-            request = request.clone(rel_url=request.rel_url.update_query({"fieldSelector": _name_sel(request, info)}))
-            info.name = None
-            return await rest.list_or_watch(request, info)
-        sub = info.subresource
-        if sub == "binding":
-            if m != "POST":
-                raise st.method_not_allowed()
-            return await rest.create(request, info)
-        if sub == "finalize":
-            if m != "PUT":
-                raise st.method_not_allowed()
-            return await rest.update(request, info)
-        if sub == "eviction":
-            if m != "POST":
-                raise st.method_not_allowed()
-            return await rest.evict(request, info)
-        if sub == "log":
-            if m != "GET":
-                raise st.method_not_allowed()
-            return await rest.pod_log(request, info)
-        if sub in STREAMING_SUBRESOURCES:
-            if m not in ("GET", "POST"):
-                raise st.method_not_allowed()
-            await rest.get(request, info)  # 404 for a pod that doesn't exist, as the real path
-            raise st.bad_request(
-                f"pods/{sub} is not available in controlplane: the container runtime is simulated, "
-                f"so no process runs in container(s) of pod {info.name!r} (kubectl logs and describe work)")
-        if sub not in (None, "status", "scale"):
-            raise st.method_not_allowed()
-        if m == "GET":
-            return await rest.get(request, info)
-        if m == "PUT":
-            return await rest.update(request, info)
-        if m == "PATCH":
-            return await rest.patch(request, info)
-        if m == "DELETE" and sub is None:
-            return await rest.delete(request, info)
-        raise st.method_not_allowed()
+        return await self.rest.serve(request, info)
 
 
-def _name_sel(request: web.Request, info) -> str:
-    base = request.query.get("fieldSelector", "")
-    sel = f"metadata.name={info.name}"
-    return f"{base},{sel}" if base else sel
-
-
-#: pod subresources that Kubernetes proxies to the kubelet as a stream (SPDY / WebSocket)
-STREAMING_SUBRESOURCES = ("exec", "attach", "portforward")
-
-
-def _metric_labels(request: web.Request) -> tuple[str, ...]:
+def _metric_labels(request: web.Request, info: RequestInfo | None) -> tuple[str, ...]:
     """(verb, group, version, resource, subresource, scope, component) of an API request."""
-    info = parse(request.path)
     m = request.method
     if info is None or info.resource is None:
         return (m, "", "", "", "", "", "apiserver")

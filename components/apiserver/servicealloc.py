@@ -21,10 +21,17 @@ from __future__ import annotations
 import ipaddress
 import random
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
+
+from components.apiserver import status as st
 
 ALLOCATING_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
+
+
+def _invalid(message: str, field: str) -> dict:
+    """A ``FieldValueInvalid`` StatusCause of ``field`` (``message`` is the whole error body)."""
+    return st.cause("FieldValueInvalid", message, field)
 
 
 class AllocationError(Exception):
@@ -64,7 +71,8 @@ class ServiceAllocator:
     # ----------------------------------------------------------------- usage
     def _used(self, skip_uid: str | None) -> tuple[set[str], set[int]]:
         now = time.monotonic()
-        for d in (self._held_ips, self._held_ports):
+        for held in (self._held_ips, self._held_ports):
+            d: dict[Any, float] = held
             for k in [k for k, t in d.items() if now - t > self.hold]:
                 del d[k]
         ips, ports = set(self._held_ips), set(self._held_ports)
@@ -85,8 +93,7 @@ class ServiceAllocator:
         first = int(self.net.network_address)
         lo, hi = 2, size - 2          # skip network, .1 (kubernetes), broadcast
         if hi < lo:
-            raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
-                                    "message": "failed to allocate a serviceIP: range is full"}])
+            raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
         for _ in range(64):
             ip = str(ipaddress.ip_address(first + random.randint(lo, hi)))
             if ip not in used:
@@ -95,15 +102,13 @@ class ServiceAllocator:
             ip = str(ipaddress.ip_address(first + off))
             if ip not in used:
                 return ip
-        raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
-                                "message": "failed to allocate a serviceIP: range is full"}])
+        raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
 
     def _pick_port(self, used: set[int]) -> int:
         lo, hi = self.port_range
         free = hi - lo + 1 - len([p for p in used if lo <= p <= hi])
         if free <= 0:
-            raise AllocationError([{"reason": "FieldValueInvalid", "field": "spec.ports",
-                                    "message": "failed to allocate a nodePort: range is full"}])
+            raise AllocationError([_invalid("failed to allocate a nodePort: range is full", "spec.ports")])
         while True:
             p = random.randint(lo, hi)
             if p not in used:
@@ -166,25 +171,20 @@ class ServiceAllocator:
         try:
             addr = ipaddress.ip_address(ip)
         except ValueError:
-            return [{"reason": "FieldValueInvalid", "field": field,
-                     "message": f'Invalid value: ["{ip}"]: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'}]
+            return [_invalid(f'Invalid value: ["{ip}"]: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)', field)]
         if addr not in self.net or addr in (self.net.network_address, self.net.broadcast_address):
-            return [{"reason": "FieldValueInvalid", "field": field,
-                     "message": f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: the provided IP ({ip}) is '
-                                f"not in the valid range. The range of valid IPs is {self.net}"}]
+            return [_invalid(f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: the provided IP ({ip}) is '
+                                f"not in the valid range. The range of valid IPs is {self.net}", field)]
         if ip in used:
-            return [{"reason": "FieldValueInvalid", "field": field,
-                     "message": f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: provided IP is already allocated'}]
+            return [_invalid(f'Invalid value: ["{ip}"]: failed to allocate IP {ip}: provided IP is already allocated', field)]
         return []
 
     def _check_port(self, port: int, used: set[int], i: int) -> list[dict]:
         field = f"spec.ports[{i}].nodePort"
         lo, hi = self.port_range
         if not isinstance(port, int) or not lo <= port <= hi:
-            return [{"reason": "FieldValueInvalid", "field": field,
-                     "message": f"Invalid value: {port}: provided port is not in the valid range. "
-                                f"The range of valid ports is {lo}-{hi}"}]
+            return [_invalid(f"Invalid value: {port}: provided port is not in the valid range. "
+                                f"The range of valid ports is {lo}-{hi}", field)]
         if port in used:
-            return [{"reason": "FieldValueInvalid", "field": field,
-                     "message": f"Invalid value: {port}: provided port is already allocated"}]
+            return [_invalid(f"Invalid value: {port}: provided port is already allocated", field)]
         return []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from aiohttp import web
 
@@ -124,7 +125,8 @@ class Listener:
     def __init__(self, runner: web.AppRunner, server: asyncio.AbstractServer) -> None:
         self.runner = runner
         self.server = server
-        self.port: int = server.sockets[0].getsockname()[1]
+        sockets: Any = getattr(server, "sockets", None)  # asyncio.Server (AbstractServer declares none)
+        self.port: int = sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
         """Stop accepting, run the app's shutdown hooks, wait for in-flight requests

@@ -6,7 +6,10 @@ Handlers raise :class:`APIError`; the middleware answers with its :meth:`APIErro
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+
+from controlplane.api.validation import ErrorList, invalid_message
 
 
 class APIError(Exception):
@@ -59,8 +62,36 @@ def conflict_modified(resource: Any, name: str) -> APIError:
                                     "latest version and try again")
 
 
+def cause(reason: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """One metav1.StatusCause ``{"reason", "message"[, "field"]}`` (keys in the order of
+    ``StatusCause`` in ``staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go``) for a
+    cause that is not a field error (``ResourceVersionTooLarge``, ``FieldManagerConflict``)
+    or whose message is not one of field.ErrorList's constructors."""
+    c: dict[str, Any] = {"reason": reason, "message": message}
+    if field is not None:
+        c["field"] = field
+    return c
+
+
+def error_list(causes: Iterable[dict[str, Any]] = ()) -> ErrorList:
+    """A :class:`controlplane.api.validation.ErrorList` (field.ErrorList) holding ``causes``;
+    every ``details.causes`` the apiserver answers is built as one."""
+    errs = ErrorList()
+    errs.extend(causes)
+    return errs
+
+
+def invalid_fields(kind: str, group: str, name: str, errs: ErrorList, message: str | None = None) -> APIError:
+    """422 Invalid of ``kind`` ``name`` whose causes are the field errors ``errs``; the message
+    defaults to ``<Kind>[.<group>] "<name>" is invalid: <errors>`` (``errors.NewInvalid``)."""
+    if message is None:
+        message = invalid_message(kind, name, list(errs))
+    return invalid(kind, group, name, errs, message)
+
+
 def invalid(kind: str, group: str, name: str, causes: list[dict], message: str) -> APIError:
-    """422 Invalid with ``details.causes`` ([{reason, message, field}])."""
+    """422 Invalid with ``details.causes`` ([{reason, message, field}]); prefer
+    :func:`invalid_fields` with an ErrorList."""
     d: dict[str, Any] = {"name": name}
     if group:
         d["group"] = group

@@ -19,7 +19,7 @@ from aiohttp import web
 from components.apiserver import status as st
 from controlplane.api import codec
 from controlplane.log import event
-from controlplane.storage import StoreEvent
+from controlplane.storage.store import StoreEvent
 from controlplane.trace.buffer import TraceBuffer
 from controlplane.trace.record import StepRecord, make_record
 
@@ -60,9 +60,10 @@ class Tracer:
               rv=rec.resourceVersion, action=action)
         return rec
 
-    def on_create_received(self, resource: Any, obj: dict, user_agent: str) -> None:
+    def on_create_received(self, resource: Any, obj: dict, user_agent: str, verb: str = "POST") -> None:
+        """Step 2 of a create (``verb``: ``POST``, or ``PATCH`` for a server-side apply that creates)."""
         if not user_agent.startswith(CONTROLLER_MANAGER_AGENT):
-            self.record(2, f"received POST {resource.plural} from {client_name(user_agent)}", obj,
+            self.record(2, f"received {verb} {resource.plural} from {client_name(user_agent)}", obj,
                         resource.kind, "")
 
     def on_created(self, resource: Any, obj: dict, user_agent: str) -> None:

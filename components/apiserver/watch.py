@@ -22,21 +22,19 @@ import asyncio
 import logging
 import random
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 
 from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
-from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchEvent
-from components.apiserver.rest import TABLE_CT, _bool, _parse_rv, _with_type, wants_table
+from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchCache, WatchEvent, cache_name
+from components.apiserver.negotiation import TABLE_CT, parse_bool, parse_rv, wants_table, with_type
 from components.apiserver.routing import RequestInfo
 from controlplane.api import codec
 from controlplane.log import event
-
-if TYPE_CHECKING:
-    from components.apiserver.server import APIServer
 
 log = logging.getLogger("apiserver.watch")
 
@@ -65,17 +63,21 @@ def watch_timeout(value: str | None, min_request_timeout: float) -> float:
 
 
 class WatchServer:
-    """Serves watch requests of every resource from ``server.caches``.
+    """Serves watch requests of every resource from the watch caches.
 
+    ``caches``: the live mapping :func:`~components.apiserver.cache.cache_name` → cache
+    (owned by the server); ``current_revision()``: etcd's current revision, the state an
+    unset ``resourceVersion`` waits for.
     ``min_request_timeout``: kube-apiserver's ``--min-request-timeout`` (seconds), the base
     of a watch's duration when the client gives no ``timeoutSeconds``. A watch ends at its
     deadline even when its client does not read: the write waiting for the socket is
     cancelled and, as the client is that far behind, its connection closed; otherwise the
     stream gets :data:`END_GRACE` seconds to end cleanly. :meth:`shutdown` ends every watch."""
 
-    def __init__(self, server: "APIServer", bookmark_interval: float = 1.0,
-                 min_request_timeout: float = 1800.0) -> None:
-        self.s = server
+    def __init__(self, caches: Mapping[str, WatchCache], current_revision: Callable[[], Awaitable[int]],
+                 bookmark_interval: float = 1.0, min_request_timeout: float = 1800.0) -> None:
+        self.caches = caches
+        self.current_revision = current_revision
         self.bookmark_interval = bookmark_interval
         self.min_request_timeout = min_request_timeout
         self.watchers: set[CacheWatcher] = set()
@@ -96,14 +98,14 @@ class WatchServer:
 
     async def serve(self, request: web.Request, info: RequestInfo, matches) -> web.StreamResponse:
         resource = info.resource
-        cache = self.s.cache_for(resource)
+        cache = self.caches.get(cache_name(resource))
         if cache is None:
             raise st.method_not_allowed()
         if self.stopping:
             raise st.unavailable("the apiserver is shutting down")
-        rv = _parse_rv(request.query.get("resourceVersion"))
+        rv = parse_rv(request.query.get("resourceVersion"))
         timeout = watch_timeout(request.query.get("timeoutSeconds"), self.min_request_timeout)
-        bookmarks = _bool(request.query.get("allowWatchBookmarks"))
+        bookmarks = parse_bool(request.query.get("allowWatchBookmarks"))
         _, send_initial = listoptions.parse(request.query, watch=True)
         table = wants_table(request)
         if rv:
@@ -112,7 +114,7 @@ class WatchServer:
         elif request.query.get("resourceVersion", "") == "":
             # unset = "most recent": a consistent read, so the initial events include every
             # write acknowledged before this request (cacher ConsistentListFromCache)
-            await cache.wait_for_revision(await self.s.store.current_revision())
+            await cache.wait_for_revision(await self.current_revision())
         resp = web.StreamResponse(status=200, headers={"Content-Type": TABLE_CT if table else "application/json"})
         resp.enable_chunked_encoding()
         try:
@@ -211,7 +213,7 @@ class WatchServer:
             return codec.dumps({"type": "BOOKMARK", "object": {
                 "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
                 "columnDefinitions": [], "rows": []}}) + b"\n"
-        obj = _with_type(resource, ev.object)
+        obj = with_type(resource, ev.object)
         obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"
 
@@ -224,5 +226,5 @@ def event_line(resource: Any, ev: WatchEvent) -> bytes:
     """The JSON line of watch event ``ev``, encoded once and kept on the (shared) event."""
     line = ev.line
     if line is None:
-        line = ev.line = codec.dumps({"type": ev.type, "object": _with_type(resource, ev.object)}) + b"\n"
+        line = ev.line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"
     return line
