@@ -208,7 +208,7 @@ class RegistryStore:
             # the creator owns every field it set (operation Update; handlers/create.go runs the
             # field manager on every create): managedFields in the body are not kept
             fieldmanager.record_create(resource.kind, obj, opts.manager, resource.api_version, now,
-                                       resource.kind in strategy.STATUS_SUBRESOURCE)
+                                       strategy.resets_status(resource.kind))
         self.validate(resource, obj)
         if resource.namespaced and namespace:
             await self.check_namespace(resource, namespace, name)
@@ -322,7 +322,7 @@ class RegistryStore:
                     del new["metadata"]["managedFields"]
                 fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
                                            apitime.now(), sub,
-                                           resource.kind in strategy.STATUS_SUBRESOURCE)
+                                           strategy.resets_status(resource.kind))
             if strategy.should_delete_during_update(resource.kind, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
                 deleting["obj"] = new
@@ -435,8 +435,8 @@ class RegistryStore:
                 if req is None or req >= prev:
                     return cur  # graceful deletion pending: nothing changes (finalizers neither)
                 graceful, grace = True, max(req, 0)
-        elif resource.kind == "Pod":
-            grace = strategy.pod_grace_period(cur, opts.get("gracePeriodSeconds"))
+        else:
+            grace = strategy.grace_period(resource.kind, cur, opts.get("gracePeriodSeconds"))
             graceful = grace > 0
         fins_old = list(md.get("finalizers") or [])
         fins = strategy.gc_finalizers(fins_old, opts)

@@ -58,20 +58,6 @@ def tracks_generation(kind: str) -> bool:
     return kind_strategy(kind).tracks_generation
 
 
-class _StatusSubresourceKinds:
-    """``kind in STATUS_SUBRESOURCE``: :func:`resets_status`, read from the registry on
-    every test (so kinds added at run time count)."""
-
-    def __contains__(self, kind: object) -> bool:
-        return isinstance(kind, str) and resets_status(kind)
-
-
-#: the kinds whose status is only written through /status, as a live view of the
-#: registry; kept for the ``kind in STATUS_SUBRESOURCE`` call sites in rest.py
-#: (:func:`resets_status` is the function to call)
-STATUS_SUBRESOURCE = _StatusSubresourceKinds()
-
-
 def random_suffix(n: int = 5) -> str:
     """generateName suffix: ``n`` chars from Kubernetes' alphabet (``apimachinery/pkg/util/rand``)."""
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
@@ -186,15 +172,6 @@ def grace_period(kind: str, obj: dict, requested: int | None) -> int:
     kinds without graceful deletion (the generic store's default)."""
     fn = kind_strategy(kind).grace_period
     return 0 if fn is None else fn(obj, requested)
-
-
-def pod_grace_period(pod: dict, requested: int | None) -> int:
-    """Grace period (s) of a pod DELETE (``pkg/registry/core/pod/strategy.go`` CheckGracefulDelete):
-    :func:`grace_period` of ``Pod``. The request's ``gracePeriodSeconds`` (negative → 1),
-    else ``spec.terminationGracePeriodSeconds`` (default 30); 0 for a pod not yet scheduled
-    or already Succeeded/Failed, which is deleted at once.
-    """
-    return grace_period("Pod", pod, requested)
 
 
 def should_delete_during_update(kind: str, new: dict, old: dict) -> bool:

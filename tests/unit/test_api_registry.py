@@ -149,7 +149,7 @@ def test_runtime_kind_generic_strategy_with_status_subresource(runtime_kinds):
     new["spec"], new["status"] = {"size": 2}, {"ready": False}
     strategy.prepare_for_update("Widget", new, old)
     assert new["spec"] == {"size": 2} and new["status"] == {"ready": True}  # status kept
-    assert "Widget" in strategy.STATUS_SUBRESOURCE and "Gadget" not in strategy.STATUS_SUBRESOURCE
+    assert strategy.resets_status("Widget") and not strategy.resets_status("Gadget")
     assert strategy.grace_period("Widget", obj, None) == 0
 
 
@@ -222,7 +222,7 @@ def test_builtin_status_subresource_strategy_resets_status_and_spec(r):
     new = {**minimal(r), "spec": {"a": 2}, "status": {"s": "sent"}}
     strategy.prepare_for_update(r.kind, new, old, "status")
     assert new["spec"] == {"a": 1} and new["status"] == {"s": "sent"}
-    assert r.kind in strategy.STATUS_SUBRESOURCE
+    assert strategy.resets_status(r.kind)
 
 
 @pytest.mark.parametrize("r", BUILTIN, ids=BUILTIN_IDS)
@@ -309,7 +309,7 @@ def test_builtin_create_strategies():
 def test_builtin_delete_strategies():
     bound = {"spec": {"nodeName": "n1", "terminationGracePeriodSeconds": 12}, "status": {"phase": "Running"}}
     assert strategy.grace_period("Pod", bound, None) == 12
-    assert strategy.pod_grace_period(bound, -5) == 1
+    assert strategy.grace_period("Pod", bound, -5) == 1
     assert strategy.grace_period("Pod", {"spec": {}}, None) == 0
     assert strategy.grace_period("ConfigMap", bound, 30) == 0
     deleting = {"metadata": {"deletionTimestamp": "2024-01-10T12:00:00Z"}}
