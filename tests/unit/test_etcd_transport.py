@@ -1,4 +1,4 @@
-"""The embedded etcd's own gRPC-over-HTTP/2 transport (``controlplane/etcd/transport.py``).
+"""The embedded etcd's own gRPC-over-HTTP/2 transport (``components/etcd/transport.py``).
 
 What the etcdctl / aetcd / python-etcd3 / contract suites do not reach: the transport's status
 codes (unknown method, receive limit, ``grpc-message`` percent-encoding), flow control with
@@ -25,8 +25,8 @@ import pytest
 from aetcd.rpc import kv_pb2, rpc_pb2, rpc_pb2_grpc
 from hpack import Decoder, Encoder
 
-from controlplane.etcd import transport
-from controlplane.etcd.server import GRPC_OVERHEAD_BYTES, serve
+from components.etcd import transport
+from components.etcd.server import GRPC_OVERHEAD_BYTES, serve
 
 R = rpc_pb2
 #: clients of big responses lift grpc's default 4 MiB receive limit, as etcd's clientv3 does

@@ -36,7 +36,7 @@ from hpack import Decoder
 from hpack.exceptions import HPACKError
 from hpack.hpack import encode_integer
 
-from .. import log as cplog
+from controlplane import log as cplog
 
 log = logging.getLogger("etcd")
 

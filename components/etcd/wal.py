@@ -46,7 +46,7 @@ from typing import Iterable, Iterator
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
 
 log = logging.getLogger("etcd")
 

@@ -15,7 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 import grpc
 from aetcd.rpc import rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
+
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError

@@ -38,7 +38,8 @@ from collections import deque
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
+
 from . import bolt, errors, wal
 from .lease import Lessor
 from .mvcc import Change, Store, WriteTxn, in_range
