@@ -38,9 +38,9 @@ async def test_only_the_lease_holder_runs_its_controllers():
     import asyncio
 
     from components.controller_manager.manager import ControllerManager, run_manager
-    from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
     from controlplane.api.resources import LEASES
     from controlplane.client.leaderelection import LeaderElector
+    from controlplane.client.testing import FakeClient, FakeRecorder, FakeTracer
 
     class SlowLeases(FakeClient):
         # Lease calls suspend as a real request does (a call that never suspends can meet
@@ -59,7 +59,7 @@ async def test_only_the_lease_holder_runs_its_controllers():
     b = LeaderElector(client, "kube-system", "kube-controller-manager", "cm-b", **le)
     tracers = [FakeTracer(), FakeTracer()]
     mgrs = [ControllerManager(client, ["serviceaccount"], informers=client.informers, tracer=t,
-                              recorder_factory=lambda c: FakeRecorder([], c)) for t in tracers]
+                              recorder_factory=lambda c: FakeRecorder(c)) for t in tracers]
     ta = asyncio.create_task(run_manager(mgrs[0], a))
     await asyncio.wait_for(a.is_leader.wait(), 5)
     tb = asyncio.create_task(run_manager(mgrs[1], b))
