@@ -24,7 +24,8 @@ from components.scheduler.plugins.interpodaffinity import (
 from components.scheduler.plugins.podtopologyspread import ERR_CONSTRAINTS, PodTopologySpread
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler
-from tests.support.scheduler import RecordingClient
+from controlplane.client.testing import FakeClient
+from tests.support.scheduler import deleted, status_patches, stored
 
 HOST, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 
@@ -123,28 +124,24 @@ def test_remove_pod_updates_prefilter_state(name):
 
 # -- preemption through the scheduler --------------------------------------------------------
 def make(nodes, bound=()):
-    c = RecordingClient()
+    c = FakeClient()
     s = Scheduler(c, rng=random.Random(0))
     for n in nodes:
         s.on_node_add(n)
     for p in bound:
-        s.on_pod_add(p)
+        s.on_pod_add(stored(c, p))
     return s, c
 
 
 async def attempt(s: Scheduler, p: dict):
-    s.on_pod_add(p)
+    s.on_pod_add(stored(s.client, p))
     res = s.schedule_one(s.queue.pop_nowait())
     await s.wait_idle()
     return res
 
 
-def deleted(c: RecordingClient) -> list[str]:
-    return sorted(path.split("/")[1] for verb, path, _ in c.calls if verb == "DELETE")
-
-
-def nominated_node(c: RecordingClient, name: str) -> str | None:
-    noms = [b["status"].get("nominatedNodeName") for v, p, b in c.calls if p == f"pods/{name}/status"]
+def nominated_node(c: FakeClient, name: str) -> str | None:
+    noms = [b["status"].get("nominatedNodeName") for b in status_patches(c, name)]
     return noms[-1] if noms else None
 
 
@@ -184,7 +181,7 @@ async def test_preemption_dry_run_removes_victims_from_prefilter_state(name):
 
 # -- nominated pods count while filtering ------------------------------------------------------
 async def _nominate(s: Scheduler, p: dict) -> None:
-    s.on_pod_add(p)
+    s.on_pod_add(stored(s.client, p))
     s.queue.delete(p)  # only its nomination matters here
 
 
