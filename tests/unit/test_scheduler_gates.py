@@ -43,7 +43,7 @@ def ungate(p, keep=()):
     ((), None),
     (("example.com/a",), "waiting for scheduling gates: [example.com/a]"),
     (("a", "b"), "waiting for scheduling gates: [a b]"),
-])
+], ids=["no gates", "one gate", "two gates"])
 def test_scheduling_gates_pre_enqueue(gates, message):
     st = SchedulingGates().pre_enqueue(PodInfo(pod("p", gates)))
     if message is None:

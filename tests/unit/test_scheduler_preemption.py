@@ -166,11 +166,14 @@ def _pi(name, prio, start=""):
     ([Candidate("a", [_pi("x", 3, "2026-02-01T00:00:00Z")]),
       Candidate("b", [_pi("y", 3, "2026-01-01T00:00:00Z")])], "a"),
     ([Candidate("a", [_pi("x", 3)]), Candidate("b", [_pi("y", 3)])], "a"),
-])
+], ids=["a node without victims", "the lowest highest-priority victim", "the smallest sum of victim priorities",
+        "the latest start of the highest-priority victims", "a tie picks the first node"])
 def test_pick_one_node_for_preemption(cands, want):
     assert pick_one_node_for_preemption(cands) == want
 
 
-@pytest.mark.parametrize("n,want", [(5, 5), (100, 100), (500, 100), (2000, 200)])
+@pytest.mark.parametrize("n,want", [(5, 5), (100, 100), (500, 100), (2000, 200)],
+                         ids=["fewer than the minimum: all", "100: all", "500: 10% is below the minimum of 100",
+                              "10% of 2000"])
 def test_num_candidates(n, want):
     assert num_candidates(n) == want

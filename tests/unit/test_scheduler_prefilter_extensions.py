@@ -185,7 +185,8 @@ async def _nominate(s: Scheduler, p: dict) -> None:
     s.queue.delete(p)  # only its nomination matters here
 
 
-@pytest.mark.parametrize("nominee_priority, want_feasible", [(10, ["n2"]), (0, ["n1", "n2"])])
+@pytest.mark.parametrize("nominee_priority, want_feasible", [(10, ["n2"]), (0, ["n1", "n2"])],
+                         ids=["an as important nominee counts", "a less important nominee does not count"])
 async def test_nominated_pod_labels_count_for_spreading(nominee_priority, want_feasible):
     s, c = make([node("n1", "z1"), node("n2", "z2")])
     await _nominate(s, pod("nominee", priority=nominee_priority, labels={"app": "web"}, nominated="n1"))
@@ -211,7 +212,7 @@ async def test_nominated_pod_labels_count_for_spreading(nominee_priority, want_f
     # it too, on the full n3, keeps InterPodAffinity's PreFilter from skipping): n1 is out
     (pod("nominee", priority=10, anti={"app": "web"}, nominated="n1"),
      pod("p", priority=5, labels={"app": "web"}), 1),
-])
+], ids=["the pod's anti-affinity matches the nominee", "the nominee's anti-affinity matches the pod"])
 async def test_nominated_pod_counts_for_inter_pod_affinity(nominee, incoming, want_feasible):
     s, c = make([node("n1"), node("n2"), node("n3", cpu="0")],
                 [pod("bound", cpu="0", node_name="n3", anti={"app": "web"})])
@@ -248,7 +249,7 @@ def test_extensions_skip_plugins_whose_prefilter_skipped():
     (100, "n2", ["mid"]),
     # a less important nominee does not count: n1 and its least important victim win
     (10, "n1", ["low"]),
-])
+], ids=["a more important nominee keeps its room", "a less important nominee does not count"])
 async def test_preemption_dry_run_counts_nominated_pods(nominee_priority, want_node, want_victims):
     s, c = make([node("n1"), node("n2")],
                 [pod("low", cpu="1", priority=0, node_name="n1"),

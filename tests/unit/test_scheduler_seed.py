@@ -106,7 +106,8 @@ REQUIRED_ANTI_MYAPP01_KGC = {"podAntiAffinity": {"requiredDuringSchedulingIgnore
 MYAPP01_ON_NODE02 = pod("myapp01", node_name="node02")
 
 
-@pytest.mark.parametrize("case,labels01,labels02,bound,affinity,node_selector,expect", [
+#: (case name, kgc label of node01, of node02, bound pods, affinity, nodeSelector, expected hosts)
+SEED_CASES = [
     ("nodeSelector kgc=a", "a", "b", [], None, {"kgc": "a"}, {"node01"}),
     ("nodeSelector kgc=b", "a", "b", [], None, {"kgc": "b"}, {"node02"}),
     ("required NotIn node02", "a", "b", [], NODE_AFFINITY_NOTIN_NODE02, None, {"node01"}),
@@ -119,7 +120,11 @@ MYAPP01_ON_NODE02 = pod("myapp01", node_name="node02")
      PREFERRED_ANTI_MYAPP01_HOST, None, {"node01"}),
     ("required anti-affinity to myapp01 by kgc, kgc=a/b", "a", "b", [MYAPP01_ON_NODE02],
      REQUIRED_ANTI_MYAPP01_KGC, None, {"node01"}),
-])
+]
+
+
+@pytest.mark.parametrize("case,labels01,labels02,bound,affinity,node_selector,expect", SEED_CASES,
+                         ids=[c[0] for c in SEED_CASES])
 async def test_seed_placements(case, labels01, labels02, bound, affinity, node_selector, expect):
     for seed in range(8):  # tie-breaks are random: every draw must land as the article says
         s, binder, rec = make([node("node01", kgc=labels01), node("node02", kgc=labels02)], bound, seed)
