@@ -184,7 +184,8 @@ def test_hash_and_names():
 @pytest.mark.parametrize("surge,unavail,desired,expect", [
     ("25%", "25%", 3, (1, 0)), ("25%", "25%", 10, (3, 2)), ("25%", "25%", 4, (1, 1)),
     (0, 0, 3, (0, 1)), (2, "50%", 5, (2, 2)), ("0%", "0%", 1, (0, 1)),
-])
+], ids=["25% of 3: surge rounds up, unavailable down", "25% of 10", "25% of 4", "both 0: one may be unavailable",
+        "an absolute surge and a percentage", "both 0%: one may be unavailable"])
 def test_resolve_fenceposts(surge, unavail, desired, expect):
     assert du.resolve_fenceposts(surge, unavail, desired) == expect
 
