@@ -310,6 +310,7 @@ class FakeClient:
         """Record ``action``, then let the reactors (newest first) answer it, else ``default``
         (the tracker) — client-go ``Fake.Invokes``."""
         self._actions.append(action)
+        self._wake()
         for r in list(self.reactors):
             if r.handles(action):
                 handled, ret = r.fn(action)
@@ -359,6 +360,9 @@ class FakeClient:
             if wres == res and (wns is None or wns == ns):
                 q.put_nowait((typ, copy.deepcopy(obj)))
         self.changed.set()
+        self._wake()
+
+    def _wake(self) -> None:
         if self._condition is not None:
             cond = self._condition
 
@@ -368,8 +372,8 @@ class FakeClient:
             asyncio.get_running_loop().create_task(wake())
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        """Return once ``predicate()`` holds, re-checked after every write; TimeoutError after
-        ``timeout`` seconds."""
+        """Return once ``predicate()`` holds, re-checked after every call and every write;
+        TimeoutError after ``timeout`` seconds."""
         if self._condition is None:
             self._condition = asyncio.Condition()
         async with self._condition:
