@@ -6,7 +6,7 @@
 Both servers run as their own processes on free ports, BOTH with a data dir (fsync on every
 commit; ``controlplane up`` always gives the embedded one a data dir). ``--memory`` adds the
 embedded server without a data dir, ``--grpcio`` the embedded server on grpc.aio instead of
-our asyncio gRPC transport (``controlplane/etcd/transport.py``). The machine is shared, so every throughput figure is the
+our asyncio gRPC transport (``components/etcd/transport.py``). The machine is shared, so every throughput figure is the
 median of ``--rounds`` rounds that alternate between the servers.
 
 Figures (issue 3 targets in brackets):

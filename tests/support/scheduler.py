@@ -1,42 +1,27 @@
-"""Stand-ins for what the scheduler writes through, shared by its unit tests.
-
-:class:`RecordingClient` takes the scheduler's API writes (the Binding POST, the status
-patches of preemption's nominations and PodDisruptionConditions, the victims' DELETEs)
-and records each as ``(verb, path, body)``: ``("POST", "pods/p/binding", body)``,
-``("PATCH", "pods/p/status", patch)``, ``("DELETE", "pods/v", None)``.
-:class:`RecordingEvents` is EventRecorder-shaped and keeps
-``(object name, type, reason, message)``.
+"""What the scheduler's unit tests share on top of the fake API client
+(:class:`controlplane.client.testing.FakeClient`): pods stored before the scheduler writes
+them (a pod it patches or deletes exists in the apiserver), and the writes read back.
 """
 
 from __future__ import annotations
 
-
-class RecordingClient:
-    """The RestClient methods the scheduler and preemption call, recording each call in
-    ``calls``; every call succeeds."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    async def create_subresource(self, res, name, sub, body, ns=None):
-        self.calls.append(("POST", f"{res.plural}/{name}/{sub}", body))
-        return body
-
-    async def patch(self, res, name, patch, ns=None, *, patch_type="merge", subresource=None):
-        self.calls.append(("PATCH", f"{res.plural}/{name}" + (f"/{subresource}" if subresource else ""),
-                           patch))
-        return {}
-
-    async def delete(self, res, name, ns=None, **kw):
-        self.calls.append(("DELETE", f"{res.plural}/{name}", None))
-        return {}
+from controlplane.api.resources import PODS
+from controlplane.client.testing import FakeClient
 
 
-class RecordingEvents:
-    """EventRecorder-shaped: ``events`` holds ``(object name, type, reason, message)``."""
+def stored(c: FakeClient, p: dict) -> dict:
+    """``p`` as the scheduler's informer would deliver it, stored in ``c`` first (once)."""
+    md = p["metadata"]
+    if (PODS, f"{md.get('namespace') or 'default'}/{md['name']}") not in c.objects:
+        c.seed(PODS, p)
+    return p
 
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str, str]] = []
 
-    def event(self, obj, type_, reason, message):
-        self.events.append((obj["metadata"]["name"], type_, reason, message))
+def deleted(c: FakeClient) -> list[str]:
+    """Names of the pods deleted (the victims), sorted."""
+    return sorted(a.name for a in c.actions("delete", "pods"))
+
+
+def status_patches(c: FakeClient, name: str) -> list[dict]:
+    """The patches sent to ``pods/<name>/status``, oldest first."""
+    return [a.patch for a in c.actions("patch", "pods") if a.name == name and a.subresource == "status"]

@@ -24,7 +24,8 @@ def test_first_document_only_and_merge_keys():
     ("a: *nope\n", "yaml: unknown anchor 'nope' referenced"),
     (b"\x00\x01", "yaml: unacceptable character #x0000: control characters are not allowed"),
     ("? [a]\n: b\n", 'yaml: invalid map key: ["a"]'),
-])
+], ids=["a mapping inside a value", "nested too deeply", "an unknown anchor", "a control character",
+        "a list as a map key"])
 def test_errors_are_one_line(text, message):
     with pytest.raises(ValueError) as e:
         load_yaml(text)

@@ -75,7 +75,8 @@ def test_image_pull_policy(image, policy):
     ([{"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "1Gi"}}], "Burstable"),
     ([{"limits": {"cpu": "1", "memory": "1Gi"}}, {}], "Burstable"),
     ([{"limits": {"cpu": "1"}}], "Burstable"),
-])
+], ids=["no requests or limits", "a request only", "limits default equal requests",
+        "requests below limits", "one container without resources", "a cpu limit only"])
 def test_qos_class(resources, qos):
     p = pod([{"name": f"c{i}", "image": "x", "resources": r} for i, r in enumerate(resources)])
     apply_defaults("Pod", p)

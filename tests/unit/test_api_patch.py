@@ -23,7 +23,11 @@ from controlplane.api.patch import PatchError, json_merge_patch, json_patch, str
     ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
     ([1, 2], {"a": "b", "c": None}, {"a": "b"}),
     ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
-])
+], ids=["replace a value", "add a key", "null removes the only key", "null removes one key",
+        "a string replaces a list", "a list replaces a string", "nested merge and removal",
+        "lists replace whole", "a list patch replaces a list", "a list patch replaces an object",
+        "a null patch replaces the document", "a null in the target stays", "an object patch replaces a list",
+        "null in a new object is dropped"])
 def test_json_merge_patch(target, patch, result):
     before = copy.deepcopy(target)
     assert json_merge_patch(target, patch) == result
@@ -50,7 +54,8 @@ DOC = {"foo": ["bar", "baz"], "a": {"b": 1}, "x/y": 2, "m~n": 3}
     ([{"op": "copy", "from": "/a", "path": "/c"}], {**DOC, "c": {"b": 1}}),
     ([{"op": "test", "path": "/x~1y", "value": 2}, {"op": "test", "path": "/m~0n", "value": 3}], DOC),
     ([{"op": "replace", "path": "", "value": {"z": 1}}], {"z": 1}),
-])
+], ids=["add a member", "insert into an array", "append with -", "remove an element", "replace a value",
+        "move a value", "copy a value", "test escaped ~1 and ~0", "replace the whole document"])
 def test_json_patch(ops, result):
     before = copy.deepcopy(DOC)
     assert json_patch(DOC, ops) == result
@@ -70,7 +75,9 @@ def test_json_patch(ops, result):
     [{"op": "move", "from": "/a", "path": "/a/b"}],
     ["add"],
     {"op": "add"},
-])
+], ids=["failed test", "remove a missing member", "replace a missing member", "index past the end",
+        "index with a leading zero", "path without a leading slash", "add without a value", "unknown op",
+        "move without from", "move into its own child", "an op that is not an object", "a patch that is not a list"])
 def test_json_patch_errors(ops):
     with pytest.raises(PatchError):
         json_patch(DOC, ops)
@@ -202,7 +209,8 @@ def test_new_keys_drop_directives_and_nulls():
     {"spec": {"$patch": "explode"}},
     {"spec": {"$bogus": 1}},
     ["not", "an", "object"],
-])
+], ids=["list element without its merge key", "unknown $patch directive", "unknown directive",
+        "not an object"])
 def test_strategic_errors(patch):
     with pytest.raises(PatchError):
         strategic_merge_patch(POD, patch, "Pod")

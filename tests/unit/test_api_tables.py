@@ -76,7 +76,9 @@ def running(name, ready=True, restarts=0):
          status={"initContainerStatuses": [{"name": "i1", "state": {"waiting": {"reason": "ErrImagePull"}}}]}),
      "0/2", "Init:ErrImagePull"),
     (pod("Failed", [], status={"reason": "Evicted"}), "0/2", "Evicted"),
-])
+], ids=["containers being created", "running and ready", "one container in CrashLoopBackOff",
+        "completed", "failed with an exit code", "being deleted", "second init container running",
+        "init container failing to pull", "evicted"])
 def test_pod_status_column(p, ready, status):
     cells = table("Pod", [p], "1", NOW)["rows"][0]["cells"]
     assert (cells[1], cells[2]) == (ready, status)
@@ -114,7 +116,7 @@ def node(ready="True", unschedulable=False, labels=None):
     (node(labels={"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/worker": ""}),
      "Ready", "control-plane,worker"),
     (node(labels={"kubernetes.io/role": "master"}), "Ready", "master"),
-])
+], ids=["ready", "not ready", "unknown and cordoned", "node-role labels", "the kubernetes.io/role label"])
 def test_node_rows(n, status, roles):
     t = table("Node", [n], "1", NOW)
     assert names(t) == ["Name", "Status", "Roles", "Age", "Version", "Internal-IP", "External-IP", "OS-Image",

@@ -83,7 +83,10 @@ def test_name_required_unless_generate_name():
     (lambda s: s["containers"][0].update(volumeMounts=[{"name": "data", "mountPath": "/d"}]),
      "spec.containers[0].volumeMounts[0].name", "FieldValueNotFound"),
     (lambda s: s.update(activeDeadlineSeconds=0), "spec.activeDeadlineSeconds", "FieldValueInvalid"),
-])
+], ids=["no containers", "duplicate container name", "container name not a DNS label", "containerPort 0",
+        "containerPort above 65535", "unknown port protocol", "limit not a quantity", "request above its limit",
+        "nodeSelector key not a label key", "unknown node selector operator", "unknown toleration effect",
+        "volumeMount of no volume", "activeDeadlineSeconds 0"])
 def test_pod_spec_rules(mutate, field, reason):
     p = pod()
     mutate(p["spec"])
@@ -201,7 +204,8 @@ def test_replicaset_and_rc():
 @pytest.mark.parametrize("kind, name, ok", [
     ("Namespace", "team-a", True), ("Namespace", "team.a", False), ("Node", "node01.example.com", True),
     ("Node", "Node_1", False), ("ConfigMap", "a.b", True),
-])
+], ids=["Namespace: a DNS label", "Namespace: no dots", "Node: a DNS subdomain", "Node: no capitals or underscores",
+        "ConfigMap: a DNS subdomain"])
 def test_names_per_kind(kind, name, ok):
     meta = {"name": name}
     if kind == "ConfigMap":

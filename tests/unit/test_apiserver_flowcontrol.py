@@ -40,7 +40,10 @@ API_OPTIONS = {"bookmark_interval": 0.2}
     (KUBECTL, "GET", "/api/v1/namespaces/default/pods", "global-default", "global-default"),
     (KUBECTL, "GET", "/api/v1", "global-default", "global-default"),
     (None, "DELETE", "/api/v1/namespaces/x", "global-default", "global-default"),
-])
+], ids=["controller-manager creates a pod", "controller-manager renews its lease",
+        "endpoint controller writes Endpoints", "scheduler binds a pod", "kubelet patches its node status",
+        "kubelet renews its node lease", "kubelet patches a pod status", "kubectl lists pods",
+        "kubectl reads discovery", "no user agent deletes a namespace"])
 def test_bootstrap_classification(ua, method, path, schema, level):
     fc = FlowControl()
     fs, _ = fc.classify(digest_of(method, path, ua))
@@ -201,7 +204,7 @@ async def test_saturated_controller_manager_level_does_not_stop_kubectl(api):
     (["--max-requests-inflight", "0", "--max-mutating-requests-inflight", "0"], "must add up to something positive"),
     (["--enable-priority-and-fairness", "maybe"], "'maybe' is not a valid boolean"),
     (["--max-requests-inflight", "-1"], "x>=0"),
-])
+], ids=["both in-flight limits 0", "priority and fairness not a boolean", "negative in-flight limit"])
 def test_apiserver_flow_control_flags_are_usage_errors(args, message):
     from click.testing import CliRunner
 

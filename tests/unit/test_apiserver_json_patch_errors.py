@@ -22,7 +22,7 @@ GENERIC = "the server rejected our request due to an error in our request"
     [{"op": "bogus", "path": "/metadata/labels/app"}],
     [{"op": "add", "path": "/metadata/labels/x", "value": "1"},
      {"op": "test", "path": "/metadata/labels/x", "value": "2"}],
-])
+], ids=["failed test", "remove of a missing key", "unknown op", "test after add fails"])
 async def test_json_patch_that_does_not_apply_is_a_generic_422(api, ops):
     ns = await new_ns(api)
     created = await (await api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("p", {"app": "p"}))).json()

@@ -87,7 +87,9 @@ async def test_send_initial_events_false_streams_changes_only(api):
     ("resourceVersionMatch=Exact&resourceVersion=0",
      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is '
      'forbidden for resourceVersion "0"'),
-])
+], ids=["watch list without resourceVersionMatch", "watch with resourceVersionMatch alone",
+        "watch list with resourceVersionMatch Exact", "list with sendInitialEvents",
+        "resourceVersionMatch without resourceVersion", "resourceVersionMatch Exact at resourceVersion 0"])
 async def test_invalid_list_options_are_422(api, query, message):
     r = await api.get(f"/api/v1/namespaces/default/pods?{query}")
     assert r.status == 422

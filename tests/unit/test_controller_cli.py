@@ -26,7 +26,8 @@ def test_parse_duration():
     (["--terminated-pod-gc-threshold", "-1"], "-1"),
     (["--leader-elect", "--leader-elect-lease-duration", "5s", "--leader-elect-renew-deadline", "10s"],
      "leaseDuration must be greater than renewDeadline"),
-])
+], ids=["grace period not a duration", "zero monitor period", "unknown controller", "negative GC threshold",
+        "lease shorter than the renew deadline"])
 def test_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(command, ["--master", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2, r.output
@@ -38,9 +39,9 @@ async def test_only_the_lease_holder_runs_its_controllers():
     import asyncio
 
     from components.controller_manager.manager import ControllerManager, run_manager
-    from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
     from controlplane.api.resources import LEASES
     from controlplane.client.leaderelection import LeaderElector
+    from controlplane.client.testing import FakeClient, FakeRecorder, FakeTracer
 
     class SlowLeases(FakeClient):
         # Lease calls suspend as a real request does (a call that never suspends can meet
@@ -59,7 +60,7 @@ async def test_only_the_lease_holder_runs_its_controllers():
     b = LeaderElector(client, "kube-system", "kube-controller-manager", "cm-b", **le)
     tracers = [FakeTracer(), FakeTracer()]
     mgrs = [ControllerManager(client, ["serviceaccount"], informers=client.informers, tracer=t,
-                              recorder_factory=lambda c: FakeRecorder([], c)) for t in tracers]
+                              recorder_factory=lambda c: FakeRecorder(c)) for t in tracers]
     ta = asyncio.create_task(run_manager(mgrs[0], a))
     await asyncio.wait_for(a.is_leader.wait(), 5)
     tb = asyncio.create_task(run_manager(mgrs[1], b))

@@ -10,8 +10,8 @@ from components.controller_manager import deployment_util as du
 from components.controller_manager.controller import ControllerContext
 from components.controller_manager.deployment import DeploymentController
 from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
-from components.controller_manager.testing import FakeClient, FakeRecorder, FakeTracer
 from controlplane.api.resources import DEPLOYMENTS, PODS, REPLICASETS
+from controlplane.client.testing import FakeClient, FakeRecorder, FakeTracer
 
 
 def deployment(name="myapp", replicas=3, image="nginx:1.25", strategy=None):
@@ -30,7 +30,7 @@ def setup():
     client = FakeClient()
     events: list = []
     ctx = ControllerContext(client, client.informers, FakeTracer(),
-                            recorder_factory=lambda c: FakeRecorder(events, c))
+                            recorder_factory=lambda c: FakeRecorder(c, events))
     return client, ctx, events, DeploymentController(ctx), ReplicaController(ctx, REPLICASET_KIND)
 
 
@@ -79,7 +79,7 @@ async def test_create_deployment_end_to_end():
     assert conds["Progressing"]["reason"] == "NewReplicaSetAvailable"
     assert conds["Progressing"]["message"] == f'ReplicaSet "myapp-{h}" has successfully progressed.'
     assert ("deployment-controller", "myapp", "Normal", "ScalingReplicaSet",
-            f"Scaled up replica set myapp-{h} from 0 to 3") in events
+            f"Scaled up replica set myapp-{h} from 0 to 3", None) in events
     # trace: step 5 for the Deployment and the ReplicaSet, step 6 for the RS and each pod
     recs = ctx.tracer.records
     assert [r[1] for r in recs if r[0] == 5] == ["ADDED Deployment received on watch",
@@ -184,7 +184,8 @@ def test_hash_and_names():
 @pytest.mark.parametrize("surge,unavail,desired,expect", [
     ("25%", "25%", 3, (1, 0)), ("25%", "25%", 10, (3, 2)), ("25%", "25%", 4, (1, 1)),
     (0, 0, 3, (0, 1)), (2, "50%", 5, (2, 2)), ("0%", "0%", 1, (0, 1)),
-])
+], ids=["25% of 3: surge rounds up, unavailable down", "25% of 10", "25% of 4", "both 0: one may be unavailable",
+        "an absolute surge and a percentage", "both 0%: one may be unavailable"])
 def test_resolve_fenceposts(surge, unavail, desired, expect):
     assert du.resolve_fenceposts(surge, unavail, desired) == expect
 

@@ -8,11 +8,17 @@ from components.controller_manager.nodelifecycle import NodeLifecycleController
 from components.controller_manager.podgc import PodGCController
 from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
 from components.controller_manager.tainteviction import TaintEvictionController
-from components.controller_manager.testing import FakeClock, fake_context, settle
+from components.controller_manager.testing import fake_context, settle
 from controlplane.api.resources import LEASES, NODES, PODS, REPLICASETS
+from controlplane.client.testing import FakeClock
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def grace_periods(client) -> list[tuple]:
+    """``(resource, namespace, name, gracePeriodSeconds)`` of every DELETE sent."""
+    return [(a.resource, a.namespace, a.name, a.options.get("gracePeriodSeconds")) for a in client.actions("delete")]
 
 
 def env(**cfg):
@@ -90,18 +96,18 @@ async def test_stale_node_becomes_unknown_tainted_and_its_pods_not_ready():
     t = taints(client)
     assert set(t) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
     assert t[(UNREACHABLE, "NoExecute")].get("timeAdded") and "timeAdded" not in t[(UNREACHABLE, "NoSchedule")]
-    assert ("node-controller", "node01", "Normal", "NodeNotReady", "Node node01 status is now: NodeNotReady") \
+    assert ("node-controller", "node01", "Normal", "NodeNotReady", "Node node01 status is now: NodeNotReady", None) \
         in events
     ready = lambda n: next(x for x in client.objects[(PODS, f"default/{n}")]["status"]["conditions"]
                            if x["type"] == "Ready")["status"]
     assert ready("a") == "False" and ready("b") == "True"
-    assert any(x[0] == "patch" and x[1] == "nodes" and "status" in x[3] for x in client.calls)
+    assert any("status" in a.patch for a in client.actions("patch", "nodes"))
     # a second pass changes nothing and records no second event
-    n_calls, n_events = len(client.calls), len(events)
+    n_calls, n_events = len(client.writes()), len(events)
     clock.advance(5)
     await nlc.monitor_node_health()
     await settle(nlc)
-    assert len(client.calls) == n_calls and len(events) == n_events
+    assert len(client.writes()) == n_calls and len(events) == n_events
 
 
 async def test_node_ready_again_loses_taints_and_not_ready_gets_not_ready_taints():
@@ -176,9 +182,9 @@ async def test_untolerated_pod_is_deleted_at_once_tolerating_ones_after_their_se
     left = {p["metadata"]["name"] for p in client.all(PODS)}
     assert left == {"later", "default", "forever", "elsewhere"}
     assert ("taint-eviction-controller", "now", "Normal", "TaintManagerEviction",
-            "Marking for deletion Pod default/now") in events
-    status_update = next(c for c in client.calls if c[0] == "update/status" and c[2]["metadata"]["name"] == "now")
-    dt = next(c for c in status_update[2]["status"]["conditions"] if c["type"] == "DisruptionTarget")
+            "Marking for deletion Pod default/now", None) in events
+    status_update = next(a.object for a in client.actions("update") if a.subresource == "status" and a.name == "now")
+    dt = next(c for c in status_update["status"]["conditions"] if c["type"] == "DisruptionTarget")
     assert dt["status"] == "True" and dt["reason"] == "DeletionByTaintManager"
     clock.advance(1.5)
     assert await te.fire_due() == 0
@@ -205,7 +211,7 @@ async def test_scheduled_eviction_is_cancelled_when_the_taint_goes():
     await settle(te)
     assert te.scheduled == {}
     assert ("taint-eviction-controller", "p", "Normal", "TaintManagerEviction",
-            "Cancelling deletion of Pod default/p") in events
+            "Cancelling deletion of Pod default/p", None) in events
     clock.advance(20)
     assert await te.fire_due() == 0
     assert len(client.all(PODS)) == 1
@@ -243,12 +249,12 @@ async def test_orphaned_pods_are_force_deleted_after_quarantine():
     clock.advance(11)
     assert (await gc.gc())["orphaned"] == 1
     assert {p["metadata"]["name"] for p in client.all(PODS)} == {"alive", "back"}
-    assert ("pods", "default/orphan", 0) in client.delete_options
-    upd = next(c for c in client.calls if c[0] == "update/status" and c[2]["metadata"]["name"] == "orphan")
-    assert upd[2]["status"]["phase"] == "Failed"
+    assert ("pods", "default", "orphan", 0) in grace_periods(client)
+    upd = next(a.object for a in client.actions("update") if a.subresource == "status" and a.name == "orphan")
+    assert upd["status"]["phase"] == "Failed"
     assert {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
             "message": "PodGC: node no longer exists"}.items() <= \
-        next(c for c in upd[2]["status"]["conditions"] if c["type"] == "DisruptionTarget").items()
+        next(c for c in upd["status"]["conditions"] if c["type"] == "DisruptionTarget").items()
 
 
 async def test_terminated_pods_above_threshold_oldest_first_and_unscheduled_terminating():
@@ -265,7 +271,7 @@ async def test_terminated_pods_above_threshold_oldest_first_and_unscheduled_term
     assert out["terminated"] == 2 and out["unscheduled"] == 1
     names = {p["metadata"]["name"] for p in client.all(PODS)}
     assert {"done2", "done3"} <= names and not ({"done0", "done1"} & names)
-    assert ("pods", "default/stuck", 0) in client.delete_options
+    assert ("pods", "default", "stuck", 0) in grace_periods(client)
 
 
 async def test_pod_reported_ready_on_an_unknown_node_is_marked_not_ready():

@@ -27,7 +27,7 @@ async def test_default_serviceaccount_in_every_active_namespace_and_recreated():
     await settle(sac)
     assert ("team", "default") in {(s["metadata"]["namespace"], s["metadata"]["name"])
                                    for s in client.all(SERVICEACCOUNTS)}
-    creates = [c for c in client.calls if c[0] == "create" and c[1] == "serviceaccounts"]
+    creates = client.actions("create", "serviceaccounts")
     assert len(creates) == 3
 
 
@@ -77,10 +77,10 @@ async def test_endpoints_list_ready_and_not_ready_pods_with_target_ports():
     sub = client.objects[(ENDPOINTS, "default/web")]["subsets"][0]
     assert [a["ip"] for a in sub["addresses"]] == ["10.244.1.3", "10.244.2.5"]
     assert "notReadyAddresses" not in sub
-    n = len(client.calls)
+    n = len(client.writes())
     epc.enqueue("default/web")
     await settle(epc)
-    assert len(client.calls) == n                 # unchanged: no write
+    assert len(client.writes()) == n                 # unchanged: no write
     await client.delete(SERVICES, "web", "default")
     await settle(epc)
     assert client.all(ENDPOINTS) == []

@@ -135,11 +135,11 @@ async def test_a_delete_lost_with_the_connection_lowers_the_expectations():
     await c.sync(KEY)
     assert len(client.all(PODS)) == 4
     await client.patch(REPLICASETS, "big-6b474476c4", {"spec": {"replicas": 1}}, "default")
-    client.fail[("delete", "pods")] = ConnectionResetError("Connection lost")
+    lost = client.fail("delete", "pods", ConnectionResetError("Connection lost"))
     with pytest.raises(ConnectionResetError):
         await c.sync(KEY)
     assert c.expectations.satisfied(KEY)
     assert len(client.all(PODS)) == 4
-    del client.fail[("delete", "pods")]
+    client.remove_reactor(lost)
     await c.sync(KEY)
     assert len(client.all(PODS)) == 1

@@ -8,7 +8,7 @@ import pytest
 from aetcd.rpc import rpc_pb2 as R
 from aetcd.rpc import rpc_pb2_grpc
 
-from controlplane.etcd.server import serve
+from components.etcd.server import serve
 from tests.support.etcd import start_real
 
 pytestmark = [pytest.mark.realetcd,

@@ -88,7 +88,7 @@ def test_bad_data_dir_is_a_one_line_error(tmp_path, setup, message):
         if setup == "corrupt_wal":
             from aetcd.rpc import rpc_pb2
 
-            from controlplane.etcd import wal
+            from components.etcd import wal
             rec = wal.encode(wal.REC_GRANT, rpc_pb2.LeaseGrantRequest(ID=1, TTL=5))
             bad = bytearray(rec)
             bad[-1] ^= 0xFF
@@ -104,7 +104,7 @@ def test_bad_data_dir_is_a_one_line_error(tmp_path, setup, message):
 def test_torn_wal_tail_is_cut_not_fatal(tmp_path, tail):
     from aetcd.rpc import rpc_pb2
 
-    from controlplane.etcd import wal
+    from components.etcd import wal
     d = tmp_path / "d"
     d.mkdir()
     (d / "meta.json").write_text(json.dumps({"format": "controlplane-etcd", "version": 1}))
@@ -131,7 +131,7 @@ def test_torn_wal_tail_is_cut_not_fatal(tmp_path, tail):
 def test_wal_is_preallocated_and_continues_in_the_next_segment(tmp_path, monkeypatch):
     from aetcd.rpc import rpc_pb2
 
-    from controlplane.etcd import wal
+    from components.etcd import wal
     monkeypatch.setattr(wal, "SEGMENT_BYTES", 4096)
     dd = wal.DataDir(str(tmp_path / "d"))
     dd.open("default", 1, 1)
@@ -150,7 +150,7 @@ def test_wal_is_preallocated_and_continues_in_the_next_segment(tmp_path, monkeyp
 def test_encode_revision_matches_protobuf_encoding():
     from aetcd.rpc import kv_pb2, rpc_pb2
 
-    from controlplane.etcd import wal
+    from components.etcd import wal
     kvs = [kv_pb2.KeyValue(key=b"/k%d" % i, value=b"v" * (i * 70), create_revision=2, mod_revision=300 + i,
                            version=i + 1, lease=7) for i in range(4)] + [kv_pb2.KeyValue(key=b"/gone", mod_revision=301)]
     for rev in (2, 127, 128, 300, 2 ** 40):
@@ -169,7 +169,7 @@ async def test_raft_index_never_goes_back_and_term_grows_on_restart(tmp_path):
     """Maintenance.Status after restarts (what ``etcdctl endpoint status`` shows): the raft index
     never decreases — with and without a snapshot in between, even though writes outnumber
     revisions (lease grants) — and each start is a new term (etcd elects itself again on restart)."""
-    from controlplane.etcd.server import serve
+    from components.etcd.server import serve
 
     d = str(tmp_path / "d")
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from controlplane.etcd.server import serve
+from components.etcd.server import serve
 from tests.etcd3_client import run_suite, venv
 from tests.support.etcd import start_real
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from controlplane.etcd.server import serve
+from components.etcd.server import serve
 
 pytestmark = pytest.mark.skipif(shutil.which("etcdctl") is None, reason="etcdctl not installed")
 

@@ -6,7 +6,7 @@ import asyncio
 
 from aetcd.rpc import rpc_pb2
 
-from controlplane.etcd.core import COMMIT_SIBLINGS, Core
+from components.etcd.core import COMMIT_SIBLINGS, Core
 
 
 def _put(core: Core, key: bytes):

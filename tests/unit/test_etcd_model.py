@@ -22,7 +22,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st
 
-from controlplane.etcd.server import serve  # noqa: E402
+from components.etcd.server import serve  # noqa: E402
 from tests.support.etcd import start_real  # noqa: E402
 
 pytestmark = [pytest.mark.realetcd,

@@ -3,8 +3,8 @@
 import pytest
 from aetcd.rpc import rpc_pb2
 
-from controlplane.etcd import errors
-from controlplane.etcd.mvcc import Store
+from components.etcd import errors
+from components.etcd.mvcc import Store
 
 
 def put(st, key, value, lease=0):

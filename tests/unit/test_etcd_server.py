@@ -7,7 +7,7 @@ import grpc
 import pytest
 from aetcd.rpc import kv_pb2, rpc_pb2, rpc_pb2_grpc
 
-from controlplane.etcd.server import serve
+from components.etcd.server import serve
 
 R = rpc_pb2
 

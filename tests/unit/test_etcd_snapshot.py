@@ -8,8 +8,8 @@ import os
 import pytest
 from aetcd.rpc import rpc_pb2
 
-from controlplane.etcd import wal
-from controlplane.etcd.core import Core
+from components.etcd import wal
+from components.etcd.core import Core
 
 
 def _state(core: Core):
@@ -107,7 +107,7 @@ async def test_etcdctl_snapshot_save_status_restore_into_real_etcd(tmp_path):
     """Maintenance.Snapshot streams a bbolt db that etcdctl reads and a real etcd restores from."""
     import aetcd
 
-    from controlplane.etcd.server import serve
+    from components.etcd.server import serve
     from tests.support.etcd import Proc, free_port
 
     server = await serve(["http://127.0.0.1:0"], str(tmp_path / "emb"))

@@ -1,4 +1,4 @@
-"""The embedded etcd's own gRPC-over-HTTP/2 transport (``controlplane/etcd/transport.py``).
+"""The embedded etcd's own gRPC-over-HTTP/2 transport (``components/etcd/transport.py``).
 
 What the etcdctl / aetcd / python-etcd3 / contract suites do not reach: the transport's status
 codes (unknown method, receive limit, ``grpc-message`` percent-encoding), flow control with
@@ -25,8 +25,8 @@ import pytest
 from aetcd.rpc import kv_pb2, rpc_pb2, rpc_pb2_grpc
 from hpack import Decoder, Encoder
 
-from controlplane.etcd import transport
-from controlplane.etcd.server import GRPC_OVERHEAD_BYTES, serve
+from components.etcd import transport
+from components.etcd.server import GRPC_OVERHEAD_BYTES, serve
 
 R = rpc_pb2
 #: clients of big responses lift grpc's default 4 MiB receive limit, as etcd's clientv3 does
@@ -629,7 +629,10 @@ async def test_watcher_that_never_reads_stalls_nothing_and_stays_bounded(etcd, c
     (_frame(SETTINGS, 0, 0, struct.pack(">HI", 5, 100)), 1),  # §6.5.2: MAX_FRAME_SIZE below 16384
     (_frame(CONTINUATION, END_HEADERS, 1, b"\x82"), 1),  # §6.10: CONTINUATION without HEADERS
     (_frame(HEADERS, END_HEADERS, 1, b"\xff\xff\xff\x7f"), 9),  # RFC 7541: a bad HPACK block
-])
+], ids=["WINDOW_UPDATE not 4 bytes", "PING not 8 bytes", "RST_STREAM not 4 bytes", "DATA on stream 0",
+        "HEADERS on stream 0", "SETTINGS on a stream", "padding longer than the frame",
+        "SETTINGS not a multiple of 6", "MAX_FRAME_SIZE below 16384", "CONTINUATION without HEADERS",
+        "a bad HPACK block"])
 async def test_malformed_frames_get_goaway_and_the_server_goes_on(etcd, channel, frame, code, caplog):
     """A malformed frame ends that connection with GOAWAY and the RFC 9113 error code
     (PROTOCOL_ERROR 1, FRAME_SIZE_ERROR 6, COMPRESSION_ERROR 9), logged as one WARNING line with
@@ -675,7 +678,8 @@ async def short_deadline():
     (b"PRI * HTTP/2.0\r\n", "unknown"),                     # half an HTTP/2 preface
     (PREFACE, "h2"),                                        # the preface, but never its SETTINGS
     (b"", "unknown"),                                       # nothing at all
-])
+], ids=["an HTTP/1.1 head that never ends", "half an HTTP/2 preface", "the preface without SETTINGS",
+        "nothing at all"])
 async def test_incomplete_handshake_is_closed_at_the_deadline(short_deadline, caplog, sent, protocol):
     """A connection that has not sent a whole HTTP/1.1 request head, or the HTTP/2 preface and its
     first SETTINGS frame (RFC 9113 §3.4), when the handshake timeout passes is closed without an

@@ -11,9 +11,9 @@ import os
 import pytest
 from aetcd.rpc import rpc_pb2
 
-from controlplane.etcd import errors, wal
-from controlplane.etcd.core import Core
-from controlplane.etcd.server import _http_get
+from components.etcd import errors, wal
+from components.etcd.core import Core
+from components.etcd.server import _http_get
 
 NOSPACE = rpc_pb2.NOSPACE
 NOSPACE_MESSAGE = "etcdserver: mvcc: database space exceeded"

@@ -19,7 +19,9 @@ from controlplane.cli.up import command as up
     (["--node-labels", "novalue"], "invalid node label 'novalue'"),
     (["--cpu", "lots"], "invalid --cpu 'lots'"),
     (["--image-pull-seconds", "-1"], "-1.0 is not in the range x>=0"),
-])
+], ids=["empty node name", "node name with capitals and an underscore", "hollow node prefix makes bad names",
+        "label with two equals signs", "label key with a space", "label without a value", "cpu not a quantity",
+        "negative image pull time"])
 def test_kubelet_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(kubelet, ["--master", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2, r.output
@@ -32,7 +34,7 @@ def test_kubelet_bad_flags_are_usage_errors(args, message):
     (["--etcd-port", "-1"], "-1 is not in the range 0<=x<=65535"),
     (["--node-labels", "kgc=a"], "expected NODE:key=value"),
     (["--nodes", ","], "at least one node is needed"),
-])
+], ids=["port above 65535", "negative etcd port", "node label without its node", "no nodes"])
 def test_up_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(up, args)
     assert r.exit_code == 2, r.output

@@ -16,66 +16,21 @@ from components.kubelet.node import (
     resources,
 )
 from controlplane import KUBE_VERSION
-from controlplane.api.patch import json_merge_patch
-from controlplane.client.rest import ApiError
+from controlplane.api.resources import LEASES, NAMESPACES, NODES
+from controlplane.client.testing import FakeClient
 
 
-class FakeApi:
-    """nodes and leases in memory; records every verb."""
+def fake_api() -> FakeClient:
+    """The apiserver with only the default namespace (a lease's namespace must exist)."""
+    api = FakeClient(require_namespaces=True)
+    api.seed(NAMESPACES, {"metadata": {"name": "default"}})
+    return api
 
-    def __init__(self) -> None:
-        self.nodes: dict[str, dict] = {}
-        self.leases: dict[str, dict] = {}
-        self.namespaces = {"default"}
-        self.calls: list[tuple] = []
-        self.rv = 0
 
-    def _bump(self, obj):
-        self.rv += 1
-        obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
-        return copy.deepcopy(obj)
-
-    async def create(self, res, obj, namespace=None):
-        self.calls.append(("create", res.plural, obj["metadata"]["name"]))
-        if res.plural == "nodes":
-            if obj["metadata"]["name"] in self.nodes:
-                raise ApiError(409, "AlreadyExists", "exists")
-            obj = copy.deepcopy(obj)
-            obj["metadata"]["uid"] = "node-uid"
-            self.nodes[obj["metadata"]["name"]] = obj
-            return self._bump(obj)
-        if res.plural == "namespaces":
-            self.namespaces.add(obj["metadata"]["name"])
-            return obj
-        if namespace not in self.namespaces:
-            raise ApiError(404, "NotFound", f'namespaces "{namespace}" not found')
-        self.leases[obj["metadata"]["name"]] = copy.deepcopy(obj)
-        return self._bump(self.leases[obj["metadata"]["name"]])
-
-    async def get(self, res, name, namespace=None):
-        self.calls.append(("get", res.plural, name))
-        store = self.nodes if res.plural == "nodes" else self.leases
-        if name not in store:
-            raise ApiError(404, "NotFound", "not found")
-        return copy.deepcopy(store[name])
-
-    async def update(self, res, obj, subresource=None):
-        self.calls.append(("update", res.plural, obj["metadata"]["name"]))
-        cur = self.leases.get(obj["metadata"]["name"])
-        if cur is None:
-            raise ApiError(404, "NotFound", "not found")
-        if cur["metadata"]["resourceVersion"] != obj["metadata"].get("resourceVersion"):
-            raise ApiError(409, "Conflict", "the object has been modified")
-        self.leases[obj["metadata"]["name"]] = copy.deepcopy(obj)
-        return self._bump(self.leases[obj["metadata"]["name"]])
-
-    async def patch(self, res, name, patch, namespace=None, *, patch_type="merge", subresource=None):
-        self.calls.append(("patch", res.plural, name, subresource, tuple(patch)))
-        node = self.nodes[name]
-        merged = json_merge_patch(node, patch)
-        node.clear()
-        node.update(merged)
-        return self._bump(node)
+def verbs(api: FakeClient) -> list[tuple]:
+    """``(verb, resource, name)`` of every write, and a patch's subresource and top-level keys."""
+    return [(a.verb, a.resource, a.name) + ((a.subresource, tuple(a.patch)) if a.verb == "patch" else ())
+            for a in api.writes()]
 
 
 def test_build_node_shape():
@@ -114,37 +69,37 @@ def test_helpers_and_bad_input():
 
 
 async def test_register_creates_node_then_lease_created_and_renewed():
-    api = FakeApi()
+    api = fake_api()
     agent = NodeAgent(api, NodeConfig(name="node01", index=1))
     node = await agent.register()
     assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "node01"
-    assert ("create", "nodes", "node01") in api.calls
+    assert ("create", "nodes", "node01") in verbs(api)
     await agent.renew_lease()  # namespace missing → created, then the lease
-    assert "kube-node-lease" in api.namespaces
-    lease = api.leases["node01"]
+    assert [n["metadata"]["name"] for n in api.all(NAMESPACES)] == ["default", "kube-node-lease"]
+    lease = api.stored(LEASES, "node01", "kube-node-lease")
     assert lease["spec"]["holderIdentity"] == "node01" and lease["spec"]["leaseDurationSeconds"] == 40
     assert lease["metadata"]["ownerReferences"][0] == {"apiVersion": "v1", "kind": "Node",
-                                                       "name": "node01", "uid": "node-uid"}
+                                                       "name": "node01", "uid": node["metadata"]["uid"]}
     first = lease["spec"]["renewTime"]
     await agent.renew_lease()
-    assert api.calls[-1][0] == "update" and api.leases["node01"]["spec"]["renewTime"] >= first
+    assert verbs(api)[-1][0] == "update" and api.stored(LEASES, "node01", "kube-node-lease")["spec"]["renewTime"] >= first
     # someone else bumped the lease: conflict → re-read and renew
-    api.leases["node01"]["metadata"]["resourceVersion"] = "999"
+    api.stored(LEASES, "node01", "kube-node-lease")["metadata"]["resourceVersion"] = "999"
     await agent.renew_lease()
-    assert api.leases["node01"]["spec"]["holderIdentity"] == "node01"
+    assert api.stored(LEASES, "node01", "kube-node-lease")["spec"]["holderIdentity"] == "node01"
 
 
 async def test_take_over_keeps_user_labels_and_pod_cidr_and_patches_status_only():
-    api = FakeApi()
-    api.nodes["node01"] = {"apiVersion": "v1", "kind": "Node",
+    api = fake_api()
+    api.seed(NODES, {"apiVersion": "v1", "kind": "Node",
                            "metadata": {"name": "node01", "uid": "u", "resourceVersion": "1",
                                         "labels": {"kubernetes.io/hostname": "node01", "disktype": "ssd"}},
                            "spec": {"podCIDR": "10.244.7.0/24"},
                            "status": {"conditions": [{"type": "Ready", "status": "True",
-                                                      "lastTransitionTime": "2025-01-01T00:00:00Z"}]}}
+                                                      "lastTransitionTime": "2025-01-01T00:00:00Z"}]}})
     agent = NodeAgent(api, NodeConfig(name="node01", index=1))
     await agent.register()
-    node = api.nodes["node01"]
+    node = api.stored(NODES, "node01")
     assert node["metadata"]["labels"]["disktype"] == "ssd"
     assert node["metadata"]["labels"]["kubernetes.io/os"] == "linux"
     assert agent.cfg.pod_cidr == "10.244.7.0/24" and node["spec"]["podCIDR"] == "10.244.7.0/24"
@@ -153,27 +108,27 @@ async def test_take_over_keeps_user_labels_and_pod_cidr_and_patches_status_only(
     # a later status update (after `kubectl label`) touches only status
     node["metadata"]["labels"]["kgc"] = "b"
     await agent.update_status()
-    assert api.calls[-1][3] == "status" and api.calls[-1][4] == ("status",)
-    assert api.nodes["node01"]["metadata"]["labels"]["kgc"] == "b"
+    assert verbs(api)[-1][3] == "status" and verbs(api)[-1][4] == ("status",)
+    assert api.stored(NODES, "node01")["metadata"]["labels"]["kgc"] == "b"
 
 
 async def test_status_marked_unknown_by_the_node_controller_is_reported_again():
-    api = FakeApi()
+    api = fake_api()
 
     async def request(method, path, params=None, body=None, **kw):
         assert (method, path, params) == ("GET", "/api/v1/nodes/node01", {"resourceVersion": "0"})
-        return copy.deepcopy(api.nodes["node01"])
+        return copy.deepcopy(api.stored(NODES, "node01"))
     api.request = request
     agent = NodeAgent(api, NodeConfig(name="node01", index=1))
     await agent.register()
     await agent.update_status()
     await agent.check_status_drift()
     assert not agent._changed.is_set(), "a Ready node needs no extra report"
-    for c in api.nodes["node01"]["status"]["conditions"]:
+    for c in api.stored(NODES, "node01")["status"]["conditions"]:
         if c["type"] == "Ready":
             c["status"], c["reason"] = "Unknown", "NodeStatusUnknown"
     await agent.check_status_drift()
     assert agent._changed.is_set()
     await agent.update_status()
-    ready = next(c for c in api.nodes["node01"]["status"]["conditions"] if c["type"] == "Ready")
+    ready = next(c for c in api.stored(NODES, "node01")["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"

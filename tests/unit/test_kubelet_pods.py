@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import re
 
@@ -10,64 +9,24 @@ import pytest
 
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
-from controlplane.api.patch import json_merge_patch
-from controlplane.client.rest import ApiError
+from controlplane.api.resources import PODS
+from controlplane.client.testing import FakeClient, FakeRecorder, FakeTracer
 
 
-class FakeClient:
-    """Keeps pods by name; applies merge patches to status; records deletes.
-    ``wait_for(predicate)`` waits, without polling, until a status patch makes it true."""
-
-    def __init__(self) -> None:
-        self.pods: dict[str, dict] = {}
-        self.status_patches: list[dict] = []
-        self.deletes: list[tuple[str, dict]] = []
-        self.changed = asyncio.Condition()
-
-    async def wait_for(self, predicate, timeout: float = 5.0) -> None:
-        """Return once ``predicate()`` holds, re-checked after every status patch;
-        TimeoutError after ``timeout`` seconds."""
-        async with self.changed:
-            await asyncio.wait_for(self.changed.wait_for(predicate), timeout)
-
-    async def patch(self, res, name, patch, namespace=None, *, patch_type="merge", subresource=None):
-        assert subresource == "status" and patch_type == "merge"
-        pod = self.pods.get(name)
-        if pod is None:
-            raise ApiError(404, "NotFound", f'pods "{name}" not found')
-        self.status_patches.append(copy.deepcopy(patch["status"]))
-        pod["status"] = json_merge_patch(pod.get("status") or {}, patch["status"])
-        self.bump(pod)
-        async with self.changed:
-            self.changed.notify_all()
-        return copy.deepcopy(pod)
-
-    @staticmethod
-    def bump(pod: dict) -> None:
-        """A write: the next resourceVersion."""
-        md = pod["metadata"]
-        md["resourceVersion"] = str(int(md["resourceVersion"]) + 1)
-
-    async def delete(self, res, name, namespace=None, *, grace_period_seconds=None, preconditions=None,
-                     propagation_policy=None):
-        self.deletes.append((name, {"grace": grace_period_seconds, "pre": preconditions}))
-        return self.pods.pop(name, None)
+def status_patches(client: FakeClient) -> list[dict]:
+    """The ``status`` of every pod patch sent, oldest first."""
+    return [a.patch["status"] for a in client.actions("patch", "pods")]
 
 
-class FakeRecorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str, str | None]] = []
-
-    def event(self, obj, type_, reason, message, field_path=None):
-        self.events.append((type_, reason, message, field_path))
+def deletes(client: FakeClient) -> list[tuple[str, dict]]:
+    """``(name, {"grace": gracePeriodSeconds, "pre": preconditions})`` of every pod DELETE sent."""
+    return [(a.name, {"grace": a.options.get("gracePeriodSeconds"), "pre": a.options.get("preconditions")})
+            for a in client.actions("delete", "pods")]
 
 
-class FakeTracer:
-    def __init__(self) -> None:
-        self.records: list[tuple[int, str]] = []
-
-    def emit(self, step, action, obj=None, detail="", **kw):
-        self.records.append((step, action))
+def live(client: FakeClient, name: str) -> dict:
+    """The stored pod (not a copy)."""
+    return client.stored(PODS, name, "default")
 
 
 def make_pod(name="web", *, containers=None, init=None, restart="Always", uid=None, status=None,
@@ -91,15 +50,17 @@ def env():
     client, rec, tr = FakeClient(), FakeRecorder(), FakeTracer()
     rt = SimulatedRuntime("node01", "10.244.1.0/24", image_pull_seconds=0.01, container_start_seconds=0.0)
     w = PodWorkers(client, "node01", "192.168.0.101", rt, rec, tr, backoff_base=0.05, backoff_max=0.2)
-    return client, rec, tr, rt, w
+    yield client, rec, tr, rt, w
+    # the kubelet writes a pod only through merge patches of its status
+    assert all(a.subresource == "status" and a.patch_type == "merge" for a in client.actions("patch"))
 
 
 async def start(env, pod):
     client, rec, tr, rt, w = env
-    client.pods[pod["metadata"]["name"]] = copy.deepcopy(pod)
+    client.seed(PODS, pod)
     w.update_pod(copy.deepcopy(pod))
     await w.wait_idle()
-    return client.pods[pod["metadata"]["name"]]
+    return live(client, pod["metadata"]["name"])
 
 
 async def test_running_pod_status_events_and_trace(env):
@@ -126,23 +87,23 @@ async def test_running_pod_status_events_and_trace(env):
         assert c["ready"] and c["started"] and c["restartCount"] == 0
         assert c["state"]["running"]["startedAt"]
     # first status said ContainerCreating, then Running
-    assert client.status_patches[0]["phase"] == "Pending"
-    assert client.status_patches[0]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
-    assert client.status_patches[-1]["phase"] == "Running"
-    msgs = [(r, m, fp) for _, r, m, fp in rec.events]
+    assert status_patches(client)[0]["phase"] == "Pending"
+    assert status_patches(client)[0]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert status_patches(client)[-1]["phase"] == "Running"
+    msgs = [(r, m, fp) for *_, r, m, fp in rec.events]
     assert ("Pulling", 'Pulling image "soscscs/myapp:v1"', "spec.containers{a}") in msgs
     assert ("Created", "Created container: a", "spec.containers{a}") in msgs
     assert ("Started", "Started container b", "spec.containers{b}") in msgs
     pulled = [m for r, m, fp in msgs if r == "Pulled" and fp == "spec.containers{b}"]
     assert re.fullmatch(r'Successfully pulled image "nginx" in \d+ms \(\d+ms including waiting\)\. '
                         r"Image size: \d+ bytes\.", pulled[0])
-    actions = [a for _, a in tr.records]
+    actions = [a for _, a, _ in tr.records]
     assert actions[0] == "pod bound to node01 received on watch"
     assert actions[1] == "sandbox created (pause container), IP 10.244.1.2"
     assert "image soscscs/myapp:v1 pulled" in actions
     assert "containers started: a, b" in actions
     assert actions[-1] == "status update sent: Running"
-    assert all(step == 12 for step, _ in tr.records)
+    assert all(step == 12 for step, _, _ in tr.records)
 
 
 async def test_image_already_present_and_never(env):
@@ -152,11 +113,11 @@ async def test_image_already_present_and_never(env):
     await start(env, make_pod("p2", containers=[
         {"name": "nginx", "image": "nginx:1.25", "imagePullPolicy": "IfNotPresent"},
         {"name": "x", "image": "absent:1", "imagePullPolicy": "Never"}]))
-    msgs = [(r, m) for _, r, m, _ in rec.events]
+    msgs = [(r, m) for *_, r, m, _ in rec.events]
     assert ("Pulled", 'Container image "nginx:1.25" already present on machine') in msgs
     assert ("ErrImageNeverPull", 'Container image "absent:1" is not present with pull policy of Never') in msgs
     assert not any(r == "Pulling" for r, _ in msgs)
-    st = client.pods["p2"]["status"]
+    st = live(client, "p2")["status"]
     x = next(c for c in st["containerStatuses"] if c["name"] == "x")
     assert x["state"]["waiting"]["reason"] == "ErrImageNeverPull"
     assert st["phase"] == "Pending"
@@ -168,7 +129,7 @@ async def test_init_containers_run_in_order_before_app_containers(env):
     init = [{"name": "init-a", "image": "busybox:1.36", "command": ["sh", "-c", "echo a"]},
             {"name": "init-b", "image": "busybox:1.36", "command": ["sh", "-c", "echo b"]}]
     pod = await start(env, make_pod(init=init))
-    order = [(r, fp) for _, r, _, fp in rec.events if r in ("Created", "Started")]
+    order = [(r, fp) for *_, r, _, fp in rec.events if r in ("Created", "Started")]
     assert order == [("Created", "spec.initContainers{init-a}"), ("Started", "spec.initContainers{init-a}"),
                      ("Created", "spec.initContainers{init-b}"), ("Started", "spec.initContainers{init-b}"),
                      ("Created", "spec.containers{nginx}"), ("Started", "spec.containers{nginx}")]
@@ -178,14 +139,14 @@ async def test_init_containers_run_in_order_before_app_containers(env):
         t = ics["state"]["terminated"]
         assert t["exitCode"] == 0 and t["reason"] == "Completed" and ics["ready"] is False
     # an intermediate status showed initialisation in progress
-    inits = [p for p in client.status_patches
+    inits = [p for p in status_patches(client)
              if any(c["type"] == "Initialized" and c["status"] == "False" for c in p["conditions"])]
     assert inits and inits[0]["phase"] == "Pending"
     cond = next(c for c in inits[0]["conditions"] if c["type"] == "Initialized")
     assert cond["reason"] == "ContainersNotInitialized"
     assert cond["message"] == "containers with incomplete status: [init-a init-b]"
     assert inits[0]["containerStatuses"][0]["state"]["waiting"]["reason"] == "PodInitializing"
-    actions = [a for _, a in tr.records]
+    actions = [a for _, a, _ in tr.records]
     assert actions.index("init container init-a completed") < actions.index("init container init-b completed") \
         < actions.index("containers started: nginx")
 
@@ -200,12 +161,12 @@ async def test_deletion_kills_reports_terminal_status_deletes_and_releases_ip(en
     rec.events.clear()
     w.update_pod(doomed)
     await w.wait_idle()
-    assert [(r, m, fp) for _, r, m, fp in rec.events] == [
+    assert [(r, m, fp) for *_, r, m, fp in rec.events] == [
         ("Killing", "Stopping container nginx", "spec.containers{nginx}")]
-    last = client.status_patches[-1]
+    last = status_patches(client)[-1]
     assert last["phase"] == "Succeeded"
     assert last["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
-    assert client.deletes == [("web", {"grace": 0, "pre": {"uid": "uid-web"}})]
+    assert deletes(client) == [("web", {"grace": 0, "pre": {"uid": "uid-web"}})]
     assert rt.sandbox("uid-web") is None and rt.ipam.in_use() == 0
     # a late MODIFIED for the deleted pod does not restart it
     w.update_pod(copy.deepcopy(doomed))
@@ -216,18 +177,18 @@ async def test_deletion_kills_reports_terminal_status_deletes_and_releases_ip(en
 async def test_deletion_during_long_init_is_prompt(env):
     client, rec, tr, rt, w = env
     pod = make_pod(init=[{"name": "wait", "image": "busybox", "command": ["sh", "-c", "sleep 3600"]}])
-    client.pods["web"] = copy.deepcopy(pod)
+    client.seed(PODS, pod)
     w.update_pod(copy.deepcopy(pod))
     # wait until the init container runs (its status says so)
     await client.wait_for(lambda: "running" in (
-        (client.pods["web"]["status"].get("initContainerStatuses") or [{}])[0].get("state") or {}))
+        (live(client, "web")["status"].get("initContainerStatuses") or [{}])[0].get("state") or {}))
     assert rt.sandbox("uid-web") and rt.sandbox("uid-web").init_containers
-    doomed = copy.deepcopy(client.pods["web"])
+    doomed = copy.deepcopy(live(client, "web"))
     doomed["metadata"]["deletionTimestamp"] = "2025-01-01T00:01:00Z"
     w.update_pod(doomed)
     await w.wait_idle(timeout=3)
-    assert client.deletes and rt.ipam.in_use() == 0
-    assert ("Killing", "Stopping container wait") in [(r, m) for _, r, m, _ in rec.events]
+    assert deletes(client) and rt.ipam.in_use() == 0
+    assert ("Killing", "Stopping container wait") in [(r, m) for *_, r, m, _ in rec.events]
 
 
 @pytest.mark.parametrize("restart,code,phase", [("Never", 1, "Failed"), ("Never", 0, "Succeeded"),
@@ -236,11 +197,11 @@ async def test_exiting_container_terminal_phase(env, restart, code, phase):
     client, rec, tr, rt, w = env
     pod = make_pod(restart=restart, containers=[{"name": "job", "image": "busybox",
                                                  "command": ["sh", "-c", f"exit {code}"]}])
-    client.pods["web"] = copy.deepcopy(pod)
+    client.seed(PODS, pod)
     w.update_pod(copy.deepcopy(pod))
     # the exit fires from the runtime's timer; its status patch wakes the wait
-    await client.wait_for(lambda: client.pods["web"]["status"].get("phase") == phase)
-    st = client.pods["web"]["status"]
+    await client.wait_for(lambda: live(client, "web")["status"].get("phase") == phase)
+    st = live(client, "web")["status"]
     assert st["phase"] == phase
     t = st["containerStatuses"][0]["state"]["terminated"]
     assert t["exitCode"] == code and t["reason"] == ("Completed" if code == 0 else "Error")
@@ -251,23 +212,23 @@ async def test_exiting_container_terminal_phase(env, restart, code, phase):
 async def test_always_restarts_then_crashloop_backoff(env):
     client, rec, tr, rt, w = env
     pod = make_pod(containers=[{"name": "crash", "image": "busybox", "command": ["false"]}])
-    client.pods["web"] = copy.deepcopy(pod)
+    client.seed(PODS, pod)
     w.update_pod(copy.deepcopy(pod))
     def reasons_waiting() -> list:
         return [(cs.get("state") or {}).get("waiting", {}).get("reason")
-                for p in client.status_patches for cs in p.get("containerStatuses") or []]
+                for p in status_patches(client) for cs in p.get("containerStatuses") or []]
 
     def backed_off_and_restarted_twice() -> bool:
         # timers drive exits and restarts; re-checked after each status patch
-        cs = (client.pods["web"]["status"].get("containerStatuses") or [{}])[0]
+        cs = (live(client, "web")["status"].get("containerStatuses") or [{}])[0]
         return "CrashLoopBackOff" in reasons_waiting() and cs.get("restartCount", 0) >= 2
 
     await client.wait_for(backed_off_and_restarted_twice)
-    cs = client.pods["web"]["status"]["containerStatuses"][0]
+    cs = live(client, "web")["status"]["containerStatuses"][0]
     assert "CrashLoopBackOff" in reasons_waiting() and cs["restartCount"] >= 2
     assert cs["lastState"]["terminated"]["exitCode"] == 1
-    assert client.pods["web"]["status"]["phase"] == "Running"
-    backoffs = [m for _, r, m, _ in rec.events if r == "BackOff"]
+    assert live(client, "web")["status"]["phase"] == "Running"
+    backoffs = [m for *_, r, m, _ in rec.events if r == "BackOff"]
     assert backoffs[0] == "Back-off restarting failed container crash in pod web_default(uid-web)"
     await w.stop()
 
@@ -280,15 +241,15 @@ async def test_adopts_running_pod_after_restart_without_restarting(env):
     rt2 = SimulatedRuntime("node01", "10.244.1.0/24", image_pull_seconds=0.01, container_start_seconds=0.0)
     rec2, tr2 = FakeRecorder(), FakeTracer()
     w2 = PodWorkers(client, "node01", "192.168.0.101", rt2, rec2, tr2)
-    n = len(client.status_patches)
+    n = len(status_patches(client))
     w2.update_pod(copy.deepcopy(pod))
     await w2.wait_idle()
     assert rec2.events == []
-    assert len(client.status_patches) == n
-    assert client.pods["web"]["status"]["containerStatuses"] == before["containerStatuses"]
+    assert len(status_patches(client)) == n
+    assert live(client, "web")["status"]["containerStatuses"] == before["containerStatuses"]
     assert rt2.sandbox("uid-web").ip == before["podIP"]
     assert rt2.ipam.allocate("other") != before["podIP"]
-    assert any("adopted" in a for _, a in tr2.records)
+    assert any("adopted" in a for _, a, _ in tr2.records)
 
 
 def _ready(pod: dict) -> dict:
@@ -302,32 +263,32 @@ async def test_readiness_marked_false_by_another_writer_is_written_back(env):
     # the node lifecycle controller's MarkPodsNotReady, seen through the informer
     _ready(pod).update(status="False", lastTransitionTime="2030-01-01T00:00:00Z")
     client.bump(pod)
-    sent = len(client.status_patches)
+    sent = len(status_patches(client))
     w.update_pod(copy.deepcopy(pod))
     await w.wait_idle()
-    assert len(client.status_patches) == sent + 1
-    ready = _ready(client.pods["web"])
+    assert len(status_patches(client)) == sent + 1
+    ready = _ready(live(client, "web"))
     assert ready["status"] == "True" and ready["lastTransitionTime"] != "2030-01-01T00:00:00Z"
-    assert {c["type"]: c["status"] for c in client.pods["web"]["status"]["conditions"]}["ContainersReady"] == "True"
+    assert {c["type"]: c["status"] for c in live(client, "web")["status"]["conditions"]}["ContainersReady"] == "True"
 
 
 async def test_informer_catching_up_with_own_writes_sends_nothing(env):
     client, rec, tr, rt, w = env
     first = make_pod()
     await start(env, first)
-    sent = len(client.status_patches)
+    sent = len(status_patches(client))
     w.update_pod(copy.deepcopy(first))                  # an older version than the last write
     await w.wait_idle()
-    w.update_pod(copy.deepcopy(client.pods["web"]))     # the version of the last write
+    w.update_pod(copy.deepcopy(live(client, "web")))     # the version of the last write
     await w.wait_idle()
-    assert len(client.status_patches) == sent
+    assert len(status_patches(client)) == sent
 
 
 async def test_status_read_back_without_empty_fields_sends_nothing(env):
     client, rec, tr, rt, w = env
     await start(env, make_pod())
-    sent = len(client.status_patches)
-    stored = copy.deepcopy(client.pods["web"])
+    sent = len(status_patches(client))
+    stored = copy.deepcopy(live(client, "web"))
     for c in stored["status"]["conditions"]:
         c.pop("lastProbeTime", None)                     # null: omitted on the wire
     for cs in stored["status"]["containerStatuses"]:
@@ -335,4 +296,4 @@ async def test_status_read_back_without_empty_fields_sends_nothing(env):
     client.bump(stored)
     w.update_pod(stored)
     await w.wait_idle()
-    assert len(client.status_patches) == sent
+    assert len(status_patches(client)) == sent

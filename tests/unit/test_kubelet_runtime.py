@@ -49,7 +49,8 @@ def test_image_id_is_stable_repo_at_digest():
     (["false"], (0.0, 1)),
     (["sh", "-c", "while true; do sleep 1; done"], None),
     (["sleep", "infinity"], None),
-])
+], ids=["the image's entrypoint runs forever", "a server in the foreground", "exits at once with a code",
+        "echo then sleep 5", "false exits 1", "an endless loop", "sleep infinity"])
 def test_exit_behaviour(command, expected):
     assert exit_behaviour({"name": "c", "command": command}) == expected
 
@@ -94,7 +95,10 @@ def term(code):
     ("OnFailure", [], [term(0), RUN], False, "Running"),
     ("Always", [], [term(0)], True, "Succeeded"),
     ("Always", [], [term(137)], True, "Failed"),
-])
+], ids=["running", "waiting", "init container waiting", "init done, app running",
+        "Never: init container failed", "Always: an exited container restarts", "Never: exited 0",
+        "Never: exited non-zero", "OnFailure: a failed container restarts", "OnFailure: one done, one running",
+        "terminal: all exited 0", "terminal: killed"])
 def test_pod_phase(restart, init, apps, terminal, phase):
     spec = {"restartPolicy": restart,
             "initContainers": [{"name": f"i{n}"} for n in range(len(init))],

@@ -10,63 +10,25 @@ import re
 
 import pytest
 
+from controlplane.api.resources import LEASES
 from controlplane.apitime import format_micro_time
 from controlplane.client.leaderelection import LeaderElector
 from controlplane.client.rest import ApiError
+from controlplane.client.testing import FakeClient, FakeClock
 
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-class FakeLeases:
-    """get/create/update of Leases with optimistic concurrency (409 on a stale rv)."""
-
-    def __init__(self) -> None:
-        self.objs: dict[tuple[str, str], dict] = {}
-        self.rv = 0
-        self.fail = False
-
-    async def get(self, res, name, ns=None):
-        if self.fail:
-            raise ApiError(503, "ServiceUnavailable", "down")
-        o = self.objs.get((ns, name))
-        if o is None:
-            raise ApiError(404, "NotFound", f'leases.coordination.k8s.io "{name}" not found')
-        return copy.deepcopy(o)
-
-    async def create(self, res, obj, ns=None):
-        key = (ns, obj["metadata"]["name"])
-        if key in self.objs:
-            raise ApiError(409, "AlreadyExists", "already exists")
-        self.rv += 1
-        o = copy.deepcopy(obj)
-        o["metadata"]["resourceVersion"] = str(self.rv)
-        self.objs[key] = o
-        return copy.deepcopy(o)
-
-    async def update(self, res, obj, subresource=None):
-        if self.fail:
-            raise ApiError(503, "ServiceUnavailable", "down")
-        md = obj["metadata"]
-        key = (md["namespace"], md["name"])
-        cur = self.objs[key]
-        if md.get("resourceVersion") != cur["metadata"]["resourceVersion"]:
-            raise ApiError(409, "Conflict", "the object has been modified")
-        self.rv += 1
-        o = copy.deepcopy(obj)
-        o["metadata"]["resourceVersion"] = str(self.rv)
-        self.objs[key] = o
-        return copy.deepcopy(o)
-
-    def spec(self) -> dict:
-        return self.objs[("kube-system", "kube-scheduler")]["spec"]
+def spec(api: FakeClient) -> dict:
+    """The stored kube-scheduler Lease's spec."""
+    return api.stored(LEASES, "kube-scheduler", "kube-system")["spec"]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
+def down(api: FakeClient) -> None:
+    """Every later get and update of a Lease answers 503 (create still works)."""
+    err = ApiError(503, "ServiceUnavailable", "down")
+    api.fail("get", "leases", err)
+    api.fail("update", "leases", err)
 
 
 def elector(api, ident, clock=None, **kw):
@@ -74,14 +36,14 @@ def elector(api, ident, clock=None, **kw):
     kw.setdefault("renew_deadline", 10)
     kw.setdefault("retry_period", 2)
     return LeaderElector(api, "kube-system", "kube-scheduler", ident,
-                         clock=clock or Clock(), **kw)
+                         clock=clock or FakeClock(1000.0), **kw)
 
 
 async def test_create_renew_and_held_by_other():
-    api, ca, cb = FakeLeases(), Clock(), Clock()
+    api, ca, cb = FakeClient(), FakeClock(1000.0), FakeClock(1000.0)
     a, b = elector(api, "a", ca), elector(api, "b", cb)
     assert await a.try_acquire_or_renew()
-    s = api.spec()
+    s = spec(api)
     assert s["holderIdentity"] == "a" and s["leaseDurationSeconds"] == 15 and s["leaseTransitions"] == 0
     assert MICRO.match(s["acquireTime"]) and MICRO.match(s["renewTime"])
     acquired = s["acquireTime"]
@@ -89,56 +51,52 @@ async def test_create_renew_and_held_by_other():
     assert b.get_leader() == "a"
     ca.t += 5
     assert await a.try_acquire_or_renew()  # renew keeps acquireTime and transitions
-    assert api.spec()["acquireTime"] == acquired and api.spec()["leaseTransitions"] == 0
+    assert spec(api)["acquireTime"] == acquired and spec(api)["leaseTransitions"] == 0
     # b saw a changed record at its own time: the lease is not expired for b
     cb.t += 14
     assert not await b.try_acquire_or_renew()
 
 
 async def test_expired_lease_is_taken_over_with_a_transition():
-    api, ca, cb = FakeLeases(), Clock(), Clock()
+    api, ca, cb = FakeClient(), FakeClock(1000.0), FakeClock(1000.0)
     a, b = elector(api, "a", ca), elector(api, "b", cb)
     assert await a.try_acquire_or_renew()
     assert not await b.try_acquire_or_renew()  # b observes a's record now
     cb.t += 15.5  # a has not renewed for longer than leaseDurationSeconds, by b's clock
     assert await b.try_acquire_or_renew()
-    s = api.spec()
+    s = spec(api)
     assert s["holderIdentity"] == "b" and s["leaseTransitions"] == 1
     ca.t += 20
     assert not await a.try_acquire_or_renew()  # a sees b's fresh record: not expired for a
 
 
 async def test_racing_updates_conflict():
-    api, ca, cb = FakeLeases(), Clock(), Clock()
+    api, ca, cb = FakeClient(), FakeClock(1000.0), FakeClock(1000.0)
     a, b = elector(api, "a", ca), elector(api, "b", cb)
     assert await a.try_acquire_or_renew()
-    lease = await api.get(None, "kube-scheduler", "kube-system")
+    lease = await api.get(LEASES, "kube-scheduler", "kube-system")
     assert await a.try_acquire_or_renew()  # moves the resourceVersion on
     lease["spec"]["holderIdentity"] = "b"
     with pytest.raises(ApiError) as e:
-        await api.update(None, lease)
+        await api.update(LEASES, lease)
     assert e.value.code == 409
     # an elector whose update hits 409 reports a failed round
     cb.t += 100
-    real_get = api.get
-
-    async def stale_get(res, name, ns=None):
-        return lease
-    api.get = stale_get
+    stale = api.prepend_reactor("get", "leases", lambda action: (True, copy.deepcopy(lease)))
     assert not await b.try_acquire_or_renew()
-    api.get = real_get
-    assert api.spec()["holderIdentity"] == "a"
+    api.remove_reactor(stale)
+    assert spec(api)["holderIdentity"] == "a"
 
 
 def test_invalid_durations():
     with pytest.raises(ValueError):
-        elector(FakeLeases(), "a", lease_duration=10, renew_deadline=10)
+        elector(FakeClient(), "a", lease_duration=10, renew_deadline=10)
     with pytest.raises(ValueError):
-        elector(FakeLeases(), "a", renew_deadline=2, retry_period=2)
+        elector(FakeClient(), "a", renew_deadline=2, retry_period=2)
 
 
 async def test_run_release_on_cancel_hands_over_at_once():
-    api = FakeLeases()
+    api = FakeClient()
     kw = dict(lease_duration=30, renew_deadline=1.0, retry_period=0.05)
     import time
     a = LeaderElector(api, "kube-system", "kube-scheduler", "a", **kw, clock=time.monotonic)
@@ -166,13 +124,13 @@ async def test_run_release_on_cancel_hands_over_at_once():
     assert stopped == ["a"]
     # released: b takes over without waiting 30 s for expiry
     await asyncio.wait_for(b_started.wait(), 5)
-    assert api.spec()["holderIdentity"] == "b" and api.spec()["leaseTransitions"] == 1
+    assert spec(api)["holderIdentity"] == "b" and spec(api)["leaseTransitions"] == 1
     tb.cancel()
     await asyncio.gather(tb, return_exceptions=True)
 
 
 async def test_leadership_lost_when_renewals_fail():
-    api = FakeLeases()
+    api = FakeClient()
     import time
     a = LeaderElector(api, "kube-system", "kube-scheduler", "a", lease_duration=1.0,
                       renew_deadline=0.3, retry_period=0.05, clock=time.monotonic)
@@ -188,7 +146,7 @@ async def test_leadership_lost_when_renewals_fail():
     stopped = asyncio.Event()
     t = asyncio.create_task(a.run(lead, stopped.set))
     await asyncio.wait_for(a.is_leader.wait(), 5)
-    api.fail = True
+    down(api)
     await asyncio.wait_for(stopped.wait(), 5)
     assert cancelled.is_set() and a.lost.is_set()
     await asyncio.wait_for(t, 5)

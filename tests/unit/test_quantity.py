@@ -12,8 +12,7 @@ from controlplane.api.quantity import (
     to_bytes,
 )
 
-
-@pytest.mark.parametrize("text, value", [
+PARSE_CASES = [
     ("100m", Fraction(1, 10)),
     ("1", Fraction(1)),
     ("1.5", Fraction(3, 2)),
@@ -32,7 +31,11 @@ from controlplane.api.quantity import (
     ("+2u", Fraction(2, 10**6)),
     (3, Fraction(3)),
     (0.25, Fraction(1, 4)),
-])
+]
+
+
+@pytest.mark.parametrize("text, value", PARSE_CASES,
+                         ids=[f"{t!r} is {v}" for t, v in PARSE_CASES])
 def test_parse(text, value):
     assert parse_quantity(text) == value
 
@@ -64,11 +67,15 @@ def test_to_bytes(q, n):
     assert to_bytes(q) == n
 
 
-@pytest.mark.parametrize("value, binary, text", [
+FORMAT_CASES = [
     (Fraction(1, 10), False, "100m"), (Fraction(1500), False, "1500"), (Fraction(2000), False, "2k"),
     (Fraction(0), False, "0"), (Fraction(1024**3), True, "1Gi"), (Fraction(1536), True, "1536"),
     (Fraction(3 * 1024**2), True, "3Mi"), (Fraction(-2000), False, "-2k"),
-])
+]
+
+
+@pytest.mark.parametrize("value, binary, text", FORMAT_CASES,
+                         ids=[f"{v} {'binary' if b else 'decimal'} is {t}" for v, b, t in FORMAT_CASES])
 def test_format(value, binary, text):
     assert format_quantity(value, binary) == text
     assert parse_quantity(text) == value

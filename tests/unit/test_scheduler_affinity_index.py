@@ -74,7 +74,11 @@ NS_LABELS = {"team-a": {"team": "a"}, "team-b": {"team": "b"}, "default": {}}
     (term(ns=["team-b"], app="x"), "default", False),                   # names given: own ns not added
     (term(ns_sel={"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}, app="x"),
      "default", True),
-])
+], ids=["own namespace by default", "another namespace by default", "empty namespaceSelector: every namespace",
+        "namespaceSelector matches", "namespaceSelector does not match",
+        "namespaceSelector alone leaves out the own namespace", "names and selector: a listed name",
+        "names and selector: a selected namespace", "names given: the own namespace is not added",
+        "DoesNotExist selector matches an unlabelled namespace"])
 def test_affinity_term_namespaces(raw, target_ns, want):
     owner = PodInfo(pod("owner", "default", anti=[raw]))
     t = owner.required_anti_affinity[0]

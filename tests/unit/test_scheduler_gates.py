@@ -16,8 +16,8 @@ from components.scheduler.plugins.schedulinggates import SchedulingGates
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.queue import ACTIVE, GATED, UNSCHEDULABLE
 from components.scheduler.scheduler import Scheduler
-from tests.unit.test_scheduler_queue import Clock
-from tests.unit.test_scheduler_wire import FakeClient, node
+from controlplane.client.testing import FakeClock
+from tests.unit.test_scheduler_wire import fake_client, node
 
 
 def pod(name, gates=(), **spec):
@@ -43,7 +43,7 @@ def ungate(p, keep=()):
     ((), None),
     (("example.com/a",), "waiting for scheduling gates: [example.com/a]"),
     (("a", "b"), "waiting for scheduling gates: [a b]"),
-])
+], ids=["no gates", "one gate", "two gates"])
 def test_scheduling_gates_pre_enqueue(gates, message):
     st = SchedulingGates().pre_enqueue(PodInfo(pod("p", gates)))
     if message is None:
@@ -59,7 +59,7 @@ def test_default_profile_has_scheduling_gates():
 
 
 def test_gated_pod_is_not_queued_until_gates_are_removed():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     s = Scheduler(None)
     s.queue.clock = clock
     s.on_node_add(node("node01"))
@@ -101,20 +101,20 @@ def test_profile_without_scheduling_gates_queues_gated_pods():
 
 
 async def test_gated_pod_gets_scheduling_gated_condition_once():
-    c = FakeClient()
-    s = Scheduler(c)
-    s.on_pod_add(pod("gated", ("a",)))
-    # the apiserver already wrote it: nothing more to write
+    # the apiserver already wrote gated2's condition: nothing more to write
     p2 = pod("gated2", ("a",))
     p2["status"] = {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}
+    c = fake_client(pod("gated", ("a",)), p2, pod("free"))
+    s = Scheduler(c)
+    s.on_pod_add(pod("gated", ("a",)))
     s.on_pod_add(p2)
     s.on_pod_add(pod("free"))
     await s.wait_idle()
-    patches = [call for call in c.calls if call[0] == "PATCH"]
+    patches = c.actions("patch")
     assert len(patches) == 1
-    _, path, ptype, body = patches[0]
-    assert (path, ptype) == ("pods/gated/status", "strategic")
-    cond = body["status"]["conditions"][0]
+    act = patches[0]
+    assert (act.resource, act.name, act.subresource, act.patch_type) == ("pods", "gated", "status", "strategic")
+    cond = act.patch["status"]["conditions"][0]
     assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
         "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
         "message": "Scheduling is blocked due to non-empty scheduling gates"}

@@ -24,7 +24,8 @@ FIELDS = [
 LABELS = [{}, {"zone": "a"}, {"zone": "c", "cpus": "8"}, {"cpus": "2"}, {"cpus": "abc"}]
 
 
-@pytest.mark.parametrize("labels", LABELS)
+@pytest.mark.parametrize("labels", LABELS, ids=["no labels", "zone a", "zone c and 8 cpus", "2 cpus",
+                                                 "cpus not a number"])
 @pytest.mark.parametrize("name", ["n1", "n2"])
 def test_compiled_terms_match_reference(labels, name):
     terms = [{"matchExpressions": [r]} for r in REQS] + [{"matchFields": [f]} for f in FIELDS] + \

@@ -32,7 +32,10 @@ from components.scheduler.scheduler import Scheduler
     (1, 5000, 100),       # 50 nodes -> at least 100
     (100, 5000, 5000),
     (30, 80, 80),
-])
+], ids=["adaptive, 50 nodes: all", "adaptive, 99 nodes: all", "adaptive, 100 nodes: at least 100",
+        "adaptive, 500 nodes: 46%", "adaptive, 1000 nodes: 42%", "adaptive, 5000 nodes: 10%",
+        "adaptive, 5625 nodes: 5%", "adaptive, 6000 nodes: floor 5%", "adaptive, 20000 nodes: floor 5%",
+        "10% of 5000", "1% of 5000: at least 100", "100% of 5000", "30% of 80 nodes: all"])
 def test_num_feasible_nodes_to_find(percentage, nodes, want):
     assert num_feasible_nodes_to_find(percentage, nodes) == want
 
@@ -43,7 +46,8 @@ def test_num_feasible_nodes_to_find(percentage, nodes, want):
     ({"percentageOfNodesToScore": 40, "profiles": [{"percentageOfNodesToScore": 0}]}, 0),  # profile wins
     ({"percentageOfNodesToScore": 40, "profiles": [{"percentageOfNodesToScore": 70}]}, 70),
     ({"percentageOfNodesToScore": 40, "profiles": [{}]}, 40),
-])
+], ids=["unset: adaptive", "global", "the profile's 0 wins", "the profile's 70 wins",
+        "a profile without one takes the global"])
 def test_profile_percentage_overrides_global(doc, want):
     s = Scheduler(None, parse_config(doc))
     assert s.profiles["default-scheduler"].percentage_of_nodes_to_score == want
@@ -53,7 +57,7 @@ def test_profile_percentage_overrides_global(doc, want):
     ({"percentageOfNodesToScore": 101}, "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"),
     ({"profiles": [{"percentageOfNodesToScore": -1}]}, "not in valid range [0-100]"),
     ({"profiles": [{"percentageOfNodesToScore": "x"}]}, "not an integer"),
-])
+], ids=["global above 100", "negative in a profile", "not a number in a profile"])
 def test_percentage_validation(doc, msg):
     with pytest.raises(ConfigError) as e:
         parse_config(doc)
@@ -78,7 +82,8 @@ def pod(i: int) -> dict:
                                      "resources": {"requests": {"cpu": "10m"}}}]}}
 
 
-@pytest.mark.parametrize("pct, evaluated", [(0, 144), (50, 150), (10, 100), (100, 300)])
+@pytest.mark.parametrize("pct, evaluated", [(0, 144), (50, 150), (10, 100), (100, 300)],
+                         ids=["adaptive 48%", "50%", "10%: at least 100", "100%"])
 async def test_round_robin_start_index(pct, evaluated):
     """300 nodes, all feasible (adaptive: 50 - 300/125 = 48%; 10% = 30 -> at least 100):
     each cycle evaluates ``evaluated`` nodes and the next

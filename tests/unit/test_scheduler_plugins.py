@@ -107,7 +107,8 @@ def run_score(plugin, pod, nodes):
     ({"containers": [{"resources": {"requests": {"cpu": "100m"}}}],
       "initContainers": [{"restartPolicy": "Always", "resources": {"requests": {"cpu": "200m"}}},
                          {"resources": {"requests": {"cpu": "500m"}}}]}, 700, 0),
-])
+], ids=["app containers add up", "the largest init container wins over the app containers",
+        "limits default requests and overhead adds", "a sidecar adds to later init and app containers"])
 def test_pod_requests(spec, cpu, mem):
     r = pod_requests(spec)
     assert (r.milli_cpu, r.memory) == (cpu, mem)
@@ -128,7 +129,9 @@ def test_non_zero_requests_defaults():
     ({"example.com/gpu": "1"}, [], {}, ["Insufficient example.com/gpu"]),
     (None, [None], {"pods": "1"}, ["Too many pods"]),
     (None, [], {"cpu": "0"}, []),  # a pod requesting nothing fits anywhere with room for a pod
-])
+], ids=["fits", "more cpu than the node has", "more cpu than is left", "more memory than the node has",
+        "cpu and memory both short", "no such extended resource", "no room for another pod",
+        "a pod requesting nothing fits on a node without cpu"])
 def test_node_resources_fit(requests, existing, node_kw, reasons):
     node = ni(mknode(**node_kw), *[mkpod(f"e{i}", requests=r, node_name="n1") for i, r in enumerate(existing)])
     st = run_filter(NodeResourcesFit(), mkpod(requests=requests), [node])[0]
@@ -172,7 +175,10 @@ def test_node_unschedulable():
     ([{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}], [],
      "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
     ([{"key": "k", "value": "v", "effect": "PreferNoSchedule"}], [], None),
-])
+], ids=["NoSchedule without a toleration", "Equal toleration of key, value and effect",
+        "Exists toleration of the key tolerates NoExecute", "Exists without a key tolerates every taint",
+        "a toleration of another value", "the control-plane taint has an empty value",
+        "PreferNoSchedule never filters"])
 def test_taint_toleration_filter(taints, tolerations, reason):
     st = run_filter(TaintToleration(), mkpod(tolerations=tolerations), [ni(mknode(taints=taints))])[0]
     assert (st.reasons[0] if st else None) == reason
@@ -208,7 +214,8 @@ def test_node_affinity_filter_and_score():
     ({"hostPort": 80, "protocol": "UDP"}, {"hostPort": 80}, False),
     ({"hostPort": 80, "hostIP": "10.0.0.1"}, {"hostPort": 80, "hostIP": "10.0.0.2"}, False),
     ({"hostPort": 80, "hostIP": "10.0.0.1"}, {"hostPort": 80}, True),
-])
+], ids=["same port", "another port", "same port, another protocol", "same port, another host IP",
+        "same port, one host IP and the wildcard"])
 def test_node_ports(used, want, conflict):
     n = ni(mknode(), mkpod("e", ports=[{"containerPort": 1, **used}], node_name="n1"))
     st = run_filter(NodePorts(), mkpod(ports=[{"containerPort": 1, **want}]), [n])[0]

@@ -11,7 +11,8 @@ import pytest
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.preemption import Candidate, num_candidates, pick_one_node_for_preemption
 from components.scheduler.scheduler import Scheduler
-from tests.support.scheduler import RecordingClient, RecordingEvents
+from controlplane.client.testing import FakeClient, FakeRecorder
+from tests.support.scheduler import deleted, status_patches, stored
 
 
 def node(name: str, cpu: str = "2") -> dict:
@@ -37,24 +38,20 @@ def pod(name: str, cpu: str, priority: int = 0, node_name: str = "", start: str 
 
 
 def make(nodes, bound=()):
-    c, rec = RecordingClient(), RecordingEvents()
+    c, rec = FakeClient(), FakeRecorder()
     s = Scheduler(c, recorder=rec, rng=random.Random(0))
     for n in nodes:
         s.on_node_add(n)
     for p in bound:
-        s.on_pod_add(p)
+        s.on_pod_add(stored(c, p))
     return s, c, rec
 
 
 async def attempt(s: Scheduler, p: dict):
-    s.on_pod_add(p)
+    s.on_pod_add(stored(s.client, p))
     res = s.schedule_one(s.queue.pop_nowait())
     await s.wait_idle()
     return res
-
-
-def deleted(c: RecordingClient) -> list[str]:
-    return sorted(path.split("/")[1] for verb, path, _ in c.calls if verb == "DELETE")
 
 
 # (bound pods, preemptor, expected nominated node, expected victims)
@@ -87,24 +84,25 @@ async def test_preemption_table(name):
     res = await attempt(s, preemptor)
     assert res is None  # the pod itself is not bound in this cycle
     assert deleted(c) == want_victims
-    nom = [body for verb, path, body in c.calls if path == "pods/high/status"]
+    nom = status_patches(c, "high")
     assert nom and nom[-1]["status"]["nominatedNodeName"] == want_node
     for v in want_victims:
-        assert (v, "Normal", "Preempted", f"Preempted by pod u-high on node {want_node}") in rec.events
-        cond = next(b for verb, p, b in c.calls if p == f"pods/{v}/status")["status"]["conditions"][0]
+        assert (v, "Normal", "Preempted", f"Preempted by pod u-high on node {want_node}") in [
+            (e.name, e.type, e.reason, e.message) for e in rec.events]
+        cond = status_patches(c, v)[0]["status"]["conditions"][0]
         assert (cond["type"], cond["status"], cond["reason"]) == ("DisruptionTarget", "True",
                                                                   "PreemptionByScheduler")
     assert s.nominated[want_node]["default/high"].name == "high"
     # the FailedScheduling message carries no "preemption:" part when preemption succeeded
-    failed = [e for e in rec.events if e[2] == "FailedScheduling"]
-    assert failed and "preemption:" not in failed[0][3]
+    failed = [e.message for e in rec.events if e.reason == "FailedScheduling"]
+    assert failed and "preemption:" not in failed[0]
 
 
 async def test_message_when_removing_all_lower_priority_pods_does_not_help():
     s, c, rec = make([node("n1"), node("n2", cpu="8")],
                      [pod("low", "1", 0, "n1"), pod("peer", "7", 100, "n2")])
     await attempt(s, pod("high", "4", 100))
-    msg = [e for e in rec.events if e[2] == "FailedScheduling"][0][3]
+    msg = [e.message for e in rec.events if e.reason == "FailedScheduling"][0]
     assert msg == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
                    "1 Insufficient cpu, 1 No preemption victims found for incoming pod.")
     assert deleted(c) == []
@@ -113,7 +111,7 @@ async def test_message_when_removing_all_lower_priority_pods_does_not_help():
 async def test_preemption_policy_never():
     s, c, rec = make([node("n1")], [pod("low", "2", 0, "n1")])
     await attempt(s, pod("high", "1", 100, spec={"preemptionPolicy": "Never"}))
-    msg = [e for e in rec.events if e[2] == "FailedScheduling"][0][3]
+    msg = [e.message for e in rec.events if e.reason == "FailedScheduling"][0]
     assert msg == ("0/1 nodes are available: 1 Insufficient cpu. "
                    "preemption: not eligible due to preemptionPolicy=Never.")
     assert deleted(c) == []
@@ -125,18 +123,18 @@ async def test_terminating_victim_on_nominated_node_blocks_more_preemption():
                                               "reason": "PreemptionByScheduler"}]})
     s, c, rec = make([node("n1")], [terminating, pod("low2", "0", 0, "n1")])
     await attempt(s, pod("high", "1", 100, status={"nominatedNodeName": "n1"}))
-    msg = [e for e in rec.events if e[2] == "FailedScheduling"][0][3]
+    msg = [e.message for e in rec.events if e.reason == "FailedScheduling"][0]
     assert msg.endswith("preemption: not eligible due to a terminating pod on the nominated node.")
     assert deleted(c) == []
 
 
 async def test_nominated_pod_reserves_room_for_lower_priority_pods_only():
     s, c, rec = make([node("n1")], [pod("used", "1", 1000, "n1")])
-    s.on_pod_add(pod("nom", "1", 100, status={"nominatedNodeName": "n1"}))
+    s.on_pod_add(stored(c, pod("nom", "1", 100, status={"nominatedNodeName": "n1"})))
     s.queue.delete(pod("nom", "1", 100))  # only its nomination matters here
     assert "default/nom" in s.nominated["n1"]
     assert await attempt(s, pod("lower", "1", 10)) is None
-    assert "Insufficient cpu" in [e for e in rec.events if e[2] == "FailedScheduling"][0][3]
+    assert "Insufficient cpu" in [e.message for e in rec.events if e.reason == "FailedScheduling"][0]
     res = await attempt(s, pod("higher", "1", 500))
     assert res is not None and res.suggested_host == "n1"
     # a bound or deleted pod loses its nomination
@@ -168,11 +166,14 @@ def _pi(name, prio, start=""):
     ([Candidate("a", [_pi("x", 3, "2026-02-01T00:00:00Z")]),
       Candidate("b", [_pi("y", 3, "2026-01-01T00:00:00Z")])], "a"),
     ([Candidate("a", [_pi("x", 3)]), Candidate("b", [_pi("y", 3)])], "a"),
-])
+], ids=["a node without victims", "the lowest highest-priority victim", "the smallest sum of victim priorities",
+        "the latest start of the highest-priority victims", "a tie picks the first node"])
 def test_pick_one_node_for_preemption(cands, want):
     assert pick_one_node_for_preemption(cands) == want
 
 
-@pytest.mark.parametrize("n,want", [(5, 5), (100, 100), (500, 100), (2000, 200)])
+@pytest.mark.parametrize("n,want", [(5, 5), (100, 100), (500, 100), (2000, 200)],
+                         ids=["fewer than the minimum: all", "100: all", "500: 10% is below the minimum of 100",
+                              "10% of 2000"])
 def test_num_candidates(n, want):
     assert num_candidates(n) == want

@@ -24,7 +24,8 @@ from components.scheduler.plugins.interpodaffinity import (
 from components.scheduler.plugins.podtopologyspread import ERR_CONSTRAINTS, PodTopologySpread
 from components.scheduler.podinfo import PodInfo
 from components.scheduler.scheduler import Scheduler
-from tests.support.scheduler import RecordingClient
+from controlplane.client.testing import FakeClient
+from tests.support.scheduler import deleted, status_patches, stored
 
 HOST, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 
@@ -123,28 +124,24 @@ def test_remove_pod_updates_prefilter_state(name):
 
 # -- preemption through the scheduler --------------------------------------------------------
 def make(nodes, bound=()):
-    c = RecordingClient()
+    c = FakeClient()
     s = Scheduler(c, rng=random.Random(0))
     for n in nodes:
         s.on_node_add(n)
     for p in bound:
-        s.on_pod_add(p)
+        s.on_pod_add(stored(c, p))
     return s, c
 
 
 async def attempt(s: Scheduler, p: dict):
-    s.on_pod_add(p)
+    s.on_pod_add(stored(s.client, p))
     res = s.schedule_one(s.queue.pop_nowait())
     await s.wait_idle()
     return res
 
 
-def deleted(c: RecordingClient) -> list[str]:
-    return sorted(path.split("/")[1] for verb, path, _ in c.calls if verb == "DELETE")
-
-
-def nominated_node(c: RecordingClient, name: str) -> str | None:
-    noms = [b["status"].get("nominatedNodeName") for v, p, b in c.calls if p == f"pods/{name}/status"]
+def nominated_node(c: FakeClient, name: str) -> str | None:
+    noms = [b["status"].get("nominatedNodeName") for b in status_patches(c, name)]
     return noms[-1] if noms else None
 
 
@@ -184,11 +181,12 @@ async def test_preemption_dry_run_removes_victims_from_prefilter_state(name):
 
 # -- nominated pods count while filtering ------------------------------------------------------
 async def _nominate(s: Scheduler, p: dict) -> None:
-    s.on_pod_add(p)
+    s.on_pod_add(stored(s.client, p))
     s.queue.delete(p)  # only its nomination matters here
 
 
-@pytest.mark.parametrize("nominee_priority, want_feasible", [(10, ["n2"]), (0, ["n1", "n2"])])
+@pytest.mark.parametrize("nominee_priority, want_feasible", [(10, ["n2"]), (0, ["n1", "n2"])],
+                         ids=["an as important nominee counts", "a less important nominee does not count"])
 async def test_nominated_pod_labels_count_for_spreading(nominee_priority, want_feasible):
     s, c = make([node("n1", "z1"), node("n2", "z2")])
     await _nominate(s, pod("nominee", priority=nominee_priority, labels={"app": "web"}, nominated="n1"))
@@ -214,7 +212,7 @@ async def test_nominated_pod_labels_count_for_spreading(nominee_priority, want_f
     # it too, on the full n3, keeps InterPodAffinity's PreFilter from skipping): n1 is out
     (pod("nominee", priority=10, anti={"app": "web"}, nominated="n1"),
      pod("p", priority=5, labels={"app": "web"}), 1),
-])
+], ids=["the pod's anti-affinity matches the nominee", "the nominee's anti-affinity matches the pod"])
 async def test_nominated_pod_counts_for_inter_pod_affinity(nominee, incoming, want_feasible):
     s, c = make([node("n1"), node("n2"), node("n3", cpu="0")],
                 [pod("bound", cpu="0", node_name="n3", anti={"app": "web"})])
@@ -251,7 +249,7 @@ def test_extensions_skip_plugins_whose_prefilter_skipped():
     (100, "n2", ["mid"]),
     # a less important nominee does not count: n1 and its least important victim win
     (10, "n1", ["low"]),
-])
+], ids=["a more important nominee keeps its room", "a less important nominee does not count"])
 async def test_preemption_dry_run_counts_nominated_pods(nominee_priority, want_node, want_victims):
     s, c = make([node("n1"), node("n2")],
                 [pod("low", cpu="1", priority=0, node_name="n1"),

@@ -5,14 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from components.scheduler.queue import ACTIVE, BACKOFF, SchedulingQueue, is_pod_updated
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
+from controlplane.client.testing import FakeClock
 
 
 def pod(name: str, priority: int = 0, labels: dict | None = None) -> dict:
@@ -26,7 +19,7 @@ EVENTS = {("Node", "Add"): {"NodeAffinity", "NodeResourcesFit"},
 
 
 def test_priority_then_arrival():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock, plugins_for_event=EVENTS)
     for name, prio in [("low1", 0), ("high", 100), ("low2", 0), ("mid", 10)]:
         q.add(pod(name, prio))
@@ -37,7 +30,7 @@ def test_priority_then_arrival():
 
 
 def test_backoff_doubles_to_max():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock)
     q.add(pod("p"))
     qp = q.pop_nowait()
@@ -49,7 +42,7 @@ def test_backoff_doubles_to_max():
 
 
 def test_unschedulable_moves_only_on_relevant_event():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock, plugins_for_event=EVENTS)
     q.add(pod("p"))
     qp = q.pop_nowait()
@@ -66,7 +59,7 @@ def test_unschedulable_moves_only_on_relevant_event():
 
 
 def test_move_request_during_cycle_goes_to_backoff():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock, plugins_for_event=EVENTS)
     q.add(pod("p"))
     qp = q.pop_nowait()
@@ -78,7 +71,7 @@ def test_move_request_during_cycle_goes_to_backoff():
 
 
 def test_update_of_parked_pod_retries_but_status_only_does_not():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock)
     old = pod("p")
     q.add(old)
@@ -97,7 +90,7 @@ def test_update_of_parked_pod_retries_but_status_only_does_not():
 
 
 def test_leftover_flush_and_delete():
-    clock = Clock()
+    clock = FakeClock(1000.0)
     q = SchedulingQueue(clock=clock, max_in_unschedulable=300)
     q.add(pod("p"))
     qp = q.pop_nowait()

@@ -53,7 +53,9 @@ POD = mkpod(requests={"cpu": "1", "memory": "2Gi"})   # 25% cpu, 25% memory of a
     (fit(RTCR, shape=PACK), [25, 50]),
     # shape 0→10, 100→0 (spreading): 100 - utilization
     (fit(RTCR, shape=SPREAD), [75, 50]),
-])
+], ids=["LeastAllocated by default", "LeastAllocated", "MostAllocated", "MostAllocated with weights",
+        "weight 0 defaults to 1", "RequestedToCapacityRatio packing shape",
+        "RequestedToCapacityRatio spreading shape"])
 def test_strategy_scores(plugin, expected):
     assert run_score(plugin, POD, nodes()) == expected
 
@@ -88,7 +90,9 @@ def test_extended_resources_scored_only_when_requested():
     assert run_score(plugin, gpu, [ni(node)]) == [50]
 
 
-@pytest.mark.parametrize("p,score", [(0, 20), (10, 20), (30, 50), (50, 80), (70, 90), (90, 100), (100, 100)])
+@pytest.mark.parametrize("p,score", [(0, 20), (10, 20), (30, 50), (50, 80), (70, 90), (90, 100), (100, 100)],
+                         ids=["below the first point", "the first point", "between the first two",
+                              "the second point", "between the last two", "the last point", "above the last point"])
 def test_broken_linear_shape(p, score):
     # points (utilization, score 0..10) scaled ×10: (10,20) (50,80) (90,100)
     f = broken_linear([(10, 20), (50, 80), (90, 100)])
@@ -127,7 +131,9 @@ SUPPORTED = '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
     ({"type": "Foo", "resources": [{"name": "cpu", "weight": 200}]},
      f'[scoringStrategy.type: Unsupported value: "Foo": supported values: {SUPPORTED}, '
      "scoringStrategy.resources[0].weight: Invalid value: 200: resource weight of cpu not in valid range (0, 100]]"),
-])
+], ids=["unknown type", "missing type", "weight above 100", "negative weight",
+        "RequestedToCapacityRatio without its args", "empty shape", "unsorted shape", "shape score above 10",
+        "shape utilization above 100", "shape args with another type", "two errors in one list"])
 def test_args_validation(strategy, message):
     with pytest.raises(ValueError) as ei:
         NodeResourcesFit({"scoringStrategy": strategy})

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from components.scheduler.scheduler import Scheduler
-from tests.support.scheduler import RecordingEvents
+from controlplane.client.testing import FakeRecorder
 
 
 def node(name: str, **labels: str) -> dict:
@@ -52,9 +52,14 @@ class RecordingBinder:
         return Status()
 
 
+def events(rec: FakeRecorder) -> list[tuple[str, str, str, str]]:
+    """``(object name, type, reason, message)`` of every event recorded."""
+    return [(e.name, e.type, e.reason, e.message) for e in rec.events]
+
+
 def make(nodes: list[dict], bound: list[dict] = (), seed: int = 0):
     binder = RecordingBinder()
-    rec = RecordingEvents()
+    rec = FakeRecorder()
     s = Scheduler(None, recorder=rec, record_results=True, rng=random.Random(seed),
                   binder_override=binder)
     for n in nodes:
@@ -101,7 +106,8 @@ REQUIRED_ANTI_MYAPP01_KGC = {"podAntiAffinity": {"requiredDuringSchedulingIgnore
 MYAPP01_ON_NODE02 = pod("myapp01", node_name="node02")
 
 
-@pytest.mark.parametrize("case,labels01,labels02,bound,affinity,node_selector,expect", [
+#: (case name, kgc label of node01, of node02, bound pods, affinity, nodeSelector, expected hosts)
+SEED_CASES = [
     ("nodeSelector kgc=a", "a", "b", [], None, {"kgc": "a"}, {"node01"}),
     ("nodeSelector kgc=b", "a", "b", [], None, {"kgc": "b"}, {"node02"}),
     ("required NotIn node02", "a", "b", [], NODE_AFFINITY_NOTIN_NODE02, None, {"node01"}),
@@ -114,14 +120,18 @@ MYAPP01_ON_NODE02 = pod("myapp01", node_name="node02")
      PREFERRED_ANTI_MYAPP01_HOST, None, {"node01"}),
     ("required anti-affinity to myapp01 by kgc, kgc=a/b", "a", "b", [MYAPP01_ON_NODE02],
      REQUIRED_ANTI_MYAPP01_KGC, None, {"node01"}),
-])
+]
+
+
+@pytest.mark.parametrize("case,labels01,labels02,bound,affinity,node_selector,expect", SEED_CASES,
+                         ids=[c[0] for c in SEED_CASES])
 async def test_seed_placements(case, labels01, labels02, bound, affinity, node_selector, expect):
     for seed in range(8):  # tie-breaks are random: every draw must land as the article says
         s, binder, rec = make([node("node01", kgc=labels01), node("node02", kgc=labels02)], bound, seed)
         host = await schedule(s, pod("affinity", {"app": "node-affinity-pod"}, affinity, node_selector))
         assert host in expect, case
         assert binder.bound == {"default/affinity": host}
-        assert rec.events == [("affinity", "Normal", "Scheduled",
+        assert events(rec) == [("affinity", "Normal", "Scheduled",
                                f"Successfully assigned default/affinity to {host}")]
 
 
@@ -147,7 +157,7 @@ async def test_nodeselector_unmatched_message():
     s, binder, rec = make([node("node01", kgc="a"), node("node02", kgc="b")])
     assert await schedule(s, pod("p", node_selector={"kgc": "c"})) is None
     assert binder.bound == {}
-    assert rec.events == [("p", "Warning", "FailedScheduling",
+    assert events(rec) == [("p", "Warning", "FailedScheduling",
                            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
                            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")]
 
@@ -156,7 +166,7 @@ async def test_required_anti_affinity_pending_then_relabel_schedules():
     n1, n2 = node("node01", kgc="a"), node("node02", kgc="a")
     s, binder, rec = make([n1, n2], [MYAPP01_ON_NODE02])
     assert await schedule(s, pod("myapp20", affinity=REQUIRED_ANTI_MYAPP01_KGC)) is None
-    assert rec.events[-1] == ("myapp20", "Warning", "FailedScheduling",
+    assert events(rec)[-1] == ("myapp20", "Warning", "FailedScheduling",
                               "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. "
                               "preemption: 0/2 nodes are available: 2 No preemption victims found "
                               "for incoming pod.")
@@ -188,7 +198,7 @@ async def test_fit_error_histogram_sorted_and_explain_recorded():
     big = pod("big")
     big["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "5"}}
     assert await schedule(s, big) is None
-    assert rec.events[-1][3] == (
+    assert rec.events[-1].message == (
         "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, "
         "1 node(s) were unschedulable. preemption: 0/3 nodes are available: "
         "1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")

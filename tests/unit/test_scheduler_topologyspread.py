@@ -95,7 +95,8 @@ def score(plugin, pod, nodes):
     # minDomains 3 with 2 domains: the global minimum counts as 0, so z1 (1 pod) fails
     ({"a": ("z1", 1), "b": ("z2", 1)}, {"minDomains": 3}, {"a": ERR_CONSTRAINTS, "b": ERR_CONSTRAINTS}),
     ({"a": ("z1", 1), "b": ("z2", 1)}, {"minDomains": 2}, {"a": None, "b": None}),
-])
+], ids=["only the emptier zone keeps the skew", "a node without the topology key",
+        "fewer domains than minDomains: the minimum is 0", "as many domains as minDomains"])
 def test_filter_skew_and_min_domains(layout, kw, want):
     nodes = cluster({n: (mknode(n, z), c) for n, (z, c) in layout.items()})
     assert filt(PodTopologySpread(), mkpod("new", {"app": "web"}, spread=spread(**kw)), nodes) == want
@@ -108,7 +109,7 @@ def test_filter_skew_and_min_domains(layout, kw, want):
     ({"nodeAffinityPolicy": "Honor"}, None),
     # Ignore: zone z3 (node x, 0 pods) counts -> min 0 -> z1 has skew 2 > 1
     ({"nodeAffinityPolicy": "Ignore"}, ERR_CONSTRAINTS),
-])
+], ids=["Honor by default", "Honor", "Ignore counts the excluded node's zone"])
 def test_node_affinity_policy(policy, want_a):
     nodes = cluster({"a": (mknode("a", "z1", extra={"pool": "p"}), 1),
                      "b": (mknode("b", "z2", extra={"pool": "p"}), 1),
@@ -121,7 +122,7 @@ def test_node_affinity_policy(policy, want_a):
     ({}, ERR_CONSTRAINTS),                           # Ignore (default): tainted z3 counts, min 0
     ({"nodeTaintsPolicy": "Ignore"}, ERR_CONSTRAINTS),
     ({"nodeTaintsPolicy": "Honor"}, None),           # z3's node is not tolerated: not counted
-])
+], ids=["Ignore by default", "Ignore counts the tainted node's zone", "Honor skips the untolerated node"])
 def test_node_taints_policy(policy, want_a):
     nodes = cluster({"a": (mknode("a", "z1"), 1), "b": (mknode("b", "z2"), 1),
                      "t": (mknode("t", "z3", taints=[{"key": "k", "effect": "NoSchedule"}]), 0)})
@@ -172,7 +173,8 @@ OWNER = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "contro
     ({"services": Store(SVC), "replicasets": Store(RS)}, {"app": "web", "rev": "1"}, OWNER,
      "app=web,app=web,rev=1"),
     ({"replicasets": Store()}, {"app": "web"}, OWNER, ""),                    # owner not found
-])
+], ids=["nothing selects the pod", "a service selects it", "the service selects other pods",
+        "its owning replica set", "a service and the owner", "the owner is not found"])
 def test_default_selector(listers, labels, owner, want):
     pi = PodInfo(mkpod("p", labels, owner=owner))
     assert str(default_selector(pi, listers)) == want
@@ -211,7 +213,7 @@ def test_system_defaults_do_not_ignore_nodes_without_zone():
     ({"defaultingType": "System", "defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone",
                                                           "whenUnsatisfiable": "DoNotSchedule"}]},
      "must be empty"),
-])
+], ids=["unknown defaultingType", "System defaulting with constraints"])
 def test_args_validation(args, msg):
     with pytest.raises(ConfigError) as e:
         parse_config({"profiles": [{"pluginConfig": [{"name": "PodTopologySpread", "args": args}]}]})

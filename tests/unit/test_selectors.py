@@ -67,7 +67,9 @@ def test_label_selector_string_roundtrip():
     ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"a": ""}, True),
     ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": ""}, False),
     ({"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "Exists"}]}, {"a": "b"}, False),
-])
+], ids=["nil selects nothing", "empty selects everything", "matchLabels subset", "matchLabels other value",
+        "In", "NotIn of a missing key", "Exists with an empty value", "DoesNotExist of a present key",
+        "labels and expressions must both hold"])
 def test_selector_from_dict(sel, labels, expected):
     assert selector_from_dict(sel).matches(labels) is expected
 
@@ -93,7 +95,8 @@ NODE = {"metadata": {"name": "node01", "labels": {"zone": "a", "cpus": "8", "dis
     ({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}],
       "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["other"]}]}, False),
     ({}, False),                                                      # empty term matches nothing
-])
+], ids=["In", "NotIn", "DoesNotExist", "Exists", "Gt", "Lt", "Gt of a value that is not an integer",
+        "matchFields In", "matchFields NotIn", "expressions and fields must both hold", "an empty term"])
 def test_node_selector_term(term, expected):
     assert node_selector_term_matches(term, NODE["metadata"]["labels"], {"metadata.name": "node01"}) is expected
 
@@ -115,7 +118,8 @@ def test_node_selector_terms_are_ored():
     (r"metadata.name=a\=b\\c", [("metadata.name", "=", "a=b\\c")]),
     ("spec.nodeName=", [("spec.nodeName", "=", "")]),
     ("", []),
-])
+], ids=["equals", "double equals", "two not-equals", "escaped comma", "escaped equals and backslash",
+        "empty value", "empty selector"])
 def test_parse_field_selector(sel, reqs):
     assert list(parse_field_selector(sel).requirements) == reqs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from controlplane.etcd.compactor import parse_retention
+from components.etcd.compactor import parse_retention
 from controlplane.service import parse_duration
 
 

@@ -11,8 +11,8 @@ import pytest
 from aetcd.rpc import rpc_pb2, rpc_pb2_grpc
 
 from components.apiserver.cache import TooOldResourceVersion, WatchCache
+from components.etcd.server import serve
 from controlplane.api import resources
-from controlplane.etcd.server import serve
 from controlplane.storage import Expired, Store, Unavailable, collection_prefix, object_key
 from controlplane.storage.etcd import EtcdClient, progress_trustworthy
 

@@ -59,7 +59,7 @@ def _unary(method):
     def call_sync(self, request):
         return method(self, request), self.core.durable()
 
-    handler.call_sync = call_sync
+    setattr(handler, "call_sync", call_sync)  # read by transport._Method: the fast path without a Task
     return handler
 
 
@@ -76,7 +76,7 @@ def _read(method):
     def call_sync(self, request):
         return method(self, request), None
 
-    handler.call_sync = call_sync
+    setattr(handler, "call_sync", call_sync)  # read by transport._Method: the fast path without a Task
     return handler
 
 

@@ -72,7 +72,8 @@ class _Writer:
 
     def _leaf(self, items: list[tuple[bytes, bytes, int]]) -> int:
         n = len(items)
-        elems, data = [], []
+        elems: list[bytes] = []
+        data: list[bytes] = []
         off = n * 16
         for i, (k, v, flags) in enumerate(items):
             elems.append(struct.pack("<IIII", flags, off - i * 16, len(k), len(v)))
@@ -82,7 +83,8 @@ class _Writer:
 
     def _branch(self, children: list[tuple[bytes, int]]) -> int:
         n = len(children)
-        elems, data = [], []
+        elems: list[bytes] = []
+        data: list[bytes] = []
         off = n * 16
         for i, (k, pid) in enumerate(children):
             elems.append(struct.pack("<IIQ", off - i * 16, len(k), pid))

@@ -29,6 +29,7 @@ import logging
 import socket
 import struct
 from collections import deque
+from typing import Any, Callable
 from urllib.parse import quote
 
 import grpc
@@ -36,7 +37,7 @@ from hpack import Decoder
 from hpack.exceptions import HPACKError
 from hpack.hpack import encode_integer
 
-from .. import log as cplog
+from controlplane import log as cplog
 
 log = logging.getLogger("etcd")
 
@@ -103,7 +104,7 @@ class _Stream:
 
     def __init__(self, sid: int, window: int) -> None:
         self.id = sid
-        self.method = None
+        self.method: _Method | None = None
         self.buf = bytearray()
         self.request = None
         self.window = window          # what we may still send on this stream
@@ -405,7 +406,7 @@ class _Connection(asyncio.Protocol):
             if name == b":path":
                 path = value
                 break
-        method = self.server.methods.get(path)
+        method = self.server.methods.get(path) if path is not None else None
         if self.server.stopping:
             s.ended = bool(flags & END_STREAM)  # then no RST_STREAM after our END_STREAM (RFC 9113 §5.1)
             return self._finish(s, grpc.StatusCode.UNAVAILABLE, "server is shutting down")
@@ -455,6 +456,7 @@ class _Connection(asyncio.Protocol):
             raw = bytes(buf[5:5 + size])
             del buf[:5 + size]
             try:
+                assert s.method is not None  # set with the stream's HEADERS
                 msg = s.method.request_deserializer(raw)
             except Exception as e:  # noqa: BLE001 - a malformed message ends this call only
                 s.ended = True
@@ -506,6 +508,7 @@ class _Connection(asyncio.Protocol):
         if e is not None:
             return self._fail(s, e)
         result = task.result()
+        assert s.method is not None  # a task runs only for a stream with a method
         if s.method.response_streaming:
             self._finish(s, grpc.StatusCode.OK, "")
         else:
@@ -641,6 +644,7 @@ class _Connection(asyncio.Protocol):
         self._write(_frame(GOAWAY, 0, 0, struct.pack(">II", self.last_stream, code) + reason.encode()))
         if code != NO_ERROR:
             self._flush()
+            assert self.transport is not None  # frames arrive only after connection_made
             self.transport.close()
 
     # ------------------------------------------------------------ deadlines and keepalive
@@ -709,6 +713,7 @@ class _Connection(asyncio.Protocol):
     # ------------------------------------------------------------ HTTP/1.1
     def _http1(self, buf: bytearray) -> None:
         """etcd's HTTP endpoints on the client port: ``GET /health``, ``/version``; else 404."""
+        assert self.transport is not None  # bytes arrive only after connection_made
         end = buf.find(b"\r\n\r\n")
         if end < 0:
             if len(buf) > 16384:
@@ -747,6 +752,10 @@ class _ConnectionError(Exception):
         self.code = code
 
 
+def _raw(message: Any) -> Any:
+    return message
+
+
 class _Method:
     __slots__ = ("handler", "call_sync", "request_deserializer", "response_serializer",
                  "request_streaming", "response_streaming")
@@ -754,9 +763,11 @@ class _Method:
     def __init__(self, h: grpc.RpcMethodHandler) -> None:
         self.request_streaming = h.request_streaming
         self.response_streaming = h.response_streaming
-        self.request_deserializer = h.request_deserializer
-        self.response_serializer = h.response_serializer
-        self.handler = h.stream_stream or h.unary_stream or h.stream_unary or h.unary_unary
+        # a handler without (de)serializers takes and returns raw bytes, as in grpcio
+        self.request_deserializer: Callable[[bytes], Any] = h.request_deserializer or _raw
+        self.response_serializer: Callable[[Any], bytes] = h.response_serializer or _raw
+        # grpc's stubs type handlers as the sync API's; the etcd servicers' are coroutine functions
+        self.handler: Any = h.stream_stream or h.unary_stream or h.stream_unary or h.unary_unary
         sync = getattr(self.handler, "call_sync", None)
         self.call_sync = None
         if sync is not None and h.unary_unary is not None:
@@ -793,7 +804,7 @@ class GrpcServer:
         self.methods: dict[bytes, _Method] = {}
         self.connections: set[_Connection] = set()
         self.servers: list[asyncio.base_events.Server] = []
-        self.binds: list[tuple[str, int]] = []
+        self.binds: list[socket.socket] = []
         self.stopping = False
         self.http_get = http_get or (lambda path: (b"404 page not found\n", "404 Not Found", TEXT))
 

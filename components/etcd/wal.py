@@ -42,15 +42,15 @@ import logging
 import os
 import struct
 import zlib
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, TypeAlias
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
 
 log = logging.getLogger("etcd")
 
-KeyValue = kv_pb2.KeyValue
+KeyValue: TypeAlias = kv_pb2.KeyValue
 
 FORMAT = "controlplane-etcd"
 VERSION = 1
@@ -286,7 +286,7 @@ class DataDir:
                     return
 
     # ------------------------------------------------------------------ recovery
-    def records(self) -> Iterator[tuple[int, object]]:
+    def records(self) -> Iterator[tuple[int, Any]]:
         """WAL records after the snapshot, in order, as ``(type, message)``; cuts a torn tail.
 
         When exhausted, the newest WAL file is open for appending after its last good record.
@@ -412,6 +412,7 @@ class DataDir:
         if self._off + len(data) > SEGMENT_BYTES and self._off > len(WAL_MAGIC):
             self._open_wal(self.gen + 1, create=True)
         fd = self._fd
+        assert fd is not None, "write before the WAL is open"
         off = self._off
         view = memoryview(data)
         try:
@@ -429,10 +430,12 @@ class DataDir:
         """After a failed write: truncate the file to the last durable record (dropping pages a
         later writeback could still persist) and re-extend it with zeros, durably. On failure
         ``damaged`` says why (the failed write may then survive on disk)."""
+        fd = self._fd
+        assert fd is not None, "reset before the WAL is open"
         try:
-            os.ftruncate(self._fd, self._off)
-            _preallocate(self._fd, SEGMENT_BYTES)
-            os.fsync(self._fd)
+            os.ftruncate(fd, self._off)
+            _preallocate(fd, SEGMENT_BYTES)
+            os.fsync(fd)
         except OSError as e:
             self.damaged = str(e)
 

@@ -29,13 +29,13 @@ it (lease bookkeeping, WAL append, watch fan-out) run in one event-loop step.
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from typing import Iterable, TypeAlias
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
 from . import errors
 
-KeyValue = kv_pb2.KeyValue
+KeyValue: TypeAlias = kv_pb2.KeyValue
 #: one change of a revision: (new kv or tombstone, previous live kv or None)
 Change = tuple[KeyValue, "KeyValue | None"]
 
@@ -120,6 +120,10 @@ class Store:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """The empty store: revision 1, no keys, no history."""
         self.rev = 1
         self.committed = 1
         #: False: :meth:`end` publishes its revision at once; True: the owner raises ``committed``
@@ -329,7 +333,7 @@ class Store:
     def load(self, rev: int, compact_rev: int, versions: Iterable[KeyValue]) -> None:
         """Rebuild from a snapshot: ``versions`` as produced by :meth:`all_versions`."""
         deferred = self.deferred_commit
-        self.__init__()
+        self._reset()
         self.deferred_commit = deferred
         by_rev: dict[int, list[Change]] = {}
         for kv in versions:

@@ -35,10 +35,12 @@ import logging
 import time
 import zlib
 from collections import deque
+from typing import TypeAlias
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
+
 from . import bolt, errors, wal
 from .lease import Lessor
 from .mvcc import Change, Store, WriteTxn, in_range
@@ -46,8 +48,8 @@ from .watch import WatchHub
 
 log = logging.getLogger("etcd")
 
-RequestOp = rpc_pb2.RequestOp
-Compare = rpc_pb2.Compare
+RequestOp: TypeAlias = rpc_pb2.RequestOp
+Compare: TypeAlias = rpc_pb2.Compare
 
 #: etcd default --max-txn-ops
 MAX_TXN_OPS = 128
@@ -258,6 +260,8 @@ class Core:
         keeps applying (and buffering) the next writes; then publish that group's revisions
         (store.committed, watchers) and release its waiters."""
         loop = asyncio.get_running_loop()
+        dd = self.datadir
+        assert dd is not None, "the group commit runs only with a data dir"
         try:
             while self._buf:
                 if self._last_group >= COMMIT_SIBLINGS and self.commit_window > 0:
@@ -270,7 +274,7 @@ class Core:
                 try:
                     # in the WAL thread even for a lone write: an fdatasync on the loop (tried)
                     # stalls reads and watch delivery whenever the disk is slow (watch p99 x5)
-                    await loop.run_in_executor(self._executor, self.datadir.write_sync, data)
+                    await loop.run_in_executor(self._executor, dd.write_sync, data)
                 except OSError as e:
                     self._wal_failed(e, entries)  # may log the NOSPACE alarm: the loop goes on
                     continue
@@ -315,6 +319,7 @@ class Core:
             if undo is not None:
                 undo()
         self.applied_index = self.durable_index
+        assert self.datadir is not None, "only a data dir's WAL writes fail"
         nospace = e.errno in (errno.ENOSPC, errno.EDQUOT) and not self.datadir.damaged
         if nospace:  # a fresh exception per failure: futures append to its traceback
             err = errors.EtcdError(errors.NO_SPACE.code, errors.NO_SPACE.message)
@@ -527,6 +532,7 @@ class Core:
         value, lease = r.value, r.lease
         if r.ignore_value or r.ignore_lease:
             cur = self.store.get_at(r.key, self.store.rev)
+            assert cur is not None  # _check_put raised KEY_NOT_FOUND for a key absent before the request
             if r.ignore_value:
                 value = cur.value
             if r.ignore_lease:

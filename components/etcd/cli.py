@@ -20,9 +20,10 @@ import sys
 
 import click
 
-from .. import aio, apitime
-from .. import log as cplog
-from ..service import parse_duration
+from controlplane import aio, apitime
+from controlplane import log as cplog
+from controlplane.service import parse_duration
+
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES
 from .wal import DataDirError
 

@@ -18,8 +18,9 @@ import logging
 import time
 from collections import deque
 
-from .. import apitime
-from .. import log as cplog
+from controlplane import apitime
+from controlplane import log as cplog
+
 from . import errors
 
 log = logging.getLogger("etcd")

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import grpc
 from aetcd.rpc import rpc_pb2
 
-from .. import log as cplog
+from controlplane import log as cplog
+
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError
@@ -111,7 +113,8 @@ def _http_get(core: Core):
     def dump(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
 
-    def get(target: str) -> tuple[bytes, str]:
+    def get(target: str) -> tuple[bytes, str, str]:
+        """``target`` (path and query) -> (body, HTTP status line, content type)."""
         path, _, query = target.partition("?")
         if path == "/version":
             return dump({"etcdserver": ETCD_VERSION, "etcdcluster": ETCD_VERSION.rsplit(".", 1)[0] + ".0"}), "200 OK", JSON
@@ -180,10 +183,11 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     addrs = [parse_url(u) for u in listen]
     if not addrs:
         raise ValueError("no --listen-client-urls given")
-    kwargs = {"snapshot_count": snapshot_count} if snapshot_count else {}
+    kwargs: dict[str, Any] = {"snapshot_count": snapshot_count} if snapshot_count else {}
     core = Core(name=name, data_dir=data_dir or None, max_request_bytes=max_request_bytes,
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
     core.recover()
+    server: GrpcServer | grpc.aio.Server
     if transport == "asyncio":
         server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core),
                             handshake_timeout=handshake_timeout, keepalive_min_time=grpc_keepalive_min_time,
