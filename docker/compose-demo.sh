@@ -35,8 +35,13 @@ say() { echo "compose-demo.sh: $*"; }
 die() { echo "compose-demo.sh: $*" >&2; exit 1; }
 
 command -v docker >/dev/null || die "no docker CLI: apt-get install -y docker.io docker-compose debootstrap"
-docker info >/dev/null 2>&1 \
-  || die "docker daemon unreachable: start it (systemctl start docker, or: dockerd >/tmp/dockerd.log 2>&1 &)"
+# A daemon started just before (`dockerd ... &`) gets 30 s to answer.
+for waited in $(seq 0 30); do
+  docker info >/dev/null 2>&1 && break
+  [ "$waited" = 30 ] && die "docker daemon unreachable: start it (systemctl start docker, or: dockerd >/tmp/dockerd.log 2>&1 &)"
+  [ "$waited" = 0 ] && say "waiting for the docker daemon (up to 30 s)"
+  sleep 1
+done
 if [ -n "${CP_COMPOSE:-}" ]; then
   read -r -a COMPOSE <<<"$CP_COMPOSE"
 elif docker compose version >/dev/null 2>&1; then
