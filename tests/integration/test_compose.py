@@ -1,10 +1,12 @@
 """The docker-compose demo: one image, one container per component, host network.
 
-Cheap checks (the compose file's shape, the healthcheck probes) run wherever a
-compose binary is installed. The expensive ones — build the base and the image
-(``docker/build-image.sh``), run every subcommand in the image, and run
-``compose up demo`` to the end of the 13 steps — are marked ``docker`` and are
-opt-in: they need a running docker daemon and ``CP_DOCKER_TESTS=1``.
+Cheap checks (the compose file's shape, its one build section, the one-line stop
+when no image is built, the healthcheck probes) run wherever a compose binary is
+installed. The expensive ones — build the base and the image
+(``docker/build-image.sh``), run every subcommand in the image, run ``compose up
+demo`` and ``docker/compose-demo.sh`` to the end of the 13 steps, and check that
+nothing is left behind — are marked ``docker`` and are opt-in: they need a running
+docker daemon and ``CP_DOCKER_TESTS=1``.
 
     CP_DOCKER_TESTS=1 python3 -m pytest -m docker tests/integration/test_compose.py
 
