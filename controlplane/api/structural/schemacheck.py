@@ -173,10 +173,10 @@ def _openapi(s: Any, path: str, errs: ErrorList) -> None:
                             errs.invalid(_c(_key(_c(_c(path, "items"), "properties"), k), "type"), items.get("type"),
                                          "must be a scalar type if parent array's x-kubernetes-list-type is map")
                     else:
-                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(keys),
+                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(str(k) for k in keys or []),
                                   "entries must all be names of item properties")
                     if k in seen:
-                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(keys),
+                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(str(k) for k in keys or []),
                                   "must not contain duplicate entries")
                     seen.add(str(k))
 
