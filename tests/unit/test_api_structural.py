@@ -446,3 +446,56 @@ def test_openapi_for_kind_replaces_metadata() -> None:
     assert out["properties"]["spec"]["properties"]["p"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
     assert out["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
     assert s["properties"]["metadata"] == {"type": "object"}
+
+
+def test_check_schema_status_subresource_root_fields() -> None:
+    ok = {"type": "object", "properties": {"status": {"type": "object"}}, "required": ["status"]}
+    assert list(st.check_schema(ok, status_subresource=True)) == []
+    bad = {"type": "object", "properties": {"status": {"type": "object"}},
+           "anyOf": [{"required": ["status"]}]}
+    res = st.check_schema(bad, status_subresource=True)
+    assert [c["field"] for c in res] == [P]
+    assert res[0]["message"].endswith("fields are allowed at the root of the schema if the status subresource is "
+                                      "enabled")
+
+
+def test_cel_parse_failure_is_a_warning() -> None:
+    s = obj_schema(a={"type": "string", "x-kubernetes-validations": [{"rule": "self.?a"}]})
+    res = st.check_schema(s)
+    assert list(res) == [] and len(res.warnings) == 1
+    assert st.validate_cel(s, {"spec": {"a": "x"}}) == []
+
+
+def test_cel_extension_functions() -> None:
+    s = obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self.lowerAscii() == self", "message": "must be lower case"},
+        {"rule": "self.split('-').size() <= 2", "message": "at most one dash"}]},
+        xs={"type": "array", "items": {"type": "integer"}, "x-kubernetes-validations": [
+            {"rule": "self.isSorted()", "message": "must be sorted"}]})
+    assert msgs(st.validate_cel(s, {"spec": {"n": "a-b", "xs": [1, 2]}})) == []
+    assert msgs(st.validate_cel(s, {"spec": {"n": "A-b-c", "xs": [2, 1]}})) == [
+        'spec.n: Invalid value: "string": must be lower case',
+        'spec.n: Invalid value: "string": at most one dash',
+        'spec.xs: Invalid value: "array": must be sorted']
+
+
+def test_cel_transition_rule_on_list_map_items() -> None:
+    s = obj_schema(ps={"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                       "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                                  "v": {"type": "integer"}},
+                                 "x-kubernetes-validations": [{"rule": "self.v >= oldSelf.v",
+                                                               "message": "v may not decrease"}]}})
+    old = {"spec": {"ps": [{"name": "a", "v": 2}, {"name": "b", "v": 1}]}}
+    new = {"spec": {"ps": [{"name": "b", "v": 0}, {"name": "a", "v": 3}, {"name": "c", "v": 0}]}}
+    assert msgs(st.validate_cel(s, new, old)) == ['spec.ps[0]: Invalid value: "object": v may not decrease']
+
+
+def test_validation_does_not_mutate_and_is_fast_enough() -> None:
+    props = {f"f{i}": {"type": "string", "maxLength": 64} if i % 2 else {"type": "integer", "minimum": 0}
+             for i in range(20)}
+    s = obj_schema(**props)
+    obj = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n"},
+           "spec": {f"f{i}": ("v" if i % 2 else i) for i in range(20)}}
+    before = copy.deepcopy(obj)
+    assert st.validate_custom_resource(s, obj) == []
+    assert obj == before

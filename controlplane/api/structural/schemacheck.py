@@ -397,10 +397,11 @@ def check_schema(schema: JSON, path: str = "spec.validation.openAPIV3Schema", *,
     return out
 
 
-_ALLOWED_AT_ROOT = ("type", "description", "required", "properties", "x-kubernetes-preserve-unknown-fields",
-                    "x-kubernetes-validations", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
-                    "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
-                    "allOf", "anyOf", "oneOf", "not", "title", "externalDocs", "example")
+#: allowedFieldsAtRootSchema (JSON names) and as Kubernetes prints the list
+_ALLOWED_AT_ROOT = ("description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum",
+                    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
+                    "multipleOf", "required", "items", "properties", "externalDocs", "example",
+                    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations")
 _ALLOWED_AT_ROOT_GO = ("[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
                        "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties "
                        "ExternalDocs Example XPreserveUnknownFields XValidations]")
