@@ -499,3 +499,30 @@ def test_validation_does_not_mutate_and_is_fast_enough() -> None:
     before = copy.deepcopy(obj)
     assert st.validate_custom_resource(s, obj) == []
     assert obj == before
+
+
+DEFAULT_CHECK_CASES = [
+    ("metadata-name-default-valid-type", {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
+        "name": {"type": "string", "default": "x"}}}}}, []),
+    ("root-default-of-object-unpruned-inside-preserve-ok", obj_schema(a={
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True, "default": {"free": 1}}), []),
+    ("embedded-default-itself-not-checked", obj_schema(e={
+        "type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True,
+        "default": {"spec": {}}}), []),
+    ("embedded-inside-default-needs-apiVersion-kind", obj_schema(a={
+        "type": "object", "default": {"e": {"spec": {}}}, "properties": {"e": {
+            "type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}}}),
+     [f"{P}.properties[spec].properties[a].default.e.apiVersion: Required value: must not be empty",
+      f"{P}.properties[spec].properties[a].default.e.kind: Required value: must not be empty"]),
+    ("items-default", obj_schema(xs={"type": "array", "items": {"type": "integer", "default": "a"}}),
+     [f'{P}.properties[spec].properties[xs].items.default: Invalid value: "string":  in body must be of type '
+      'integer: "string"']),
+    ("default-violates-enum", obj_schema(a={"type": "string", "enum": ["x"], "default": "y"}),
+     [f'{P}.properties[spec].properties[a].default: Unsupported value: "y": supported values: "x"']),
+]
+
+
+@pytest.mark.parametrize("schema,expected", [c[1:] for c in DEFAULT_CHECK_CASES],
+                         ids=[c[0] for c in DEFAULT_CHECK_CASES])
+def test_check_schema_defaults(schema: JSON, expected: list[str]) -> None:
+    assert msgs(st.check_schema(schema)) == expected

@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from controlplane.api.structural.goformat import StringSlice, add_cause
+from controlplane.api.structural.objectmeta import validate_embedded
 from controlplane.api.structural.pruning import prune_unknown
 from controlplane.api.structural.values import compile_pattern, validate_values
 from controlplane.api.validators import ErrorList
@@ -335,23 +336,33 @@ def _nested_completeness(v: JSON, s: JSON | None, spath: str, vpath: str, errs: 
 # --------------------------------------------------------------------------- 3. defaults
 
 def _defaults(s: JSON, path: str, inside_meta: bool, errs: ErrorList) -> None:
-    if "default" in s and s["default"] is not None:
+    """validate() of defaulting/validation.go: each default valid against its own schema;
+    outside metadata also already pruned and with valid embedded resources; inside the
+    metadata / apiVersion / kind of a resource (the root, an embedded resource) valid as
+    ObjectMeta values. additionalProperties are not followed (as Kubernetes)."""
+    emb = bool(s.get("x-kubernetes-embedded-resource"))
+    if emb:
+        inside_meta = False
+    if s.get("default") is not None:
         d = s["default"]
         dpath = _c(path, "default")
-        if not inside_meta:
+        if inside_meta:
+            errs.extend(validate_values(s, d, dpath))
+        else:
             pruned = copy.deepcopy(d)
-            prune_unknown(s, pruned, is_resource_root=bool(s.get("x-kubernetes-embedded-resource")))
+            prune_unknown(s, pruned, is_resource_root=emb)
             if pruned != d:
                 add_cause(errs, "invalid", dpath, d, "must not have unknown fields")
-        errs.extend(validate_values(s, d, dpath))
+            meta_errs = validate_embedded(s, d, dpath, is_resource_root=emb)
+            if meta_errs:
+                errs.extend(meta_errs)
+            else:
+                errs.extend(validate_values(s, d, dpath))
     if isinstance(s.get("items"), dict):
         _defaults(s["items"], _c(path, "items"), inside_meta, errs)
     for k, ps in _d(s.get("properties")).items():
-        meta = inside_meta or (k == "metadata" and (path.endswith("openAPIV3Schema")
-                                                     or bool(s.get("x-kubernetes-embedded-resource"))))
-        _defaults(_d(ps), _key(_c(path, "properties"), k), meta, errs)
-    if isinstance(s.get("additionalProperties"), dict):
-        _defaults(s["additionalProperties"], _c(path, "additionalProperties"), inside_meta, errs)
+        sub_meta = inside_meta or (emb and k in ("metadata", "apiVersion", "kind"))
+        _defaults(_d(ps), _key(_c(path, "properties"), k), sub_meta, errs)
 
 
 def _sort_key(c: JSON) -> str:
@@ -391,7 +402,9 @@ def check_schema(schema: JSON, path: str = "spec.validation.openAPIV3Schema", *,
     structural.sort(key=_sort_key)
     out.extend(structural)
     if not structural:
-        _defaults(schema, path, False, out)
+        root = dict(schema)
+        root["x-kubernetes-embedded-resource"] = True  # ValidateDefaults(isResourceRoot=true)
+        _defaults(root, path, False, out)
     from controlplane.api.structural.cel import check_rules
     check_rules(schema, path, out, out.warnings)
     return out
