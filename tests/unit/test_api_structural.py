@@ -107,6 +107,10 @@ VALUE_CASES = [
     ("format-ipv4", {"type": "string", "format": "ipv4"}, "1.2.3",
      ['spec.x: Invalid value: "1.2.3": spec.x in body must be of type ipv4: "1.2.3"']),
     ("format-unknown-unchecked", {"type": "string", "format": "whatever"}, "x", []),
+    ("pattern-invalid", {"type": "string", "pattern": "+"}, "foo",
+     ["spec.x: Invalid value: \"\": spec.x in body should match '+, but pattern is invalid: error parsing regexp: "
+      "missing argument to repetition operator: `+`'"]),
+    ("pattern-go-semantics-dot-matches-rune", {"type": "string", "pattern": "^a.c$"}, "aéc", []),
     ("anyOf-ok", {"type": "integer", "anyOf": [{"minimum": 10}, {"maximum": 0}]}, 11, []),
     ("anyOf-miss", {"type": "integer", "anyOf": [{"minimum": 10}, {"maximum": 0}]}, 5,
      ['Invalid value: "": "spec.x" must validate at least one schema (anyOf)',
@@ -369,6 +373,9 @@ SCHEMA_CASES = [
                                                         "additionalProperties": {"type": "string"}}),
      [f"{P}.properties[spec].properties[m].additionalProperties: Forbidden: additionalProperties and properties "
       "are mutual exclusive"]),
+    ("pattern-invalid", obj_schema(a={"type": "string", "pattern": "a(?=b)"}),
+     [f'{P}.properties[spec].properties[a].pattern: Invalid value: "a(?=b)": must be a valid regular expression, '
+      "but isn't: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"]),
     ("ref", obj_schema(a={"type": "string", "$ref": "#/x"}),
      [f"{P}.properties[spec].properties[a].$ref: Forbidden: $ref is not supported"]),
     ("unknown-type", obj_schema(a={"type": "date"}),
@@ -526,3 +533,56 @@ DEFAULT_CHECK_CASES = [
                          ids=[c[0] for c in DEFAULT_CHECK_CASES])
 def test_check_schema_defaults(schema: JSON, expected: list[str]) -> None:
     assert msgs(st.check_schema(schema)) == expected
+
+
+def go_errors(errs: list[JSON]) -> set[str]:
+    """The causes as Go's field.Error.Error() prints them (``<field>: <body>``, an empty
+    field included), as a set: Kubernetes' TestValidateCustomResource compares sets."""
+    return {f"{c['field']}: {c['message']}" for c in errs}
+
+
+INT_OR_STRING_ANY_OF = {"properties": {"field": {"nullable": True, "x-kubernetes-int-or-string": True,
+                                                 "anyOf": [{"type": "integer"}, {"type": "string"}]}}}
+INT_OR_STRING_ALL_OF = {"properties": {"field": {"nullable": True, "x-kubernetes-int-or-string": True,
+                                                 "allOf": [{"anyOf": [{"type": "integer"}, {"type": "string"}]}]}}}
+ENUM_SCHEMA = {"properties": {"field": {"type": "object", "required": ["nestedint", "nestedstring"], "properties": {
+    "nestedint": {"type": "integer", "enum": [1, 2]}, "nestedstring": {"type": "string", "enum": ["a", "b"]}}}}}
+
+K8S_CASES = [
+    ("not-nullable-null", {"properties": {"field": {"type": "object"}}}, {"field": None},
+     {'field: Invalid value: "null": field in body must be of type object: "null"'}),
+    ("nullable-no-type-anything", {"properties": {"field": {"nullable": True}}}, {"field": 1.2}, set()),
+    ("int-or-string-null", {"properties": {"field": {"x-kubernetes-int-or-string": True}}}, {"field": None},
+     {'field: Invalid value: "null": field in body must be of type integer,string: "null"'}),
+    ("int-or-string-nullable-null", {"properties": {"field": {"x-kubernetes-int-or-string": True, "nullable": True}}},
+     {"field": None}, set()),
+    ("int-or-string-anyOf-boolean", INT_OR_STRING_ANY_OF, {"field": True},
+     {': Invalid value: "": "field" must validate at least one schema (anyOf)',
+      'field: Invalid value: "boolean": field in body must be of type integer,string: "boolean"',
+      'field: Invalid value: "boolean": field in body must be of type integer: "boolean"'}),
+    ("int-or-string-allOf-number", INT_OR_STRING_ALL_OF, {"field": 1.2},
+     {': Invalid value: "": "field" must validate all the schemas (allOf). None validated',
+      ': Invalid value: "": "field" must validate at least one schema (anyOf)',
+      'field: Invalid value: "number": field in body must be of type integer,string: "number"',
+      'field: Invalid value: "number": field in body must be of type integer: "number"'}),
+    ("int-or-string-allOf-ok", INT_OR_STRING_ALL_OF, {"field": "foo"}, set()),
+    ("required", {"required": ["field"], "properties": {"field": {"type": "object", "required": ["nested"],
+                                                                  "properties": {"nested": {}}}}},
+     {"test": "a"}, {"field: Required value"}),
+    ("required-nested", {"required": ["field"], "properties": {"field": {"type": "object", "required": ["nested"],
+                                                                         "properties": {"nested": {}}}}},
+     {"field": {}}, {"field.nested: Required value"}),
+    ("enum-required", ENUM_SCHEMA, {"field": {}}, {"field.nestedint: Required value",
+                                                   "field.nestedstring: Required value"}),
+    ("enum-wrong-types", ENUM_SCHEMA, {"field": {"nestedint": "x", "nestedstring": True}},
+     {'field.nestedint: Invalid value: "string": field.nestedint in body must be of type integer: "string"',
+      'field.nestedint: Unsupported value: "x": supported values: "1", "2"',
+      'field.nestedstring: Invalid value: "boolean": field.nestedstring in body must be of type string: "boolean"',
+      'field.nestedstring: Unsupported value: true: supported values: "a", "b"'}),
+]
+
+
+@pytest.mark.parametrize("schema,obj,expected", [c[1:] for c in K8S_CASES], ids=[c[0] for c in K8S_CASES])
+def test_validate_custom_resource_as_kubernetes_tests(schema: JSON, obj: JSON, expected: set[str]) -> None:
+    """The cases of apiserver/validation/validation_test.go TestValidateCustomResource."""
+    assert go_errors(st.validate_values(schema, obj)) == expected

@@ -270,9 +270,10 @@ def _value_validation(s: JSON, skip_any_of: bool, skip_first_all_of_any_of: bool
     if isinstance(s.get("not"), dict):
         _nested(s["not"], False, lvl, _c(path, "not"), errs)
     pat = s.get("pattern")
-    if isinstance(pat, str) and pat and compile_pattern(pat) is None:
-        errs.invalid(_c(path, "pattern"), pat, "must be a valid regular expression, but isn't: "
-                                                "error parsing regexp: invalid pattern")
+    if isinstance(pat, str) and pat:
+        rx, err = compile_pattern(pat)
+        if rx is None:
+            errs.invalid(_c(path, "pattern"), pat, f"must be a valid regular expression, but isn't: {err}")
 
 
 def _list(v: Any) -> list[Any]:
