@@ -586,3 +586,91 @@ K8S_CASES = [
 def test_validate_custom_resource_as_kubernetes_tests(schema: JSON, obj: JSON, expected: set[str]) -> None:
     """The cases of apiserver/validation/validation_test.go TestValidateCustomResource."""
     assert go_errors(st.validate_values(schema, obj)) == expected
+
+
+# pruning/algorithm_test.go TestPrune, as JSON schemas
+_OBJ = {"type": "object"}
+_PRESERVE = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+NESTED_PRESERVE_SCHEMA = {
+    "type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+        "alpha": {"type": "string"}, "beta": {"type": "number"},
+        "pruning": {"type": "object", "properties": {"preserving": _PRESERVE, "pruning": _OBJ}},
+        "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                       "properties": {"preserving": _PRESERVE, "pruning": _OBJ}},
+        "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "additionalProperties": {"type": "object", "properties": {"specified": _OBJ}}},
+        "preservingAdditionalPropertiesKeyPruneValues": {
+            "type": "object", "additionalProperties": {"type": "object", "properties": {"specified": _OBJ}}}}}
+_U = {"unspecified": "bar"}
+NESTED_PRESERVE_IN = {
+    "unspecified": "bar", "alpha": "abc", "beta": 42.0, "unspecifiedObject": dict(_U),
+    "pruning": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": dict(_U), "preserving": dict(_U)},
+    "preserving": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": dict(_U), "preserving": dict(_U)},
+    "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {
+        "foo": {"specified": dict(_U), "unspecified": "bar"}},
+    "preservingAdditionalPropertiesKeyPruneValues": {"foo": {"specified": dict(_U), "unspecified": "bar"}}}
+NESTED_PRESERVE_OUT = {
+    "unspecified": "bar", "alpha": "abc", "beta": 42.0, "unspecifiedObject": dict(_U),
+    "pruning": {"pruning": {}, "preserving": dict(_U)},
+    "preserving": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": {}, "preserving": dict(_U)},
+    "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {"foo": {"specified": {}}},
+    "preservingAdditionalPropertiesKeyPruneValues": {"foo": {"specified": {}}}}
+
+
+def _res(**extra: Any) -> JSON:
+    return {"apiVersion": "foo/v1", "kind": "Foo", "metadata": {"name": "instance", "unspecified": "bar"}, **extra}
+
+
+EMBEDDED_SCHEMA = {"type": "object", "properties": {
+    "pruned": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": _OBJ}},
+    "preserving": {"type": "object", "x-kubernetes-embedded-resource": True,
+                   "x-kubernetes-preserve-unknown-fields": True},
+    "nested": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": {
+        "type": "object", "properties": {"embedded": {
+            "type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": _OBJ}}}}}}}}
+
+
+def _embedded_in() -> JSON:
+    return _res(unspecified="bar",
+                pruned=_res(unspecified="bar", spec=dict(_U)),
+                preserving=_res(unspecified="bar", spec=dict(_U)),
+                nested=_res(unspecified="bar", spec={"unspecified": "bar",
+                                                     "embedded": _res(unspecified="bar", spec=dict(_U))}))
+
+
+def _embedded_out(root: bool) -> JSON:
+    inner = {"pruned": _res(spec={}), "preserving": _res(unspecified="bar", spec=dict(_U)),
+             "nested": _res(spec={"embedded": _res(spec={})})}
+    return _res(**inner) if root else inner
+
+
+K8S_PRUNE_CASES = [
+    ("scalar", {}, 4, False, 4),
+    ("scalar-array", {"items": {}}, [1, 2], False, [1, 2]),
+    ("object-array", {"items": {"properties": {"a": {}, "c": {}}}}, [{"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}],
+     False, [{"a": 1}, {}, {"a": 1, "c": 3}]),
+    ("object-array-nil-schema", None, [{"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}], False, [{}, {}, {}]),
+    ("nested-preserve-unknown-fields", NESTED_PRESERVE_SCHEMA, NESTED_PRESERVE_IN, False, NESTED_PRESERVE_OUT),
+    ("additionalProperties-schema", {"properties": {"a": {}, "c": {"additionalProperties": {"type": "integer"}}}},
+     {"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1}}}, False, {"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+    ("additionalProperties-bool", {"properties": {"a": {}, "c": {"additionalProperties": False}}},
+     {"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1}}}, False, {"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+    ("embedded-resource", EMBEDDED_SCHEMA, "embedded", False, _embedded_out(False)),
+    ("embedded-resource-root", EMBEDDED_SCHEMA, "embedded", True, _embedded_out(True)),
+]
+
+
+@pytest.mark.parametrize("schema,obj,root,expected", [c[1:] for c in K8S_PRUNE_CASES],
+                         ids=[c[0] for c in K8S_PRUNE_CASES])
+def test_prune_as_kubernetes_tests(schema: JSON | None, obj: Any, root: bool, expected: Any) -> None:
+    obj = _embedded_in() if obj == "embedded" else copy.deepcopy(obj)
+    st.prune_unknown(schema, obj, is_resource_root=root)
+    assert obj == expected
+
+
+def test_prune_paths_of_embedded_resources() -> None:
+    obj = _embedded_in()
+    assert st.prune_unknown(EMBEDDED_SCHEMA, obj) == [
+        "nested.spec.embedded.spec.unspecified", "nested.spec.embedded.unspecified", "nested.spec.unspecified",
+        "nested.unspecified", "pruned.spec.unspecified", "pruned.unspecified", "unspecified"]
