@@ -287,15 +287,15 @@ CEL_SCHEMA = {"type": "object", "properties": {"spec": {
 CEL_CASES = [
     ("pass", {"replicas": 2, "min": 1, "name": "ab"}, None, []),
     ("rule-default-message", {"replicas": 0, "min": 1}, None,
-     ['spec: Invalid value: "object": failed rule: self.replicas >= self.min']),
-    ("message", {"replicas": 1, "min": 1, "name": "b"}, None, ['spec: Invalid value: "object": name must start with a']),
+     ["spec: Invalid value: failed rule: self.replicas >= self.min"]),
+    ("message", {"replicas": 1, "min": 1, "name": "b"}, None, ["spec: Invalid value: name must start with a"]),
     ("messageExpression-fieldPath-reason", {"replicas": 1, "min": 1, "name": "abcdef"}, None,
      ["spec.name: Forbidden: name too long: abcdef"]),
     ("escaped-property", {"replicas": 1, "min": 1, "my-field": "x"}, None,
-     ["spec: Invalid value: \"object\": failed rule: !has(self.my__dash__field) || self.my__dash__field != 'x'"]),
+     ["spec: Invalid value: failed rule: !has(self.my__dash__field) || self.my__dash__field != 'x'"]),
     ("transition-skipped-on-create", {"replicas": 1, "min": 0}, None, []),
     ("transition-fails", {"replicas": 1, "min": 0}, {"spec": {"replicas": 3, "min": 0}},
-     ['spec: Invalid value: "object": may not shrink']),
+     ["spec: Invalid value: may not shrink"]),
     ("missing-key-error", {"min": 1}, None,
      ['spec: Invalid value: "object": no such key: replicas evaluating rule: self.replicas >= self.min']),
 ]
@@ -481,9 +481,9 @@ def test_cel_extension_functions() -> None:
             {"rule": "self.isSorted()", "message": "must be sorted"}]})
     assert msgs(st.validate_cel(s, {"spec": {"n": "a-b", "xs": [1, 2]}})) == []
     assert msgs(st.validate_cel(s, {"spec": {"n": "A-b-c", "xs": [2, 1]}})) == [
-        'spec.n: Invalid value: "string": must be lower case',
-        'spec.n: Invalid value: "string": at most one dash',
-        'spec.xs: Invalid value: "array": must be sorted']
+        'spec.n: Invalid value: "A-b-c": must be lower case',
+        'spec.n: Invalid value: "A-b-c": at most one dash',
+        "spec.xs: Invalid value: must be sorted"]
 
 
 def test_cel_transition_rule_on_list_map_items() -> None:
@@ -494,7 +494,7 @@ def test_cel_transition_rule_on_list_map_items() -> None:
                                                                "message": "v may not decrease"}]}})
     old = {"spec": {"ps": [{"name": "a", "v": 2}, {"name": "b", "v": 1}]}}
     new = {"spec": {"ps": [{"name": "b", "v": 0}, {"name": "a", "v": 3}, {"name": "c", "v": 0}]}}
-    assert msgs(st.validate_cel(s, new, old)) == ['spec.ps[0]: Invalid value: "object": v may not decrease']
+    assert msgs(st.validate_cel(s, new, old)) == ["spec.ps[0]: Invalid value: v may not decrease"]
 
 
 def test_validation_does_not_mutate_and_is_fast_enough() -> None:
@@ -674,3 +674,47 @@ def test_prune_paths_of_embedded_resources() -> None:
     assert st.prune_unknown(EMBEDDED_SCHEMA, obj) == [
         "nested.spec.embedded.spec.unspecified", "nested.spec.embedded.unspecified", "nested.spec.unspecified",
         "nested.unspecified", "pruned.spec.unspecified", "pruned.unspecified", "unspecified"]
+
+
+CEL_MORE_CASES = [
+    ("scalar-value-shown", obj_schema(n={"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self > 1"}]}), {"spec": {"n": 0}}, None, ["spec.n: Invalid value: 0: failed rule: self > 1"]),
+    ("fieldPath-map-key", obj_schema(m={"type": "object", "additionalProperties": {"type": "string"},
+                                        "x-kubernetes-validations": [{"rule": "!('a.b' in self)",
+                                                                      "fieldPath": "['a.b']"}]}),
+     {"spec": {"m": {"a.b": "x"}}}, None, ["spec.m[a.b]: Invalid value: failed rule: !('a.b' in self)"]),
+    ("fieldPath-nested-property", {"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
+        "x-kubernetes-validations": [{"rule": "self.a.b != 'x'", "fieldPath": ".a.b", "reason": "FieldValueRequired",
+                                      "message": "b is bad"}]}}},
+     {"spec": {"a": {"b": "x"}}}, None, ["spec.a.b: Required value: b is bad"]),
+    ("reason-duplicate-scalar", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != 'x'", "reason": "FieldValueDuplicate"}]}), {"spec": {"n": "x"}}, None,
+     ['spec.n: Duplicate value: "x"']),
+    ("messageExpression-not-string-falls-back", obj_schema(n={"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self > 1", "message": "too small", "messageExpression": "self"}]}), {"spec": {"n": 0}}, None,
+     ["spec.n: Invalid value: 0: too small"]),
+    ("error-uses-message", obj_schema(o={"type": "object", "properties": {"a": {"type": "integer"}},
+                                         "x-kubernetes-validations": [{"rule": "self.a > 0", "message": "a!"}]}),
+     {"spec": {"o": {}}}, None, ['spec.o: Invalid value: "object": no such key: a evaluating rule: a!']),
+    ("root-metadata-name", {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.startsWith('x')", "message": "name must start with x"},
+        {"rule": "!has(self.metadata.labels)"}]},
+     {"metadata": {"name": "y", "labels": {"a": "b"}}}, None, ["Invalid value: name must start with x"]),
+    ("set-items-not-correlated", obj_schema(xs={"type": "array", "x-kubernetes-list-type": "set", "items": {
+        "type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"}]}}),
+     {"spec": {"xs": ["b"]}}, {"spec": {"xs": ["a"]}}, []),
+    ("null-not-validated", obj_schema(n={"type": "string", "nullable": True, "x-kubernetes-validations": [
+        {"rule": "self != ''"}]}), {"spec": {"n": None}}, None, []),
+    ("transition-property-removed-skipped", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf", "message": "immutable"}]}), {"spec": {"n": "b"}}, {"spec": {}}, []),
+    ("transition-property-changed", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf", "message": "immutable"}]}), {"spec": {"n": "b"}}, {"spec": {"n": "a"}},
+     ['spec.n: Invalid value: "b": immutable']),
+]
+
+
+@pytest.mark.parametrize("schema,obj,old,expected", [c[1:] for c in CEL_MORE_CASES],
+                         ids=[c[0] for c in CEL_MORE_CASES])
+def test_cel_more(schema: JSON, obj: JSON, old: JSON | None, expected: list[str]) -> None:
+    assert msgs(st.validate_cel(schema, obj, old)) == expected

@@ -30,7 +30,7 @@ import celpy
 import lark
 from celpy import celtypes
 
-from controlplane.api.structural.goformat import add_cause
+from controlplane.api.structural.goformat import add_cause, add_message
 from controlplane.api.validators import ErrorList
 
 JSON = dict[str, Any]
@@ -354,12 +354,36 @@ def _err_text(e: Exception) -> str:
     return str(e)
 
 
-def _field_path(path: str, fp: str) -> str:
+_FP_TOKEN = re.compile(r"\.([^.\[\]]+)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]")
+
+
+def _field_path(s: JSON, path: str, fp: str) -> str:
+    """The cause's field for a rule's ``fieldPath`` (``.spec.x``, ``['a.b']``) below
+    ``path``: a property is a child (``.x``), an additionalProperties key a key (``[k]``),
+    as ValidFieldPath normalises it."""
     if not fp:
         return path
-    if fp.startswith("."):
-        return path + fp if path else fp[1:]
-    return path + fp
+    out = path
+    cur: Any = s
+    pos = 0
+    while pos < len(fp):
+        m = _FP_TOKEN.match(fp, pos)
+        if m is None:
+            return path
+        name = m.group(1) if m.group(1) is not None else re.sub(r"\\(.)", r"\1", m.group(2))
+        props = cur.get("properties") if isinstance(cur, dict) else None
+        ap = cur.get("additionalProperties") if isinstance(cur, dict) else None
+        if isinstance(props, dict):
+            out = f"{out}.{name}" if out else name
+            cur = props.get(name)
+        elif ap is not None:
+            out = f"{out}[{name}]"
+            cur = ap
+        else:
+            out = f"{out}.{name}" if out else name
+            cur = None
+        pos = m.end()
+    return out
 
 
 def _evaluate(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception | None]:
@@ -369,35 +393,64 @@ def _evaluate(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception 
         return None, e
 
 
-def _report(r: CelRule, s: JSON, path: str, activation: dict[str, Any], errs: ErrorList) -> None:
-    detail = r.message or ""
-    if r.message_expression:
-        c = compile_rule(r.message_expression)
-        if c.program is not None:
-            res, err = _evaluate(c.program, activation)
-            if err is None and isinstance(res, str) and res.strip() and "\n" not in res:
-                detail = str(res)
-    if not detail:
-        detail = f"failed rule: {r.rule.strip()}"
-    fld = _field_path(path, r.field_path)
-    t = _schema_type(s)
+def _rule_error_string(r: CelRule) -> str:
+    """ruleErrorString: the rule's message, else its text."""
+    return r.message.strip() if r.message else r.rule.strip()
+
+
+def _message_expression(r: CelRule, activation: dict[str, Any]) -> str | None:
+    """evalMessageExpression: the trimmed string, or None when it fails, is not a string,
+    is empty or has line breaks (the rule's message is used instead, as Kubernetes does)."""
+    c = compile_rule(r.message_expression)
+    if c.program is None:
+        return None
+    res, err = _evaluate(c.program, activation)
+    if err is not None or not isinstance(res, str):
+        return None
+    text = str(res).strip()
+    if not text or "\n" in text:
+        return None
+    return text
+
+
+def _report(r: CelRule, s: JSON, v: Any, path: str, activation: dict[str, Any], errs: ErrorList) -> None:
+    detail = _message_expression(r, activation) if r.message_expression else None
+    if detail is None:
+        detail = r.message.strip() if r.message else f"failed rule: {_rule_error_string(r)}"
+    fld = _field_path(s, path, r.field_path)
+    omit = _schema_type(s) in ("object", "array")
     if r.reason == "FieldValueForbidden":
         errs.forbidden(fld, detail)
     elif r.reason == "FieldValueRequired":
         errs.required(fld, detail)
     elif r.reason == "FieldValueDuplicate":
-        add_cause(errs, "duplicate", fld, t, detail)
+        if omit:
+            add_message(errs, "FieldValueDuplicate", fld, "Duplicate value")
+        else:
+            add_cause(errs, "duplicate", fld, v)
+    elif omit:
+        add_message(errs, "FieldValueInvalid", fld, f"Invalid value: {detail}")
     else:
-        add_cause(errs, "invalid", fld, t, detail)
+        add_cause(errs, "invalid", fld, v, detail)
 
 
-def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -> None:
+def _root_view(v: Any) -> Any:
+    """The resource root as CEL sees it (model.WithTypeAndObjectMeta): metadata holds only
+    name and generateName."""
+    if not isinstance(v, dict) or not isinstance(v.get("metadata"), dict):
+        return v
+    out = dict(v)
+    out["metadata"] = {k: x for k, x in v["metadata"].items() if k in ("name", "generateName")}
+    return out
+
+
+def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList, root: bool = False) -> None:
     rules = _rules_at(s, path)
     if not rules:
         return
-    activation: dict[str, Any] = {"self": to_cel(s, v)}
+    activation: dict[str, Any] = {"self": to_cel(s, _root_view(v) if root else v)}
     if has_old:
-        activation["oldSelf"] = to_cel(s, old)
+        activation["oldSelf"] = to_cel(s, _root_view(old) if root else old)
     for r in rules:
         if not r.supported:
             continue
@@ -409,21 +462,22 @@ def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: Error
             if text == "no such overload":
                 add_cause(errs, "invalid", path, _schema_type(s),
                           f"'no such overload': call arguments did not match a supported operator, function or "
-                          f"macro signature for rule: {r.rule.strip()}")
+                          f"macro signature for rule: {_rule_error_string(r)}")
             else:
-                add_cause(errs, "invalid", path, _schema_type(s), f"{text} evaluating rule: {r.rule.strip()}")
+                add_cause(errs, "invalid", path, _schema_type(s), f"{text} evaluating rule: {_rule_error_string(r)}")
             continue
         if isinstance(res, celpy.evaluation.CELEvalError):
-            add_cause(errs, "invalid", path, _schema_type(s), f"{_err_text(res)} evaluating rule: {r.rule.strip()}")
+            add_cause(errs, "invalid", path, _schema_type(s),
+                      f"{_err_text(res)} evaluating rule: {_rule_error_string(r)}")
             continue
         if res is not True and not (isinstance(res, celtypes.BoolType) and bool(res)):
-            _report(r, s, path, activation, errs)
+            _report(r, s, v, path, activation, errs)
 
 
-def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -> None:
+def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList, root: bool = False) -> None:
     if not isinstance(s, dict) or v is None:
         return
-    _check_node(s, v, old, has_old, path, errs)
+    _check_node(s, v, old, has_old and old is not None, path, errs, root)
     if isinstance(v, dict):
         p = s.get("properties")
         props: JSON = p if isinstance(p, dict) else {}
@@ -442,29 +496,30 @@ def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -
         lt = s.get("x-kubernetes-list-type")
         keys = s.get("x-kubernetes-list-map-keys") or []
         olds: dict[Any, Any] = {}
-        if has_old and isinstance(old, list):
-            if lt == "map" and keys:
-                for x in old:
-                    if isinstance(x, dict):
-                        olds[repr([x.get(k) for k in keys])] = x
-            elif lt == "set":
-                for x in old:
-                    olds[repr(x)] = x
+        if has_old and isinstance(old, list) and lt == "map" and keys:
+            for x in old:
+                if isinstance(x, dict):
+                    olds[repr([x.get(k) for k in keys])] = x
         for i, x in enumerate(v):
             key = None
             if lt == "map" and keys and isinstance(x, dict):
                 key = repr([x.get(k) for k in keys])
-            elif lt == "set":
-                key = repr(x)
             found = key is not None and key in olds
             _walk(items, x, olds.get(key) if found else None, found, f"{path}[{i}]", errs)
 
 
-def validate_cel(schema: JSON, obj: Any, old: Any = None, path: str = "") -> ErrorList:
+def validate_cel(schema: JSON, obj: Any, old: Any = None, path: str = "", *,
+                 is_resource_root: bool = True) -> ErrorList:
     """The failing x-kubernetes-validations rules of ``obj`` (StatusCauses under ``path``);
     ``old`` is the stored object on update: transition rules (those using ``oldSelf``) run
-    only where an old value correlates (object properties, map keys, list-type map keys and
-    set items). Rules that cannot be evaluated here are skipped."""
+    only where an old value correlates (object properties, map keys, list-type map items by
+    their keys). At the resource root ``self.metadata`` holds name and generateName only.
+    Rules that cannot be evaluated here are skipped.
+
+    A rule that evaluates to false gives ``<field>: Invalid value: <detail>`` for an object
+    or array (the value omitted) and ``Invalid value: <value>: <detail>`` for a scalar;
+    ``reason`` makes it Forbidden / Required / Duplicate; an evaluation error gives
+    ``Invalid value: "<type>": <error> evaluating rule: <message or rule>``."""
     errs = ErrorList()
-    _walk(schema, obj, old, old is not None, path, errs)
+    _walk(schema, obj, old, old is not None, path, errs, root=is_resource_root)
     return errs
