@@ -4,6 +4,7 @@ defaulted as the apiextensions-apiserver does; messages are Kubernetes' exact st
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -682,7 +683,7 @@ CEL_MORE_CASES = [
     ("fieldPath-map-key", obj_schema(m={"type": "object", "additionalProperties": {"type": "string"},
                                         "x-kubernetes-validations": [{"rule": "!('a.b' in self)",
                                                                       "fieldPath": "['a.b']"}]}),
-     {"spec": {"m": {"a.b": "x"}}}, None, ["spec.m[a.b]: Invalid value: failed rule: !('a.b' in self)"]),
+     {"spec": {"m": {"a.b": "x"}}}, None, ["spec.m.[a.b]: Invalid value: failed rule: !('a.b' in self)"]),
     ("fieldPath-nested-property", {"type": "object", "properties": {"spec": {
         "type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
         "x-kubernetes-validations": [{"rule": "self.a.b != 'x'", "fieldPath": ".a.b", "reason": "FieldValueRequired",
@@ -718,3 +719,36 @@ CEL_MORE_CASES = [
                          ids=[c[0] for c in CEL_MORE_CASES])
 def test_cel_more(schema: JSON, obj: JSON, old: JSON | None, expected: list[str]) -> None:
     assert msgs(st.validate_cel(schema, obj, old)) == expected
+
+
+_FP_SCHEMA = {"type": "object", "properties": {
+    "a": {"type": "object", "properties": {"b": {"type": "string"}}},
+    "m": {"type": "object", "additionalProperties": {"type": "string"}},
+    "list": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "number"}}}}}}
+
+FIELD_PATH_CASES = [
+    ("property", ".a.b", None),
+    ("map-key", ".m['x.y']", None),
+    ("quoted-property", "['a']", None),
+    ("not-a-field", ".a.c", "fieldPath must be a valid path: does not refer to a valid field"),
+    ("index", ".list[0]", "fieldPath must be a valid path: expected single quoted string but got 0"),
+    ("blank", "   ", "fieldPath must be non-empty if specified|fieldPath must be a valid path: expected [ or . but got:    "),
+    ("dot", ".", "fieldPath must be a valid path: unexpected end of JSON path"),
+    ("dot-dot", "..", "fieldPath must be a valid path: does not refer to a valid field"),
+]
+
+
+@pytest.mark.parametrize("fp,expected", [c[1:] for c in FIELD_PATH_CASES], ids=[c[0] for c in FIELD_PATH_CASES])
+def test_check_schema_cel_field_path(fp: str, expected: str | None) -> None:
+    s = dict(_FP_SCHEMA, **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": fp}]})
+    res = st.check_schema(s)
+    want = [] if expected is None else [
+        f"{P}.x-kubernetes-validations[0].fieldPath: Invalid value: {json.dumps(fp)}: {m}" for m in expected.split("|")]
+    assert msgs(res) == want
+
+
+def test_check_schema_cel_message_expression_blank() -> None:
+    s = obj_schema(a={"type": "string", "x-kubernetes-validations": [{"rule": "true", "messageExpression": "  "}]})
+    assert msgs(st.check_schema(s)) == [
+        f'{P}.properties[spec].properties[a].x-kubernetes-validations[0].messageExpression: Invalid value: "  ": '
+        "must be non-empty if specified"]

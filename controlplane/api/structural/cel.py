@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -229,6 +229,7 @@ class CelRule:
     reason: str
     optional_old_self: bool
     compiled: Compiled
+    schema: JSON = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def supported(self) -> bool:
@@ -255,7 +256,8 @@ def _rules_at(s: JSON, path: str) -> list[CelRule]:
             field_path=_str(r.get("fieldPath")),
             reason=_str(r.get("reason")),
             optional_old_self=bool(r.get("optionalOldSelf")),
-            compiled=compile_rule(rule) if rule.strip() else Compiled(None, "rule is not specified", False)))
+            compiled=compile_rule(rule) if rule.strip() else Compiled(None, "rule is not specified", False),
+            schema=s))
     return out
 
 
@@ -289,10 +291,21 @@ def check_rules(schema: JSON, path: str, errs: ErrorList, warnings: list[str]) -
             continue
         if r.message and not r.message.strip():
             errs.invalid(f"{base}.message", r.message, "message must be non-empty if specified")
-        elif "\n" in r.message:
+        elif "\n" in r.message.strip():
             errs.invalid(f"{base}.message", r.message, "message must not contain line breaks")
+        if r.message_expression and not r.message_expression.strip():
+            errs.invalid(f"{base}.messageExpression", r.message_expression, "must be non-empty if specified")
         if r.reason and r.reason not in REASONS:
             errs.not_supported(f"{base}.reason", r.reason, REASONS)
+        if r.field_path:
+            if not r.field_path.strip():
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must be non-empty if specified")
+            if "\n" in r.field_path:
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must not contain line breaks")
+            try:
+                valid_field_path(r.field_path, r.schema)
+            except ValueError as e:
+                errs.invalid(f"{base}.fieldPath", r.field_path, f"fieldPath must be a valid path: {e}")
         if not r.supported:
             warnings.append(f"{base}.rule: the rule {r.rule!r} is not supported by this server "
                             f"({r.compiled.error}); it is not enforced")
@@ -354,36 +367,103 @@ def _err_text(e: Exception) -> str:
     return str(e)
 
 
-_FP_TOKEN = re.compile(r"\.([^.\[\]]+)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]")
+def _fp_tokens(fp: str) -> list[str]:
+    """The tokens of a fieldPath as ValidFieldPath's scanner splits it: the delimiters
+    ``.`` ``[`` ``]`` alone, single-quoted strings whole, the text between delimiters."""
+    out: list[str] = []
+    i = 0
+    while i < len(fp):
+        if fp[i] == "'":
+            j = i + 1
+            while j < len(fp) and not (fp[j] == "'" and fp[j - 1] != "\\"):
+                j += 1
+            out.append(fp[i:j + 1])
+            i = j + 1
+        elif fp[i] in ".[]":
+            out.append(fp[i])
+            i += 1
+        else:
+            j = i
+            while j < len(fp) and fp[j] not in ".[]":
+                j += 1
+            out.append(fp[i:j])
+            i = j
+    return out
+
+
+_UNESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "'": "'", "\\": "\\"}
+
+
+def _unescape_single_quote(s: str) -> str:
+    def rep(m: re.Match[str]) -> str:
+        c = m.group(0)[1]
+        if c not in _UNESCAPES:
+            raise ValueError(f"invalid string literal: invalid escape char {m.group(0)}")
+        return _UNESCAPES[c]
+
+    return re.sub(r"\\.", rep, s)
+
+
+def valid_field_path(fp: str, schema: Any) -> str:
+    """ValidFieldPath: ``fp`` (``.spec.x``, ``.m['a.b']``) normalised as a field path
+    (``spec.x``, ``m[a.b]``); raises ValueError with Kubernetes' reason
+    (``does not refer to a valid field``, ``unexpected end of JSON path``...)."""
+    toks = _fp_tokens(fp)
+    out = ""
+    cur: Any = schema
+    i = 0
+
+    def append(name: str) -> None:
+        nonlocal out, cur
+        props = cur.get("properties") if isinstance(cur, dict) else None
+        ap = cur.get("additionalProperties") if isinstance(cur, dict) else None
+        if isinstance(props, dict) and props:
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            out = f"{out}.{name}" if out else name
+            cur = props[name]
+        elif ap is not None and ap is not False:
+            out = f"{out}[{name}]"
+            cur = ap if isinstance(ap, dict) else None
+        else:
+            raise ValueError("does not refer to a valid field")
+
+    while i < len(toks):
+        tok = toks[i]
+        if tok == "[":
+            if i + 1 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            tok = toks[i + 1]
+            if len(tok) < 2 or tok[0] != "'" or tok[-1] != "'":
+                raise ValueError(f"expected single quoted string but got {tok}")
+            append(_unescape_single_quote(tok[1:-1]))
+            if i + 2 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            if toks[i + 2] != "]":
+                raise ValueError(f"expected ] but got {toks[i + 2]}")
+            i += 3
+        elif tok == ".":
+            if i + 1 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            append(toks[i + 1])
+            i += 2
+        else:
+            raise ValueError(f"expected [ or . but got: {tok}")
+    return out
 
 
 def _field_path(s: JSON, path: str, fp: str) -> str:
-    """The cause's field for a rule's ``fieldPath`` (``.spec.x``, ``['a.b']``) below
-    ``path``: a property is a child (``.x``), an additionalProperties key a key (``[k]``),
-    as ValidFieldPath normalises it."""
+    """The cause's field for a failing rule: ``path`` + its normalised ``fieldPath``, as
+    ``fldPath.Child(normalized)`` prints it (a map key right below gives ``spec.m.[k]``)."""
     if not fp:
         return path
-    out = path
-    cur: Any = s
-    pos = 0
-    while pos < len(fp):
-        m = _FP_TOKEN.match(fp, pos)
-        if m is None:
-            return path
-        name = m.group(1) if m.group(1) is not None else re.sub(r"\\(.)", r"\1", m.group(2))
-        props = cur.get("properties") if isinstance(cur, dict) else None
-        ap = cur.get("additionalProperties") if isinstance(cur, dict) else None
-        if isinstance(props, dict):
-            out = f"{out}.{name}" if out else name
-            cur = props.get(name)
-        elif ap is not None:
-            out = f"{out}[{name}]"
-            cur = ap
-        else:
-            out = f"{out}.{name}" if out else name
-            cur = None
-        pos = m.end()
-    return out
+    try:
+        norm = valid_field_path(fp, s)
+    except ValueError:
+        return path
+    if not norm:
+        return path
+    return f"{path}.{norm}" if path else norm
 
 
 def _evaluate(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception | None]:
