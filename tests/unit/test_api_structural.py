@@ -431,7 +431,7 @@ SCHEMA_CASES = [
     ("cel-reason-unknown", obj_schema(a={"type": "string", "x-kubernetes-validations": [
         {"rule": "self != ''", "reason": "Nope"}]}),
      [f'{P}.properties[spec].properties[a].x-kubernetes-validations[0].reason: Unsupported value: "Nope": supported '
-      'values: "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"']),
+      'values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"']),
 ]
 
 
@@ -510,8 +510,12 @@ def test_validation_does_not_mutate_and_is_fast_enough() -> None:
 
 
 DEFAULT_CHECK_CASES = [
-    ("metadata-name-default-valid-type", {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
-        "name": {"type": "string", "default": "x"}}}}}, []),
+    ("top-level-metadata-default-forbidden", {"type": "object", "properties": {"metadata": {
+        "type": "object", "properties": {"name": {"type": "string", "default": "x"}}}}},
+     [f"{P}.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata"]),
+    ("embedded-metadata-default-ok", obj_schema(e={"type": "object", "x-kubernetes-embedded-resource": True,
+                                                   "properties": {"metadata": {"type": "object", "properties": {
+                                                       "name": {"type": "string", "default": "x"}}}}}), []),
     ("root-default-of-object-unpruned-inside-preserve-ok", obj_schema(a={
         "type": "object", "x-kubernetes-preserve-unknown-fields": True, "default": {"free": 1}}), []),
     ("embedded-default-itself-not-checked", obj_schema(e={
@@ -730,12 +734,26 @@ FIELD_PATH_CASES = [
     ("property", ".a.b", None),
     ("map-key", ".m['x.y']", None),
     ("quoted-property", "['a']", None),
-    ("not-a-field", ".a.c", "fieldPath must be a valid path: does not refer to a valid field"),
-    ("index", ".list[0]", "fieldPath must be a valid path: expected single quoted string but got 0"),
-    ("blank", "   ", "fieldPath must be non-empty if specified|fieldPath must be a valid path: expected [ or . but got:    "),
-    ("dot", ".", "fieldPath must be a valid path: unexpected end of JSON path"),
-    ("dot-dot", "..", "fieldPath must be a valid path: does not refer to a valid field"),
+    ("not-a-field", ".a.c", "fieldPath must be a valid path"),
+    ("index", ".list[0]", "fieldPath must be a valid path"),
+    ("blank", "   ", "fieldPath must be non-empty if specified|fieldPath must be a valid path"),
+    ("dot", ".", "fieldPath must be a valid path"),
+    ("dot-dot", "..", "fieldPath must be a valid path"),
 ]
+
+
+@pytest.mark.parametrize("fp,reason", [(".a.c", "does not refer to a valid field"),
+                                       (".list[0]", "expected single quoted string but got 0"),
+                                       ("   ", "expected [ or . but got:    "),
+                                       (".", "unexpected end of JSON path"),
+                                       ("..", "does not refer to a valid field"),
+                                       (".m['a\\q']", "invalid string literal: invalid escape char \\q")],
+                         ids=["not-a-field", "index", "blank", "dot", "dot-dot", "bad-escape"])
+def test_valid_field_path_reasons(fp: str, reason: str) -> None:
+    from controlplane.api.structural.cel import valid_field_path
+    with pytest.raises(ValueError) as e:
+        valid_field_path(fp, _FP_SCHEMA)
+    assert str(e.value) == reason
 
 
 @pytest.mark.parametrize("fp,expected", [c[1:] for c in FIELD_PATH_CASES], ids=[c[0] for c in FIELD_PATH_CASES])
@@ -750,5 +768,54 @@ def test_check_schema_cel_field_path(fp: str, expected: str | None) -> None:
 def test_check_schema_cel_message_expression_blank() -> None:
     s = obj_schema(a={"type": "string", "x-kubernetes-validations": [{"rule": "true", "messageExpression": "  "}]})
     assert msgs(st.check_schema(s)) == [
-        f'{P}.properties[spec].properties[a].x-kubernetes-validations[0].messageExpression: Invalid value: "  ": '
-        "must be non-empty if specified"]
+        f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].messageExpression: Required value: "
+        "messageExpression must be non-empty if specified"]
+
+
+_MAPLIST = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}
+SCHEMA_MORE_CASES = [
+    ("oldSelf-in-atomic-list-items", obj_schema(xs={"type": "array", "items": {
+        "type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}),
+     [f'{P}.properties[spec].properties[xs].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
+      f"oldSelf cannot be used on the uncorrelatable portion of the schema within {P}.properties[spec].properties[xs]"]),
+    ("oldSelf-in-map-list-items-ok", obj_schema(xs=dict(_MAPLIST, items=dict(
+        _MAPLIST["items"], **{"x-kubernetes-validations": [{"rule": "self == oldSelf"}]}))), []),
+    ("optionalOldSelf-without-oldSelf", obj_schema(a={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != ''", "optionalOldSelf": True}]}),
+     [f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not "
+      "be set if oldSelf is not used in rule"]),
+    ("rule-with-newline-needs-message", obj_schema(a={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != ''\n&& self != 'x'"}]}),
+     [f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].message: Required value: message must be "
+      "specified if rule contains line breaks"]),
+    ("map-list-key-optional-without-default", obj_schema(xs=dict(_MAPLIST, items={
+        "type": "object", "properties": {"name": {"type": "string"}}})),
+     [f"{P}.properties[spec].properties[xs].items.properties[name].default: Required value: this property is in "
+      "x-kubernetes-list-map-keys, so it must have a default or be a required property"]),
+    ("set-items-nullable", obj_schema(xs={"type": "array", "x-kubernetes-list-type": "set",
+                                          "items": {"type": "string", "nullable": True}}),
+     [f"{P}.properties[spec].properties[xs].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type "
+      "is set"]),
+    ("type-null", obj_schema(a={"type": "null"}),
+     [f'{P}.properties[spec].properties[a].type: Unsupported value: "null": supported values: "array", "boolean", '
+      '"integer", "number", "object", "string"',
+      f"{P}.properties[spec].properties[a].type: Forbidden: type cannot be set to null, use nullable as an "
+      "alternative"]),
+    ("embedded-inside-metadata", {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
+        "name": {"type": "object", "x-kubernetes-embedded-resource": True,
+                 "x-kubernetes-preserve-unknown-fields": True}}}}},
+     [f"{P}.properties[metadata].properties[name].x-kubernetes-embedded-resource: Forbidden: must not be used inside "
+      "of resource meta"]),
+    ("default-in-embedded-metadata-additionalProperties", obj_schema(e={
+        "type": "object", "x-kubernetes-embedded-resource": True, "properties": {"metadata": {
+            "type": "object", "properties": {"labels": {"type": "object", "additionalProperties": {
+                "type": "string", "default": "x"}}}}}}),
+     [f"{P}.properties[spec].properties[e].properties[metadata].properties[labels].additionalProperties.default: "
+      "Forbidden: must not be set inside additionalProperties applying to object metadata"]),
+]
+
+
+@pytest.mark.parametrize("schema,expected", [c[1:] for c in SCHEMA_MORE_CASES], ids=[c[0] for c in SCHEMA_MORE_CASES])
+def test_check_schema_more(schema: JSON, expected: list[str]) -> None:
+    assert msgs(st.check_schema(schema)) == expected

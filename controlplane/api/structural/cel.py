@@ -281,37 +281,66 @@ def cel_rules(schema: JSON, path: str = "") -> list[CelRule]:
     return out
 
 
-def check_rules(schema: JSON, path: str, errs: ErrorList, warnings: list[str]) -> None:
-    """The CRD validation of ``schema``'s rules (errors into ``errs``) and the rules that
-    cannot be evaluated here (messages into ``warnings``)."""
-    for r in cel_rules(schema, path):
-        base = f"{r.schema_path}.x-kubernetes-validations[{r.index}]"
-        if not r.rule.strip():
+def check_rules_at(s: JSON, path: str, errs: ErrorList, warnings: list[str], *,
+                   uncorrelatable: str | None = None, cel_checks: bool = True) -> None:
+    """The CRD validation of the x-kubernetes-validations of the schema node ``s`` at
+    ``path`` (ValidateCustomResourceDefinitionOpenAPISchema): errors into ``errs``, the rules
+    cel-python cannot evaluate into ``warnings``. ``uncorrelatable``: the path of the first
+    ancestor whose old and new values cannot be correlated (a list that is not a map list,
+    a map that is not correlatable), where rules may not use ``oldSelf``. ``cel_checks``:
+    whether compiling is attempted (Kubernetes skips it when the schema has errors)."""
+    for r in _rules_at(s, path):
+        base = f"{path}.x-kubernetes-validations[{r.index}]"
+        rule, msg = r.rule.strip(), r.message.strip()
+        if not rule:
             errs.required(f"{base}.rule", "rule is not specified")
-            continue
-        if r.message and not r.message.strip():
+        elif r.message and not msg:
             errs.invalid(f"{base}.message", r.message, "message must be non-empty if specified")
-        elif "\n" in r.message.strip():
+        elif _has_newlines(msg):
             errs.invalid(f"{base}.message", r.message, "message must not contain line breaks")
+        elif _has_newlines(rule) and not msg:
+            errs.required(f"{base}.message", "message must be specified if rule contains line breaks")
         if r.message_expression and not r.message_expression.strip():
-            errs.invalid(f"{base}.messageExpression", r.message_expression, "must be non-empty if specified")
+            errs.required(f"{base}.messageExpression", "messageExpression must be non-empty if specified")
         if r.reason and r.reason not in REASONS:
-            errs.not_supported(f"{base}.reason", r.reason, REASONS)
+            errs.not_supported(f"{base}.reason", r.reason, sorted(REASONS))
         if r.field_path:
             if not r.field_path.strip():
                 errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must be non-empty if specified")
-            if "\n" in r.field_path:
+            if _has_newlines(r.field_path):
                 errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must not contain line breaks")
             try:
-                valid_field_path(r.field_path, r.schema)
-            except ValueError as e:
-                errs.invalid(f"{base}.fieldPath", r.field_path, f"fieldPath must be a valid path: {e}")
+                valid_field_path(r.field_path, s)
+            except ValueError:
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must be a valid path")
+        if not rule or not cel_checks:
+            continue
         if not r.supported:
             warnings.append(f"{base}.rule: the rule {r.rule!r} is not supported by this server "
                             f"({r.compiled.error}); it is not enforced")
-        if r.message_expression and compile_rule(r.message_expression).program is None:
-            warnings.append(f"{base}.messageExpression: not supported by this server "
-                            f"({compile_rule(r.message_expression).error}); the message is used instead")
+        elif r.compiled.transition:
+            if uncorrelatable is not None:
+                errs.invalid(f"{base}.rule", r.rule, "oldSelf cannot be used on the uncorrelatable portion of the "
+                                                     f"schema within {uncorrelatable}")
+        elif "optionalOldSelf" in _d(_l(s.get("x-kubernetes-validations"))[r.index]):
+            errs.invalid(f"{base}.optionalOldSelf", r.optional_old_self, "may not be set if oldSelf is not used in rule")
+        if r.message_expression.strip():
+            mc = compile_rule(r.message_expression)
+            if mc.program is None:
+                warnings.append(f"{base}.messageExpression: the expression {r.message_expression!r} is not "
+                                f"supported by this server ({mc.error}); the message is used instead")
+
+
+def _has_newlines(s: str) -> bool:
+    return "\n" in s or "\r" in s
+
+
+def _d(v: Any) -> JSON:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
 
 
 # --------------------------------------------------------------------------- evaluation
