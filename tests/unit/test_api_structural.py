@@ -819,3 +819,38 @@ SCHEMA_MORE_CASES = [
 @pytest.mark.parametrize("schema,expected", [c[1:] for c in SCHEMA_MORE_CASES], ids=[c[0] for c in SCHEMA_MORE_CASES])
 def test_check_schema_more(schema: JSON, expected: list[str]) -> None:
     assert msgs(st.check_schema(schema)) == expected
+
+
+COERCE_CASES = [
+    ("embedded-unknown-metadata-dropped", False,
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "unspecified": "x",
+                                                                       "creationTimestamp": None}}}},
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}}}, [],
+     ["spec.tpl.metadata.unspecified"]),
+    ("root-metadata", True, {"metadata": {"name": "a", "foo": 1}, "spec": {}}, {"metadata": {"name": "a"}, "spec": {}},
+     [], ["metadata.foo"]),
+    ("root-untouched-when-not-root", False, {"metadata": {"name": "a", "foo": 1}}, {"metadata": {"name": "a", "foo": 1}},
+     [], []),
+    ("kind-not-string", False, {"spec": {"tpl": {"apiVersion": "v1", "kind": 1}}},
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": 1}}}, ["spec.tpl.kind: Invalid value: 1: must be a string"], []),
+    ("metadata-field-wrong-type", False, {"spec": {"tpl": {"metadata": {"labels": {"a": 1}}}}},
+     {"spec": {"tpl": {"metadata": {"labels": {"a": 1}}}}},
+     ['spec.tpl.metadata: Invalid value: map[string]interface {}{"labels":map[string]interface {}{"a":1}}: json: '
+      "cannot unmarshal object into Go struct field ObjectMeta.labels of type map[string]string"], []),
+]
+
+
+@pytest.mark.parametrize("root,obj,expected,errors,unknown", [c[1:] for c in COERCE_CASES],
+                         ids=[c[0] for c in COERCE_CASES])
+def test_coerce_metadata(root: bool, obj: JSON, expected: JSON, errors: list[str], unknown: list[str]) -> None:
+    errs, paths = st.coerce_metadata(EMBEDDED, obj, is_resource_root=root)
+    assert msgs(errs) == errors
+    assert paths == unknown
+    assert obj == expected
+
+
+def test_coerce_metadata_drop_invalid() -> None:
+    obj = {"spec": {"tpl": {"apiVersion": 1, "kind": "Pod", "metadata": {"name": "a", "generation": "x"}}}}
+    errs, _ = st.coerce_metadata(EMBEDDED, obj, is_resource_root=False, drop_invalid=True)
+    assert list(errs) == []
+    assert obj == {"spec": {"tpl": {"kind": "Pod", "metadata": {"name": "a"}}}}

@@ -6,6 +6,8 @@
   ``schema/defaulting/validation.go``); causes as Kubernetes words them, warnings for CEL
   rules that cannot be evaluated here;
 * :func:`prune` — unknown fields dropped (``schema/pruning/algorithm.go``), paths returned;
+* :func:`coerce_metadata` — the root's and embedded resources' metadata round-tripped
+  through ObjectMeta (``schema/objectmeta/coerce.go``): unknown metadata fields dropped;
 * :func:`apply_defaults` — defaults filled in (``schema/defaulting/algorithm.go``);
 * :func:`validate` — value validation (kube-openapi via ``pkg/apiserver/validation``) and
   embedded resources' apiVersion/kind/metadata (``schema/objectmeta/validation.go``);
@@ -27,7 +29,7 @@ from typing import Any
 from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
 from controlplane.api.structural.defaulting import apply_defaults as _apply_defaults
 from controlplane.api.structural.listtype import validate_list_types
-from controlplane.api.structural.objectmeta import validate_embedded
+from controlplane.api.structural.objectmeta import coerce_metadata, validate_embedded
 from controlplane.api.structural.openapi import openapi_for_kind
 from controlplane.api.structural.pruning import prune as _prune
 from controlplane.api.structural.pruning import prune_nulls, prune_unknown
@@ -84,7 +86,7 @@ def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str 
 
 __all__ = [
     "BLOCKING_REASONS", "CEL_NOT_CHECKED", "CelRule", "SchemaErrors", "apply_defaults", "cel_rules",
-    "check_schema", "openapi_for_kind", "prune", "prune_nulls", "prune_unknown", "validate",
+    "check_schema", "coerce_metadata", "openapi_for_kind", "prune", "prune_nulls", "prune_unknown", "validate",
     "validate_cel", "validate_custom_resource", "validate_embedded", "validate_list_types",
     "validate_values",
 ]
