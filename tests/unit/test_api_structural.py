@@ -854,3 +854,14 @@ def test_coerce_metadata_drop_invalid() -> None:
     errs, _ = st.coerce_metadata(EMBEDDED, obj, is_resource_root=False, drop_invalid=True)
     assert list(errs) == []
     assert obj == {"spec": {"tpl": {"kind": "Pod", "metadata": {"name": "a"}}}}
+
+
+def test_cel_formats_typed() -> None:
+    s = obj_schema(
+        t={"type": "string", "format": "date-time",
+           "x-kubernetes-validations": [{"rule": "self > timestamp('2020-01-01T00:00:00Z')", "message": "too old"}]},
+        d={"type": "string", "format": "duration",
+           "x-kubernetes-validations": [{"rule": "self <= duration('1h')", "message": "too long"}]})
+    assert st.validate_cel(s, {"spec": {"t": "2024-05-01T00:00:00Z", "d": "30m"}}) == []
+    assert msgs(st.validate_cel(s, {"spec": {"t": "2019-05-01T00:00:00Z", "d": "2h"}})) == [
+        'spec.t: Invalid value: "2019-05-01T00:00:00Z": too old', 'spec.d: Invalid value: "2h": too long']
