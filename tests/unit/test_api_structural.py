@@ -447,15 +447,33 @@ def test_check_schema(schema: JSON, expected: list[str]) -> None:
 
 def test_openapi_for_kind_replaces_metadata() -> None:
     s = {"type": "object", "properties": {"metadata": {"type": "object"}, "spec": {
-        "type": "object", "properties": {"p": {"x-kubernetes-int-or-string": True}}}}}
+        "type": "object", "properties": {
+            "p": {"x-kubernetes-int-or-string": True},
+            "q": {"x-kubernetes-int-or-string": True, "anyOf": [{"minimum": 1}, {"maxLength": 3}]},
+            "n": {"type": "integer", "minimum": 1, "enum": [1, 2]},
+            "t": {"type": "object", "x-kubernetes-embedded-resource": True,
+                  "x-kubernetes-preserve-unknown-fields": True}}}}}
     out = st.openapi_for_kind(s, "example.com", "v1", "Widget")
-    assert out["properties"]["metadata"]["allOf"] == [
-        {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
+    assert out["properties"]["metadata"] == {
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}],
+        "description": "Standard object's metadata. More info: "
+                       "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
     assert out["properties"]["apiVersion"]["type"] == "string"
-    assert out["properties"]["spec"]["properties"]["p"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+    spec = out["properties"]["spec"]["properties"]
+    assert spec["p"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+    assert spec["q"]["allOf"] == [{"anyOf": [{"type": "integer"}, {"type": "string"}]}]
+    assert spec["q"]["anyOf"] == [{"minimum": 1}, {"maxLength": 3}]
+    assert spec["n"] == {"type": "integer", "minimum": 1, "enum": [1, 2]}
+    assert set(spec["t"]["properties"]) == {"apiVersion", "kind", "metadata"}
+    assert spec["t"]["required"] == ["kind", "apiVersion"]
     assert out["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
     assert s["properties"]["metadata"] == {"type": "object"}
+    assert "anyOf" not in s["properties"]["spec"]["properties"]["p"]
 
+
+def test_openapi_for_kind_without_schema() -> None:
+    assert st.openapi_for_kind(None, "g", "v1", "K") == {
+        "type": "object", "x-kubernetes-group-version-kind": [{"group": "g", "kind": "K", "version": "v1"}]}
 
 def test_check_schema_status_subresource_root_fields() -> None:
     ok = {"type": "object", "properties": {"status": {"type": "object"}}, "required": ["status"]}
