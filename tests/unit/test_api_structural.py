@@ -884,3 +884,10 @@ def test_cel_formats_typed() -> None:
     assert st.validate_cel(s, {"spec": {"t": "2024-05-01T00:00:00Z", "d": "30m"}}) == []
     assert msgs(st.validate_cel(s, {"spec": {"t": "2019-05-01T00:00:00Z", "d": "2h"}})) == [
         'spec.t: Invalid value: "2019-05-01T00:00:00Z": too old', 'spec.d: Invalid value: "2h": too long']
+
+
+def test_cel_blocked_by_prior_errors() -> None:
+    prior = [{"reason": "FieldValueRequired", "message": "Required value", "field": "metadata.name"}]
+    res = st.validate_custom_resource(CEL_SCHEMA, {"spec": {"replicas": 0, "min": 1}}, prior=prior)
+    assert msgs(res) == ["Invalid value: null: some validation rules were not checked because the object was "
+                         "invalid; correct the existing errors to complete validation"]

@@ -70,14 +70,18 @@ def prune(schema: JSON, obj: Any, *, is_resource_root: bool = True) -> list[str]
     return _prune(schema, obj, is_resource_root=is_resource_root)
 
 
-def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str = "") -> ErrorList:
+def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str = "", *,
+                             prior: list[JSON] | None = None) -> ErrorList:
     """The custom resource strategy's schema checks, in its order: value validation,
     embedded resources, list types, then the CEL rules (skipped with one ``Invalid value:
     null: some validation rules were not checked ...`` cause when an earlier error is of a
-    blocking kind). ``old``: the stored object on update (transition rules)."""
+    blocking kind: NotSupported, Required, TooLong, TooMany, TypeInvalid). ``old``: the
+    stored object on update (transition rules). ``prior``: causes the caller already found
+    for this object (its ObjectMeta's), which count for the blocking check but are not
+    repeated in the result."""
     errs = validate(schema, obj, path)
     errs.extend(validate_list_types(schema, obj, path))
-    if any(c.get("reason") in BLOCKING_REASONS for c in errs):
+    if any(c.get("reason") in BLOCKING_REASONS for c in [*(prior or []), *errs]):
         errs.invalid("", None, CEL_NOT_CHECKED)
     else:
         errs.extend(validate_cel(schema, obj, old, path))
