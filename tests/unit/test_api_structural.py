@@ -316,7 +316,7 @@ def test_cel_rules_found_and_compiled() -> None:
 
 
 def test_cel_unsupported_rule_is_a_warning_and_skipped() -> None:
-    s = obj_schema(q={"type": "string", "x-kubernetes-validations": [{"rule": "quantity(self).isGreaterThan(1)"}]})
+    s = obj_schema(q={"type": "string", "x-kubernetes-validations": [{"rule": "self.reverse() == self"}]})
     res = st.check_schema(s, "spec.versions[0].schema.openAPIV3Schema")
     assert list(res) == []
     assert len(res.warnings) == 1 and "not supported" in res.warnings[0]
@@ -891,3 +891,35 @@ def test_cel_blocked_by_prior_errors() -> None:
     res = st.validate_custom_resource(CEL_SCHEMA, {"spec": {"replicas": 0, "min": 1}}, prior=prior)
     assert msgs(res) == ["Invalid value: null: some validation rules were not checked because the object was "
                          "invalid; correct the existing errors to complete validation"]
+
+
+CEL_LIBRARY_CASES = [
+    ("quantity-gt", "quantity(self).isGreaterThan(quantity('1Gi'))", "2Gi", True),
+    ("quantity-gt-false", "quantity(self).isGreaterThan(quantity('1Gi'))", "512Mi", False),
+    ("quantity-compare", "quantity(self).compareTo(quantity('1000m')) == 0", "1", True),
+    ("quantity-add", "quantity(self).add(quantity('500m')) == quantity('1.5')", "1", True),
+    ("quantity-as-integer", "quantity(self).asInteger() == 2048", "2Ki", True),
+    ("is-quantity", "isQuantity(self)", "bogus", False),
+    ("url-scheme", "url(self).getScheme() == 'https'", "https://example.com:8443/a?b=c", True),
+    ("url-hostname-port", "url(self).getHostname() == 'example.com' && url(self).getPort() == '8443'",
+     "https://example.com:8443/a", True),
+    ("url-query", "url(self).getQuery()['b'] == ['c']", "https://example.com/a?b=c", True),
+    ("is-url", "isURL(self)", "not a url", False),
+    ("ip-family", "ip(self).family() == 6", "::1", True),
+    ("ip-loopback", "ip(self).isLoopback()", "127.0.0.1", True),
+    ("is-ip", "isIP(self)", "300.1.1.1", False),
+    ("cidr-contains", "cidr(self).containsIP('10.0.0.5')", "10.0.0.0/24", True),
+    ("cidr-prefix", "cidr(self).prefixLength() == 24", "10.0.0.0/24", True),
+    ("cidr-contains-cidr", "cidr(self).containsCIDR('10.0.0.0/25')", "10.0.0.0/24", True),
+    ("lists-sum", "[1, 2, 3].sum() == 6 && [3, 1].min() == 1 && [3, 1].max() == 3", "x", True),
+    ("regex-find", "self.find('[0-9]+') == '42'", "ab42cd", True),
+    ("strings-replace", "self.replace('-', '_') == 'a_b'", "a-b", True),
+]
+
+
+@pytest.mark.parametrize("rule,value,ok", [c[1:] for c in CEL_LIBRARY_CASES], ids=[c[0] for c in CEL_LIBRARY_CASES])
+def test_cel_kubernetes_libraries(rule: str, value: str, ok: bool) -> None:
+    s = obj_schema(v={"type": "string", "x-kubernetes-validations": [{"rule": rule, "message": "no"}]})
+    assert st.check_schema(s).warnings == []
+    res = st.validate_cel(s, {"spec": {"v": value}})
+    assert msgs(res) == ([] if ok else [f'spec.v: Invalid value: "{value}": no'])
