@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from controlplane.api import structural as st
 
@@ -923,3 +925,30 @@ def test_cel_kubernetes_libraries(rule: str, value: str, ok: bool) -> None:
     assert st.check_schema(s).warnings == []
     res = st.validate_cel(s, {"spec": {"v": value}})
     assert msgs(res) == ([] if ok else [f'spec.v: Invalid value: "{value}": no'])
+
+
+# --------------------------------------------------------------------------- never a crash
+
+_json = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers(-5, 5) | hs.floats(allow_nan=False, allow_infinity=False, width=32)
+    | hs.sampled_from(["", "a", "object", "array", "string", "integer", "map", "set", "^a", "+", "date-time"]),
+    lambda c: hs.lists(c, max_size=3) | hs.dictionaries(
+        hs.sampled_from(["type", "properties", "items", "required", "enum", "default", "nullable",
+                         "additionalProperties", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
+                         "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+                         "x-kubernetes-int-or-string", "x-kubernetes-validations", "rule", "anyOf", "allOf",
+                         "minimum", "maxLength", "pattern", "format", "metadata", "a", "spec"]), c, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_json, obj=_json)
+def test_malformed_schemas_and_objects_never_raise(schema: Any, obj: Any) -> None:
+    s = schema if isinstance(schema, dict) else {"type": "object"}
+    st.check_schema(s)
+    o = copy.deepcopy(obj)
+    st.prune(s, o)
+    st.apply_defaults(s, o)
+    st.coerce_metadata(s, o)
+    st.validate_custom_resource(s, o, copy.deepcopy(obj))
+    st.openapi_for_kind(s, "g", "v1", "K")
