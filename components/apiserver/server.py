@@ -251,18 +251,11 @@ class APIServer:
         app = web.Application(middlewares=[serving.track_requests, self._errors],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
-        # the resource paths first: aiohttp tries routes in order, and nearly every request is one
-        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
-        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
         def static(make):
             async def handler(request: web.Request) -> web.Response:
                 return json_response(make())
             return handler
-        app.router.add_get("/version", static(discovery.version_info))
-        for p in ("/healthz", "/livez"):
-            app.router.add_get(p, self._health)
-        app.router.add_get("/readyz", self._readyz)
-        app.router.add_get("/metrics", self._metrics)
+
         def disco(make, core: bool):
             async def handler(request: web.Request) -> web.Response:
                 if discovery.wants_aggregated(request.headers.get("Accept", "")):
@@ -271,6 +264,22 @@ class APIServer:
                     return resp
                 return json_response(make())
             return handler
+        # the discovery roots with a trailing slash too, as kube-apiserver serves them: /api/ is
+        # go-restful's WebService Path("/api") + GET "/" (endpoints/discovery/legacy.go), /apis/
+        # is registered beside /apis on the mux (endpoints/discovery/root.go), /version/ is
+        # Path("/version") + GET "/" (server/routes/version.go). Plain routes, before the
+        # catch-alls below (which would answer them 404)
+        app.router.add_get("/api/", disco(discovery.api_versions, True))
+        app.router.add_get("/apis/", disco(discovery.api_group_list, False))
+        # the resource paths next: aiohttp tries routes in order, and nearly every request is one
+        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
+        app.router.add_get("/version", static(discovery.version_info))
+        app.router.add_get("/version/", static(discovery.version_info))
+        for p in ("/healthz", "/livez"):
+            app.router.add_get(p, self._health)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api", disco(discovery.api_versions, True))
         app.router.add_get("/apis", disco(discovery.api_group_list, False))
         app.router.add_get("/openapi/v3", static(discovery.openapi_root))
