@@ -197,7 +197,8 @@ class RestHandlers:
         res = await self.store.list(resource, info.namespace, matches, rv, rv_n, match, limit, cont)
         meta = {"resourceVersion": str(res.revision), **res.meta}
         if neg.wants_table(request):
-            t = sem.table(resource.kind, res.items, str(res.revision))
+            t = sem.table(resource.kind, [neg.with_type(resource, o) for o in res.items], str(res.revision),
+                          include_object=neg.include_object(request))
             t.setdefault("metadata", {}).update(meta)
             return neg.json_response(t, content_type=neg.TABLE_CT)
         return neg.json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,

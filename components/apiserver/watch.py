@@ -31,7 +31,7 @@ from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchCache, WatchEvent, cache_name
-from components.apiserver.negotiation import TABLE_CT, parse_bool, parse_rv, wants_table, with_type
+from components.apiserver.negotiation import TABLE_CT, include_object, parse_bool, parse_rv, wants_table, with_type
 from components.apiserver.routing import RequestInfo
 from controlplane.api import codec
 from controlplane.log import event
@@ -108,6 +108,7 @@ class WatchServer:
         bookmarks = parse_bool(request.query.get("allowWatchBookmarks"))
         _, send_initial = listoptions.parse(request.query, watch=True)
         table = wants_table(request)
+        include = include_object(request) if table else "Metadata"
         if rv:
             if not await cache.wait_for_revision(rv) and send_initial:
                 raise listoptions.too_large_resource_version(rv, cache.revision)
@@ -142,7 +143,7 @@ class WatchServer:
                 # one deadline for waiting *and* writing: a client that stops reading blocks
                 # resp.write (it awaits the socket's drain) and is cut off here all the same
                 async with asyncio.timeout_at(loop.time() + timeout):
-                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing)
+                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing, include)
             except TimeoutError:
                 pass
             # the end: a client far behind (writing paused: the socket and our buffer are
@@ -170,7 +171,7 @@ class WatchServer:
         return resp
 
     async def _stream(self, resp: web.StreamResponse, watcher: CacheWatcher, resource: Any,
-                      cache: Any, bookmarks: bool, table: bool, writing: list) -> None:
+                      cache: Any, bookmarks: bool, table: bool, writing: list, include: str = "Metadata") -> None:
         """Write the watcher's events until it is closed (too slow, relisted or shutdown).
 
         ``writing`` holds one item while a write is under way: a write cut off by the watch's
@@ -190,7 +191,7 @@ class WatchServer:
                 if ev is None:
                     closed = True  # too slow, cache relisted or shutdown; the client re-watches
                     break
-                lines.append(self._table_line(resource, ev) if table else event_line(resource, ev))
+                lines.append(self._table_line(resource, ev, include) if table else event_line(resource, ev))
             if lines:
                 writing.append(True)
                 await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
@@ -208,13 +209,13 @@ class WatchServer:
         await self._send(resp, "BOOKMARK", obj)
 
     @staticmethod
-    def _table_line(resource: Any, ev: WatchEvent) -> bytes:
+    def _table_line(resource: Any, ev: WatchEvent, include: str = "Metadata") -> bytes:
         if ev.type == "BOOKMARK":
             return codec.dumps({"type": "BOOKMARK", "object": {
                 "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
                 "columnDefinitions": [], "rows": []}}) + b"\n"
         obj = with_type(resource, ev.object)
-        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
+        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""), include_object=include)
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"
 
     @staticmethod

@@ -26,3 +26,34 @@ async def test_kr8s_client_constructs(api):
     ns = await new_ns(api)
     pods = [p async for p in client.get("pods", namespace=ns)]
     assert pods == []
+
+
+# ---------------------------------------------------------------- includeObject
+TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+
+
+@pytest.mark.parametrize("include,want", [("Object", "ConfigMap"), ("Metadata", "PartialObjectMetadata"),
+                                          ("", "PartialObjectMetadata"), ("None", None)],
+                         ids=["object", "metadata", "default", "none"])
+async def test_table_include_object(api, include, want):
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
+                       json={"metadata": {"name": "c"}, "data": {"k": "v"}})
+    assert r.status == 201
+    q = f"?includeObject={include}" if include else ""
+    for path in (f"/api/v1/namespaces/{ns}/configmaps{q}", f"/api/v1/namespaces/{ns}/configmaps/c{q}"):
+        t = await (await api.get(path, headers=TABLE)).json()
+        row = t["rows"][0]
+        if want is None:
+            assert "object" not in row
+        else:
+            assert row["object"]["kind"] == want
+        if want == "ConfigMap":
+            assert row["object"]["data"] == {"k": "v"} and row["object"]["apiVersion"] == "v1"
+
+
+async def test_table_include_object_bad_value(api):
+    ns = await new_ns(api)
+    r = await api.get(f"/api/v1/namespaces/{ns}/configmaps?includeObject=All", headers=TABLE)
+    assert r.status == 400
+    assert (await r.json())["message"] == 'unrecognized includeObject value: "All"'
