@@ -53,7 +53,7 @@ class APIServer:
     ``min_request_timeout``: ``--min-request-timeout`` (seconds; see :class:`WatchServer`).
     """
 
-    def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
+    def __init__(self, etcd_url: str, bookmark_interval: float = 60.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",

@@ -73,3 +73,5 @@ def test_get_events_sort_by_last_timestamp(cluster):
     assert "No resources found" not in r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert "Early" in lines[1] and "Late" in lines[2]
+
+

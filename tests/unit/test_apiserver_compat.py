@@ -3,6 +3,10 @@ and the in-process apiserver must answer the same way."""
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import json
+
 import pytest
 
 from tests.support.apiserver import new_ns
@@ -57,3 +61,78 @@ async def test_table_include_object_bad_value(api):
     r = await api.get(f"/api/v1/namespaces/{ns}/configmaps?includeObject=All", headers=TABLE)
     assert r.status == 400
     assert (await r.json())["message"] == 'unrecognized includeObject value: "All"'
+
+
+# ---------------------------------------------------------------- watch: 410 text and bookmarks
+async def _events(resp, n, timeout=10.0):
+    out = []
+
+    async def go():
+        while len(out) < n:
+            line = await resp.content.readline()
+            if not line:
+                return
+            out.append(json.loads(line))
+    await asyncio.wait_for(go(), timeout)
+    return out
+
+
+async def _cm(api, ns, name):
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": name}})
+    assert r.status == 201
+    return int((await r.json())["metadata"]["resourceVersion"])
+
+
+async def test_watch_too_old_prints_oldest_available_minus_one(api):
+    from controlplane.api import resources as R
+    ns = await new_ns(api)
+    cache = api.server_obj.cache_for(R.get("configmaps"))
+    cache.ring = collections.deque(cache.ring, maxlen=2)
+    first = await _cm(api, ns, "a")
+    await _cm(api, ns, "b")
+    third = await _cm(api, ns, "c")
+    await cache.wait_for_revision(third)
+    assert [e.revision for e in cache.ring][-1] == third
+    oldest = cache.ring[0].revision  # "a" left the ring: b is the oldest event kept
+    w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={first - 1}")
+    [err] = await _events(w, 1)
+    assert err["type"] == "ERROR" and err["object"]["code"] == 410
+    assert err["object"]["message"] == f"too old resource version: {first - 1} ({oldest - 1})"
+    # the oldest available itself is served: every event after it
+    w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={oldest - 1}&timeoutSeconds=1")
+    evs = await _events(w, 10)
+    assert [e["object"]["metadata"]["name"] for e in evs] == ["b", "c"]
+
+
+async def test_watch_too_old_after_relist_prints_list_revision(api):
+    from controlplane.api import resources as R
+    ns = await new_ns(api)
+    cache = api.server_obj.cache_for(R.get("configmaps"))
+    await _cm(api, ns, "a")
+    cache.oldest = cache.revision  # as after a relist at this revision
+    w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion=1")
+    [err] = await _events(w, 1)
+    assert err["object"]["message"] == f"too old resource version: 1 ({cache.revision})"
+
+
+@pytest.mark.parametrize("now,deadline,want", [(0.0, 1000.0, 60.0), (0.0, 30.0, 28.0), (0.0, 1.5, None),
+                                               (10.0, 12.0, 10.0), (28.5, 30.0, None)],
+                         ids=["every-minute", "before-timeout", "too-short", "right-now", "after-the-last"])
+def test_next_bookmark_schedule(now, deadline, want):
+    from components.apiserver.watch import WatchServer
+    ws = WatchServer({}, None)  # type: ignore[arg-type]
+    assert ws.bookmark_interval == 60.0
+    assert ws.next_bookmark(now, deadline) == want
+
+
+async def test_bookmark_before_timeout_carries_only_resource_version(api):
+    ns = await new_ns(api)
+    rv = await _cm(api, ns, "a")
+    w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}"
+                      "&allowWatchBookmarks=true&timeoutSeconds=3")
+    evs = await _events(w, 10)
+    assert [e["type"] for e in evs] == ["BOOKMARK"]  # one, 2 s before the deadline; none each second
+    obj = evs[0]["object"]
+    assert obj["kind"] == "ConfigMap" and obj["apiVersion"] == "v1"
+    assert int(obj["metadata"]["resourceVersion"]) >= rv
+    assert set(obj["metadata"]) <= {"resourceVersion", "creationTimestamp"}
