@@ -136,3 +136,51 @@ async def test_bookmark_before_timeout_carries_only_resource_version(api):
     assert obj["kind"] == "ConfigMap" and obj["apiVersion"] == "v1"
     assert int(obj["metadata"]["resourceVersion"]) >= rv
     assert set(obj["metadata"]) <= {"resourceVersion", "creationTimestamp"}
+
+
+# ---------------------------------------------------------------- pod update: the spec diff
+POD_FORBIDDEN_FIRST_LINE = (
+    "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+    "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+    "previously negative)")
+
+
+async def test_pod_update_of_immutable_field_prints_spec_diff(api):
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/pods",
+                       json={"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    assert r.status == 201
+    aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
+    r = await api.patch(f"/api/v1/namespaces/{ns}/pods/p", json={"spec": {"affinity": aff}},
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 422
+    body = await r.json()
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == "spec" and cause["reason"] == "FieldValueForbidden"
+    msg = body["message"]
+    assert msg.startswith(f'Pod "p" is invalid: {POD_FORBIDDEN_FIRST_LINE}\n')
+    diff = msg.split("\n")[1:]
+    assert diff[0] == "  core.PodSpec{" and diff[-1] == "  }"
+    assert "- \tAffinity: nil," in diff
+    assert any(line.startswith("+ \tAffinity: {\"nodeAffinity\"") for line in diff)
+    assert "changed:" not in msg
+
+
+def test_spec_diff_walks_nested_objects_and_lists():
+    from controlplane.api.validators import spec_diff
+    old = {"containers": [{"name": "a", "image": "x"}], "nodeName": "n"}
+    new = {"containers": [{"name": "a", "image": "x", "ports": [{"containerPort": 80}]}], "nodeName": "n"}
+    assert spec_diff(old, new, "core.PodSpec").split("\n") == [
+        "  core.PodSpec{",
+        "  \tContainers: {",
+        "  \t\t{",
+        "  \t\t\t... // 2 identical fields",
+        "- \t\t\tPorts: nil,",
+        "+ \t\t\tPorts: [{\"containerPort\": 80}],",
+        "  \t\t},",
+        "  \t},",
+        "  \t... // 1 identical field",
+        "  }",
+    ]
