@@ -343,7 +343,12 @@ class APIServer:
         # the one routing decision of the request: its RequestInfo, parsed here and read by
         # the dispatcher and the request metrics (requestinfo.go, WithRequestInfo)
         request[routing.REQUEST_INFO] = routing.parse(request.path) if api else None
-        watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
+        info = request[routing.REQUEST_INFO]
+        # long-running requests hold no seat and have no deadline: watches and pods/log
+        # (BasicLongRunningRequestCheck(watch, proxy; attach, exec, log, portforward) in
+        # kube-apiserver's config; filters/priority-and-fairness.go serves them untracked)
+        watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path
+                         or (info is not None and info.subresource == "log"))
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
         seat = rejected = None

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import urllib.request
 
 import pytest
 
@@ -75,3 +78,38 @@ def test_get_events_sort_by_last_timestamp(cluster):
     assert "Early" in lines[1] and "Late" in lines[2]
 
 
+
+
+def _patch_status(c, ns, name, body):
+    req = urllib.request.Request(f"{c['url']}/api/v1/namespaces/{ns}/pods/{name}/status",
+                                 data=json.dumps(body).encode(), method="PATCH",
+                                 headers={"Content-Type": "application/merge-patch+json"})
+    with urllib.request.urlopen(req) as r:
+        assert r.status == 200
+
+
+def test_logs_follow_streams_until_the_container_terminates(cluster):
+    f = cluster["dir"] / "logpod.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: logpod}\n"
+                 "spec: {nodeName: n1, containers: [{name: c, image: nginx}]}\n")
+    r = kubectl(cluster, "create", "-f", str(f))
+    assert r.returncode == 0, r.stderr
+    cs = {"name": "c", "ready": True, "restartCount": 0, "image": "nginx", "imageID": "",
+          "containerID": "containerd://1", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
+    _patch_status(cluster, "default", "logpod", {"status": {"phase": "Running", "containerStatuses": [cs]}})
+    env = {**os.environ, "HOME": str(cluster["dir"])}
+    proc = subprocess.Popen(["/usr/bin/kubectl", "--kubeconfig", cluster["kubeconfig"], "logs", "-f", "logpod"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = proc.stdout.readline()  # blocks until kubectl printed the first line
+        assert first.startswith('container "c" started'), first + proc.stderr.read()
+        assert proc.poll() is None  # still following
+        cs["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": "2026-01-01T00:00:00Z",
+                                      "finishedAt": "2026-01-01T00:00:09Z"}}
+        _patch_status(cluster, "default", "logpod", {"status": {"phase": "Succeeded", "containerStatuses": [cs]}})
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert out == 'container "c" terminated: exitCode 0, reason Completed\n'

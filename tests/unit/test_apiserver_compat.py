@@ -184,3 +184,68 @@ def test_spec_diff_walks_nested_objects_and_lists():
         "  \t... // 1 identical field",
         "  }",
     ]
+
+
+# ---------------------------------------------------------------- pods/log?follow=true
+def _status(state, cid="containerd://1", restarts=0, last=None):
+    cs = {"name": "c", "ready": True, "restartCount": restarts, "image": "nginx", "imageID": "",
+          "containerID": cid, "state": state}
+    if last:
+        cs["lastState"] = last
+    return {"status": {"phase": "Running", "containerStatuses": [cs]}}
+
+
+RUNNING = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+TERMINATED = {"terminated": {"exitCode": 3, "reason": "Error", "startedAt": "2026-01-01T00:00:00Z",
+                             "finishedAt": "2026-01-01T00:01:00Z", "containerID": "containerd://1"}}
+
+
+async def _running_pod(api):
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/pods", json={"metadata": {"name": "p"}, "spec": {
+        "nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]}})
+    assert r.status == 201
+    await _set_status(api, ns, _status(RUNNING))
+    return ns
+
+
+async def _set_status(api, ns, body):
+    r = await api.patch(f"/api/v1/namespaces/{ns}/pods/p/status", json=body,
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200, await r.text()
+
+
+async def _line(resp, timeout=5.0):
+    return (await asyncio.wait_for(resp.content.readline(), timeout)).decode()
+
+
+@pytest.mark.parametrize("end", ["terminated", "restarted", "deleted"])
+async def test_log_follow_streams_until_the_container_ends(api, end):
+    ns = await _running_pod(api)
+    resp = await api.get(f"/api/v1/namespaces/{ns}/pods/p/log?follow=true")
+    assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain")
+    assert (await _line(resp)).startswith('container "c" started')
+    # still open: nothing more until the pod changes
+    pending = asyncio.ensure_future(resp.content.readline())
+    done, _ = await asyncio.wait([pending], timeout=0.3)
+    assert not done
+    if end == "terminated":
+        await _set_status(api, ns, _status(TERMINATED))
+    elif end == "restarted":
+        await _set_status(api, ns, _status({"running": {"startedAt": "2026-01-01T00:02:00Z"}},
+                                           cid="containerd://2", restarts=1, last=TERMINATED))
+    else:
+        r = await api.delete(f"/api/v1/namespaces/{ns}/pods/p?gracePeriodSeconds=0")
+        assert r.status == 200
+    rest = (await asyncio.wait_for(pending, 5.0)).decode() + (await asyncio.wait_for(resp.content.read(), 5.0)).decode()
+    if end == "deleted":
+        assert rest == ""
+    else:
+        assert rest == 'container "c" terminated: exitCode 3, reason Error\n'
+
+
+async def test_log_without_follow_returns_at_once(api):
+    ns = await _running_pod(api)
+    resp = await api.get(f"/api/v1/namespaces/{ns}/pods/p/log")
+    text = await asyncio.wait_for(resp.text(), 5.0)
+    assert text.startswith('container "c" started') and text.count("\n") == 1
