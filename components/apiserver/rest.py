@@ -29,7 +29,7 @@ from components.apiserver import discovery, listoptions, podlog
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
-from components.apiserver.cache import TooOldResourceVersion, cache_name
+from components.apiserver.cache import TooOldResourceVersion, WatchEvent, cache_name
 from components.apiserver.registrystore import APIErrorFromPatch, CreateOptions, RegistryStore
 from components.apiserver.routing import RequestInfo
 from components.apiserver.semantics import decoder
@@ -501,7 +501,7 @@ class RestHandlers:
         try:
             while True:
                 ev = await watcher.next(None)
-                if ev is None or ev is False or ev.type == "DELETED":
+                if not isinstance(ev, WatchEvent) or ev.type == "DELETED":
                     break
                 data, ended = follower.update(ev.object)
                 if data:
