@@ -249,3 +249,126 @@ async def test_log_without_follow_returns_at_once(api):
     resp = await api.get(f"/api/v1/namespaces/{ns}/pods/p/log")
     text = await asyncio.wait_for(resp.text(), 5.0)
     assert text.startswith('container "c" started') and text.count("\n") == 1
+
+
+# ---------------------------------------------------------------- unknown fields, every write path
+MERGE = {"Content-Type": "application/merge-patch+json"}
+SMP = {"Content-Type": "application/strategic-merge-patch+json"}
+JSONPATCH = {"Content-Type": "application/json-patch+json"}
+
+
+def _deploy(name="d"):
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": {
+            "containers": [{"name": "c", "image": "nginx"}],
+            "volumes": [{"name": "v", "configMap": {"name": "cm"}}]}}}}
+
+
+def _warnings(r):
+    return r.headers.getall("Warning", [])
+
+
+WRITES = ["create", "update", "merge-patch", "strategic-merge-patch", "json-patch"]
+
+
+async def _write(api, ns, how, validation=""):
+    """One write carrying an unknown field deep in a volume source (once free-form) and one
+    in the status; returns the response."""
+    q = f"?fieldValidation={validation}" if validation else ""
+    base = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    if how == "create":
+        obj = _deploy()
+        obj["spec"]["template"]["spec"]["volumes"][0]["configMap"]["bogus"] = 1
+        obj["status"] = {"replicas": 1, "notAField": "x"}
+        return await api.post(base + q, json=obj)
+    r = await api.post(base, json=_deploy())
+    assert r.status == 201
+    cur = await r.json()
+    if how == "update":
+        cur["spec"]["template"]["spec"]["volumes"][0]["configMap"]["bogus"] = 1
+        cur["status"] = {"replicas": 1, "notAField": "x"}
+        return await api.put(f"{base}/d{q}", json=cur)
+    if how == "json-patch":
+        return await api.patch(f"{base}/d{q}", headers=JSONPATCH, json=[
+            {"op": "add", "path": "/spec/template/spec/volumes/0/configMap/bogus", "value": 1},
+            {"op": "add", "path": "/status", "value": {"replicas": 1, "notAField": "x"}}])
+    patch = {"spec": {"template": {"spec": {"volumes": [{"name": "v", "configMap": {"name": "cm", "bogus": 1}}]}}},
+             "status": {"replicas": 1, "notAField": "x"}}
+    return await api.patch(f"{base}/d{q}", json=patch, headers=MERGE if how == "merge-patch" else SMP)
+
+
+@pytest.mark.parametrize("how", WRITES)
+async def test_unknown_fields_are_dropped_and_warned(api, how):
+    ns = await new_ns(api)
+    r = await _write(api, ns, how)
+    assert r.status in (200, 201), await r.text()
+    warned = " ".join(_warnings(r))
+    assert "unknown field" in warned and "bogus" in warned and "notAField" in warned
+    stored = await (await api.get(f"/apis/apps/v1/namespaces/{ns}/deployments/d")).json()
+    assert stored["spec"]["template"]["spec"]["volumes"][0]["configMap"] == {"name": "cm", "defaultMode": 420}
+    assert "notAField" not in (stored.get("status") or {})
+    # a later write no longer warns: nothing unknown was kept
+    r = await api.patch(f"/apis/apps/v1/namespaces/{ns}/deployments/d", json={"metadata": {"labels": {"a": "b"}}},
+                        headers=MERGE)
+    assert r.status == 200 and _warnings(r) == []
+
+
+@pytest.mark.parametrize("how", WRITES)
+async def test_unknown_fields_with_strict_are_refused(api, how):
+    ns = await new_ns(api)
+    r = await _write(api, ns, how, "Strict")
+    assert r.status == (400 if how in ("create", "update") else 422)
+    assert "strict decoding error: unknown field" in (await r.json())["message"]
+
+
+async def test_unknown_fields_in_apply_are_refused(api):
+    ns = await new_ns(api)
+    obj = _deploy()
+    obj["spec"]["template"]["spec"]["volumes"][0]["configMap"]["bogus"] = 1
+    r = await api.patch(f"/apis/apps/v1/namespaces/{ns}/deployments/d?fieldManager=m", data=json.dumps(obj),
+                        headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status == 400
+    assert (await r.json())["message"].endswith(
+        ".spec.template.spec.volumes[0].configMap.bogus: field not declared in schema")
+
+
+# ---------------------------------------------------------------- zero values Go omits
+async def test_status_zero_counts_are_omitted(api):
+    ns = await new_ns(api)
+    r = await api.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=_deploy())
+    assert r.status == 201
+    r = await api.patch(f"/apis/apps/v1/namespaces/{ns}/deployments/d/status", headers=MERGE, json={"status": {
+        "replicas": 1, "readyReplicas": 0, "availableReplicas": 0, "updatedReplicas": 1, "collisionCount": 0,
+        "conditions": []}})
+    assert r.status == 200
+    status = (await r.json())["status"]
+    # value fields tagged omitempty go; collisionCount is a pointer (*int32): its 0 stays
+    assert status == {"replicas": 1, "updatedReplicas": 1, "collisionCount": 0}
+    stored = await (await api.get(f"/apis/apps/v1/namespaces/{ns}/deployments/d")).json()
+    assert stored["status"] == status
+    assert stored["spec"]["replicas"] == 1  # a pointer: kept whatever its value
+
+
+async def test_spec_pointer_zero_is_kept(api):
+    ns = await new_ns(api)
+    obj = _deploy()
+    obj["spec"]["replicas"] = 0
+    r = await api.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json=obj)
+    assert (await r.json())["spec"]["replicas"] == 0
+
+
+async def test_empty_list_after_patch_delete_is_omitted(api):
+    ns = await new_ns(api)
+    r = await api.post(f"/api/v1/namespaces/{ns}/pods", json={"metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}]}})
+    assert r.status == 201
+    r = await api.post(f"/apis/apps/v1/namespaces/{ns}/deployments", json={**_deploy(), "spec": {
+        **_deploy()["spec"], "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
+            {"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}]}}}})
+    assert r.status == 201
+    r = await api.patch(f"/apis/apps/v1/namespaces/{ns}/deployments/d", headers=SMP, json={"spec": {"template": {
+        "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "$patch": "delete"}]}]}}}})
+    assert r.status == 200, await r.text()
+    [c] = (await r.json())["spec"]["template"]["spec"]["containers"]
+    assert "ports" not in c
