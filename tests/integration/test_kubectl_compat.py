@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pathlib
 import subprocess
 import urllib.request
 
@@ -113,3 +114,51 @@ def test_logs_follow_streams_until_the_container_terminates(cluster):
             proc.kill()
     assert proc.returncode == 0, err
     assert out == 'container "c" terminated: exitCode 0, reason Completed\n'
+
+
+
+
+FIELD_PATHS = json.loads((pathlib.Path(__file__).parent.parent / "data" / "openapi_field_paths_v1_32.json").read_text())
+
+
+def explain_paths(text: str) -> set[str]:
+    """The field paths of ``kubectl explain --recursive`` output (two spaces per level)."""
+    out: set[str] = set()
+    stack: list[str] = []
+    in_fields = False
+    for line in text.splitlines():
+        if line.startswith("FIELDS:"):
+            in_fields = True
+            continue
+        if not in_fields or not line.strip() or "\t" not in line:
+            continue
+        indent = (len(line) - len(line.lstrip(" "))) // 2 - 1
+        name = line.strip().split("\t")[0]
+        del stack[indent:]
+        stack.append(name)
+        out.add(".".join(stack))
+    return out
+
+
+@pytest.mark.parametrize("resource", sorted(FIELD_PATHS["kinds"]))
+def test_explain_recursive_has_every_kubernetes_field(cluster, resource):
+    gv, plural = resource.rsplit("/", 1)
+    r = kubectl(cluster, "explain", plural, "--recursive", f"--api-version={gv}")
+    assert r.returncode == 0, r.stderr
+    missing = sorted(set(FIELD_PATHS["kinds"][resource]) - explain_paths(r.stdout))
+    assert missing == []
+
+
+@pytest.mark.parametrize("path,fields", [
+    ("deployment.spec.strategy.rollingUpdate", ["maxSurge", "maxUnavailable"]),
+    ("pod.spec.volumes.configMap", ["defaultMode", "items", "name", "optional"]),
+    ("statefulset.status", ["availableReplicas", "collisionCount", "conditions", "currentReplicas"]),
+], ids=["rollingUpdate", "configMap-volume", "statefulset-status"])
+def test_explain_nested_field(cluster, path, fields):
+    r = kubectl(cluster, "explain", path)
+    assert r.returncode == 0, r.stderr
+    assert "DESCRIPTION:" in r.stdout and "field does not exist" not in r.stderr
+    listed = {line.strip().split("\t")[0] for line in r.stdout.split("FIELDS:", 1)[1].splitlines() if "\t" in line}
+    assert set(fields) <= listed
+    desc = r.stdout.split("DESCRIPTION:", 1)[1].split("FIELDS:", 1)[0].strip()
+    assert desc
