@@ -162,3 +162,40 @@ def test_explain_nested_field(cluster, path, fields):
     assert set(fields) <= listed
     desc = r.stdout.split("DESCRIPTION:", 1)[1].split("FIELDS:", 1)[0].strip()
     assert desc
+
+
+DEPLOY_WITH_UNKNOWN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: unk}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: unk}}
+  template:
+    metadata: {labels: {app: unk}}
+    spec:
+      containers: [{name: c, image: nginx}]
+      volumes: [{name: v, configMap: {name: cm, bogus: 1}}]
+"""
+
+
+def test_unknown_fields_strict_apply_refused_and_dropped_otherwise(cluster):
+    f = cluster["dir"] / "unk.yaml"
+    f.write_text(DEPLOY_WITH_UNKNOWN)
+    r = kubectl(cluster, "apply", "--server-side", "--validate=strict", "-f", str(f))
+    assert r.returncode != 0
+    assert ".spec.template.spec.volumes[0].configMap.bogus: field not declared in schema" in r.stderr
+    r = kubectl(cluster, "create", "--validate=strict", "-f", str(f))
+    assert r.returncode != 0 and 'strict decoding error: unknown field "spec.template.spec.volumes[0].configMap.bogus"' \
+        in r.stderr
+    r = kubectl(cluster, "create", "--validate=warn", "-f", str(f))
+    assert r.returncode == 0, r.stderr
+    assert 'unknown field "spec.template.spec.volumes[0].configMap.bogus"' in r.stderr
+    r = kubectl(cluster, "patch", "deployment", "unk", "--type=merge", "-p", '{"status":{"x":1}}')
+    assert r.returncode == 0 and 'unknown field "status.x"' in r.stderr
+    r = kubectl(cluster, "label", "deployment", "unk", "a=b")
+    assert r.returncode == 0 and "unknown field" not in r.stderr  # nothing unknown was stored
+    r = kubectl(cluster, "get", "deployment", "unk", "-o", "json")
+    obj = json.loads(r.stdout)
+    assert "bogus" not in obj["spec"]["template"]["spec"]["volumes"][0]["configMap"]
+    assert "x" not in obj.get("status", {})
