@@ -69,7 +69,7 @@ def omits_zero(typ: str) -> bool:
 _OBJ = "object:"
 
 TYPES: dict[str, tuple[str, Fields]] = {
-    "AWSElasticBlockStoreVolumeSource": ("AWS elastic block store volume source.", {
+    "AWSElasticBlockStoreVolumeSource": ("Deprecated: an AWS EBS disk (in-tree driver; the CSI driver replaces it).", {
         "fsType": ("string", "Fs type of the AWS elastic block store volume source."),
         "partition": ("int32", "Partition of the AWS elastic block store volume source."),
         "readOnly": ("boolean", "Read only of the AWS elastic block store volume source."),
@@ -80,15 +80,15 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "podAffinity": ("PodAffinity", "Co-locate with pods matching these terms."),
         "podAntiAffinity": ("PodAffinity", "Keep away from pods matching these terms."),
     }),
-    "AppArmorProfile": ("App armor profile.", {
-        "localhostProfile": ("string", "Localhost profile of the app armor profile."),
-        "type": ("string", "Type of the app armor profile."),
+    "AppArmorProfile": ("An AppArmor profile.", {
+        "localhostProfile": ("string", "Profile loaded on the node (type Localhost)."),
+        "type": ("string", "RuntimeDefault, Unconfined or Localhost."),
     }),
-    "AttachedVolume": ("Attached volume.", {
-        "devicePath": ("string", "Device path of the attached volume."),
-        "name": ("string", "Name of the attached volume."),
+    "AttachedVolume": ("A volume attached to a node.", {
+        "devicePath": ("string", "Where the device is available."),
+        "name": ("string", "Name of the volume."),
     }),
-    "AzureDiskVolumeSource": ("Azure disk volume source.", {
+    "AzureDiskVolumeSource": ("Deprecated: an Azure data disk.", {
         "cachingMode": ("string", "Caching mode of the azure disk volume source."),
         "diskName": ("string", "Disk name of the azure disk volume source."),
         "diskURI": ("string", "Disk URI of the azure disk volume source."),
@@ -96,23 +96,23 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "kind": ("string", "Kind of the azure disk volume source."),
         "readOnly": ("boolean", "Read only of the azure disk volume source."),
     }),
-    "AzureFileVolumeSource": ("Azure file volume source.", {
+    "AzureFileVolumeSource": ("Deprecated: an Azure File share.", {
         "readOnly": ("boolean", "Read only of the azure file volume source."),
         "secretName": ("string", "Secret name of the azure file volume source."),
         "shareName": ("string", "Share name of the azure file volume source."),
     }),
-    "CSIVolumeSource": ("CSI volume source.", {
-        "driver": ("string", "Driver of the CSI volume source."),
-        "fsType": ("string", "Fs type of the CSI volume source."),
-        "nodePublishSecretRef": ("LocalObjectReference", "Node publish secret ref of the CSI volume source."),
-        "readOnly": ("boolean", "Read only of the CSI volume source."),
-        "volumeAttributes": ("map[string],omitempty", "Volume attributes of the CSI volume source."),
+    "CSIVolumeSource": ("An ephemeral volume from a CSI driver.", {
+        "driver": ("string", "Name of the CSI driver."),
+        "fsType": ("string", "Filesystem type (ext4...)."),
+        "nodePublishSecretRef": ("LocalObjectReference", "Secret passed to the driver."),
+        "readOnly": ("boolean", "Mount read-only."),
+        "volumeAttributes": ("map[string],omitempty", "Driver-specific properties."),
     }),
-    "Capabilities": ("Capabilities.", {
-        "add": ("[]string,omitempty", "Add of the capabilities."),
-        "drop": ("[]string,omitempty", "Drop of the capabilities."),
+    "Capabilities": ("Linux capabilities added and dropped.", {
+        "add": ("[]string,omitempty", "Capabilities added."),
+        "drop": ("[]string,omitempty", "Capabilities dropped."),
     }),
-    "CephFSVolumeSource": ("Ceph FS volume source.", {
+    "CephFSVolumeSource": ("Deprecated: a CephFS mount.", {
         "monitors": ("[]string", "Monitors of the ceph FS volume source."),
         "path": ("string", "Path of the ceph FS volume source."),
         "readOnly": ("boolean", "Read only of the ceph FS volume source."),
@@ -120,56 +120,56 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "secretRef": ("LocalObjectReference", "Secret ref of the ceph FS volume source."),
         "user": ("string", "User of the ceph FS volume source."),
     }),
-    "CinderVolumeSource": ("Cinder volume source.", {
+    "CinderVolumeSource": ("Deprecated: an OpenStack Cinder volume.", {
         "fsType": ("string", "Fs type of the cinder volume source."),
         "readOnly": ("boolean", "Read only of the cinder volume source."),
         "secretRef": ("LocalObjectReference", "Secret ref of the cinder volume source."),
         "volumeID": ("string", "Volume ID of the cinder volume source."),
     }),
-    "ClientIPConfig": ("Client IP config.", {
-        "timeoutSeconds": ("int32", "Timeout seconds of the client IP config."),
+    "ClientIPConfig": ("ClientIP session affinity parameters.", {
+        "timeoutSeconds": ("int32", "Seconds a session sticks (10800)."),
     }),
-    "ClusterTrustBundleProjection": ("Cluster trust bundle projection.", {
-        "labelSelector": ("LabelSelector", "Label selector of the cluster trust bundle projection."),
-        "name": ("string", "Name of the cluster trust bundle projection."),
-        "optional": ("boolean", "Optional of the cluster trust bundle projection."),
-        "path": ("string", "Path of the cluster trust bundle projection."),
-        "signerName": ("string", "Signer name of the cluster trust bundle projection."),
+    "ClusterTrustBundleProjection": ("ClusterTrustBundle certificates written to a file.", {
+        "labelSelector": ("LabelSelector", "Selects bundles by label."),
+        "name": ("string", "Name of one bundle."),
+        "optional": ("boolean", "Allow none to be found."),
+        "path": ("string", "Relative path of the file."),
+        "signerName": ("string", "Selects bundles by signer."),
     }),
     "Condition": ("One aspect of an object's state.", {
         "lastTransitionTime": ("Time", "Last change of status."),
         "message": ("string", "Human-readable detail."),
-        "observedGeneration": ("int64", "Observed generation of the condition."),
+        "observedGeneration": ("int64", "The generation the condition was set for."),
         "reason": ("string", "CamelCase reason."),
         "status": ("string", "True, False or Unknown."),
-        "type": ("string", "Type of the condition."),
+        "type": ("string", "Type of the condition (CamelCase)."),
     }),
-    "ConfigMapEnvSource": ("Config map env source.", {
-        "name": ("string", "Name of the config map env source."),
-        "optional": ("boolean", "Optional of the config map env source."),
+    "ConfigMapEnvSource": ("A ConfigMap whose keys become variables.", {
+        "name": ("string", "Name of the ConfigMap."),
+        "optional": ("boolean", "Allow the ConfigMap to be missing."),
     }),
-    "ConfigMapKeySelector": ("Config map key selector.", {
-        "key": ("string", "Key of the config map key selector."),
-        "name": ("string", "Name of the config map key selector."),
-        "optional": ("boolean", "Optional of the config map key selector."),
+    "ConfigMapKeySelector": ("One key of a ConfigMap.", {
+        "key": ("string", "The key."),
+        "name": ("string", "Name of the ConfigMap."),
+        "optional": ("boolean", "Allow the ConfigMap or key to be missing."),
     }),
-    "ConfigMapNodeConfigSource": ("Config map node config source.", {
-        "kubeletConfigKey": ("string", "Kubelet config key of the config map node config source."),
-        "name": ("string", "Name of the config map node config source."),
-        "namespace": ("string", "Namespace of the config map node config source."),
-        "resourceVersion": ("string", "Resource version of the config map node config source."),
-        "uid": ("string", "Uid of the config map node config source."),
+    "ConfigMapNodeConfigSource": ("Deprecated: a ConfigMap holding kubelet configuration.", {
+        "kubeletConfigKey": ("string", "Key holding the configuration."),
+        "name": ("string", "Name of the ConfigMap."),
+        "namespace": ("string", "Namespace of the ConfigMap."),
+        "resourceVersion": ("string", "Its resourceVersion."),
+        "uid": ("string", "Its UID."),
     }),
-    "ConfigMapProjection": ("Config map projection.", {
-        "items": ("[]KeyToPath,omitempty", "Items of the config map projection."),
-        "name": ("string", "Name of the config map projection."),
-        "optional": ("boolean", "Optional of the config map projection."),
+    "ConfigMapProjection": ("A ConfigMap's keys in a projected volume.", {
+        "items": ("[]KeyToPath,omitempty", "Keys to project and their paths."),
+        "name": ("string", "Name of the ConfigMap."),
+        "optional": ("boolean", "Allow it to be missing."),
     }),
-    "ConfigMapVolumeSource": ("Config map volume source.", {
-        "defaultMode": ("int32", "Default mode of the config map volume source."),
-        "items": ("[]KeyToPath,omitempty", "Items of the config map volume source."),
-        "name": ("string", "Name of the config map volume source."),
-        "optional": ("boolean", "Optional of the config map volume source."),
+    "ConfigMapVolumeSource": ("A ConfigMap's keys as files.", {
+        "defaultMode": ("int32", "Permission bits of the files (0644)."),
+        "items": ("[]KeyToPath,omitempty", "Keys to project and their paths; all keys if empty."),
+        "name": ("string", "Name of the ConfigMap."),
+        "optional": ("boolean", "Allow the ConfigMap or its keys to be missing."),
     }),
     "Container": ("A single application container of a pod.", {
         "args": ("[]string,omitempty", "Arguments to the entrypoint; the image's CMD if not given."),
@@ -197,9 +197,9 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "volumeMounts": ("[]VolumeMount,omitempty", "Volumes mounted into the container's filesystem."),
         "workingDir": ("string,omitempty", "Working directory of the entrypoint."),
     }),
-    "ContainerImage": ("Container image.", {
-        "names": ("[]string,omitempty", "Names of the container image."),
-        "sizeBytes": ("int64", "Size bytes of the container image."),
+    "ContainerImage": ("An image present on a node.", {
+        "names": ("[]string,omitempty", "Names (and digests) of the image."),
+        "sizeBytes": ("int64", "Size in bytes."),
     }),
     "ContainerPort": ("A network port of a container.", {
         "containerPort": ("int32", "Port number on the pod's IP address."),
@@ -208,59 +208,59 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "name": ("string,omitempty", "Name of the port (IANA_SVC_NAME), referable from services."),
         "protocol": ("string,omitempty", "TCP, UDP or SCTP (TCP)."),
     }),
-    "ContainerResizePolicy": ("Container resize policy.", {
-        "resourceName": ("string", "Resource name of the container resize policy."),
-        "restartPolicy": ("string", "Restart policy of the container resize policy."),
+    "ContainerResizePolicy": ("How a resource of a container is resized.", {
+        "resourceName": ("string", "The resource (cpu, memory)."),
+        "restartPolicy": ("string", "NotRequired or RestartContainer."),
     }),
-    "ContainerState": ("Container state.", {
-        "running": ("ContainerStateRunning", "Running of the container state."),
-        "terminated": ("ContainerStateTerminated", "Terminated of the container state."),
-        "waiting": ("ContainerStateWaiting", "Waiting of the container state."),
+    "ContainerState": ("The state of a container: one of waiting, running or terminated.", {
+        "running": ("ContainerStateRunning", "The container is running."),
+        "terminated": ("ContainerStateTerminated", "The container has terminated."),
+        "waiting": ("ContainerStateWaiting", "The container has not started yet."),
     }),
-    "ContainerStateRunning": ("Container state running.", {
-        "startedAt": ("Time", "Started at of the container state running."),
+    "ContainerStateRunning": ("A running container.", {
+        "startedAt": ("Time", "When the container (re)started."),
     }),
-    "ContainerStateTerminated": ("Container state terminated.", {
-        "containerID": ("string,omitempty", "Container ID of the container state terminated."),
-        "exitCode": ("int32", "Exit code of the container state terminated."),
-        "finishedAt": ("Time", "Finished at of the container state terminated."),
-        "message": ("string,omitempty", "Message of the container state terminated."),
-        "reason": ("string,omitempty", "Reason of the container state terminated."),
-        "signal": ("int32,omitempty", "Signal of the container state terminated."),
-        "startedAt": ("Time", "Started at of the container state terminated."),
+    "ContainerStateTerminated": ("A container that has terminated.", {
+        "containerID": ("string,omitempty", "Container ID (<type>://<id>)."),
+        "exitCode": ("int32", "Exit status of the last termination."),
+        "finishedAt": ("Time", "When the container last terminated."),
+        "message": ("string,omitempty", "Message about the termination."),
+        "reason": ("string,omitempty", "Why it terminated (Completed, Error, OOMKilled...)."),
+        "signal": ("int32,omitempty", "Signal that ended it."),
+        "startedAt": ("Time", "When the container started."),
     }),
-    "ContainerStateWaiting": ("Container state waiting.", {
-        "message": ("string,omitempty", "Message of the container state waiting."),
-        "reason": ("string,omitempty", "Reason of the container state waiting."),
+    "ContainerStateWaiting": ("A container that is not running yet.", {
+        "message": ("string,omitempty", "Why it is not running yet, in words."),
+        "reason": ("string,omitempty", "Why it is not running yet (ContainerCreating, ImagePullBackOff...)."),
     }),
     "ContainerStatus": ("The state of one container.", {
-        "allocatedResources": ("map[Quantity],omitempty", "Allocated resources of the container status."),
-        "allocatedResourcesStatus": ("[]ResourceStatus,omitempty", "Allocated resources status of the container status."),
+        "allocatedResources": ("map[Quantity],omitempty", "Compute resources allocated to the container by the node."),
+        "allocatedResourcesStatus": ("[]ResourceStatus,omitempty", "Health of the resources allocated to the container."),
         "containerID": ("string,omitempty", "Container ID (<runtime>://<id>)."),
         "image": ("string", "Image running."),
         "imageID": ("string", "Image ID."),
-        "lastState": ("ContainerState", "The state of the previous instance."),
+        "lastState": ("ContainerState", "State of the previous instance (after a restart)."),
         "name": ("string", "Container name."),
         "ready": ("boolean", "Passed its readiness probe."),
-        "resources": ("ResourceRequirements", "Resources of the container status."),
+        "resources": ("ResourceRequirements", "Resources actually applied to the running container."),
         "restartCount": ("int32", "Number of restarts."),
         "started": ("boolean", "Passed its startup probe."),
         "state": ("ContainerState", "waiting, running or terminated, with details."),
-        "user": ("ContainerUser", "User of the container status."),
-        "volumeMounts": ("[]VolumeMountStatus,omitempty", "Volume mounts of the container status."),
+        "user": ("ContainerUser", "Identity the container's process runs as."),
+        "volumeMounts": ("[]VolumeMountStatus,omitempty", "Status of the container's volume mounts."),
     }),
-    "ContainerUser": ("Container user.", {
-        "linux": ("LinuxContainerUser", "Linux of the container user."),
+    "ContainerUser": ("The identity a container's process runs as.", {
+        "linux": ("LinuxContainerUser", "Linux user and groups."),
     }),
-    "DaemonEndpoint": ("Daemon endpoint.", {
-        "Port": ("int32", "Port of the daemon endpoint."),
+    "DaemonEndpoint": ("A daemon's port.", {
+        "Port": ("int32", "Port number."),
     }),
-    "DaemonSetCondition": ("Daemon set condition.", {
-        "lastTransitionTime": ("Time", "Last transition time of the daemon set condition."),
-        "message": ("string,omitempty", "Message of the daemon set condition."),
-        "reason": ("string,omitempty", "Reason of the daemon set condition."),
-        "status": ("string", "Status of the daemon set condition."),
-        "type": ("string", "Type of the daemon set condition."),
+    "DaemonSetCondition": ("One aspect of a DaemonSet's state.", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
+        "status": ("string", "True, False or Unknown."),
+        "type": ("string", "Type of the condition."),
     }),
     "DaemonSetSpec": ("The desired state of a DaemonSet.", {
         "minReadySeconds": ("int32,omitempty", "Seconds a new pod must be ready to count as available."),
@@ -269,17 +269,17 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "template": ("PodTemplateSpec", "The pod run on every eligible node."),
         "updateStrategy": ("DaemonSetUpdateStrategy", "RollingUpdate or OnDelete."),
     }),
-    "DaemonSetStatus": ("Daemon set status.", {
-        "collisionCount": ("int32", "Collision count of the daemon set status."),
-        "conditions": ("[]DaemonSetCondition,omitempty", "Conditions of the daemon set status."),
-        "currentNumberScheduled": ("int32", "Current number scheduled of the daemon set status."),
-        "desiredNumberScheduled": ("int32", "Desired number scheduled of the daemon set status."),
-        "numberAvailable": ("int32,omitempty", "Number available of the daemon set status."),
-        "numberMisscheduled": ("int32", "Number misscheduled of the daemon set status."),
-        "numberReady": ("int32", "Number ready of the daemon set status."),
-        "numberUnavailable": ("int32,omitempty", "Number unavailable of the daemon set status."),
-        "observedGeneration": ("int64,omitempty", "Observed generation of the daemon set status."),
-        "updatedNumberScheduled": ("int32,omitempty", "Updated number scheduled of the daemon set status."),
+    "DaemonSetStatus": ("The observed state of a DaemonSet.", {
+        "collisionCount": ("int32", "Hash collisions seen when naming ControllerRevisions."),
+        "conditions": ("[]DaemonSetCondition,omitempty", "Latest observations of the daemon set's state."),
+        "currentNumberScheduled": ("int32", "Nodes running at least one daemon pod that should run it."),
+        "desiredNumberScheduled": ("int32", "Nodes that should run the daemon pod."),
+        "numberAvailable": ("int32,omitempty", "Nodes whose daemon pod is available (ready for minReadySeconds)."),
+        "numberMisscheduled": ("int32", "Nodes running the daemon pod that should not run it."),
+        "numberReady": ("int32", "Nodes whose daemon pod is ready."),
+        "numberUnavailable": ("int32,omitempty", "Nodes that should run the daemon pod but have none available."),
+        "observedGeneration": ("int64,omitempty", "The generation last acted on by the controller."),
+        "updatedNumberScheduled": ("int32,omitempty", "Nodes running the current template's pod."),
     }),
     "DaemonSetUpdateStrategy": ("How a DaemonSet replaces its pods.", {
         "rollingUpdate": ("RollingUpdateDaemonSet", "Parameters of a rolling update."),
@@ -295,11 +295,11 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "dryRun": ("[]string", "All: check, do not delete."),
         "ignoreStoreReadErrorWithClusterBreakingPotential": ("boolean", "Delete a corrupt object."),
     }),
-    "DeploymentCondition": ("Deployment condition.", {
-        "lastTransitionTime": ("Time", "Last change of status."),
-        "lastUpdateTime": ("Time", "Last update (workloads)."),
-        "message": ("string,omitempty", "Human-readable detail."),
-        "reason": ("string,omitempty", "CamelCase reason."),
+    "DeploymentCondition": ("One aspect of a Deployment's state (Available, Progressing, ReplicaFailure).", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "lastUpdateTime": ("Time", "When the condition was last updated."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
         "status": ("string", "True, False or Unknown."),
         "type": ("string", "Type of the condition."),
     }),
@@ -327,116 +327,116 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "rollingUpdate": ("RollingUpdateDeployment", "Parameters of a rolling update."),
         "type": ("string,omitempty", "Recreate or RollingUpdate (default)."),
     }),
-    "DownwardAPIProjection": ("Downward API projection.", {
-        "items": ("[]DownwardAPIVolumeFile,omitempty", "Items of the downward API projection."),
+    "DownwardAPIProjection": ("Fields of the pod as files in a projected volume.", {
+        "items": ("[]DownwardAPIVolumeFile,omitempty", "The files."),
     }),
-    "DownwardAPIVolumeFile": ("Downward API volume file.", {
-        "fieldRef": ("ObjectFieldSelector", "Field ref of the downward API volume file."),
-        "mode": ("int32", "Mode of the downward API volume file."),
-        "path": ("string", "Path of the downward API volume file."),
-        "resourceFieldRef": ("ResourceFieldSelector", "Resource field ref of the downward API volume file."),
+    "DownwardAPIVolumeFile": ("A file holding a field of the pod.", {
+        "fieldRef": ("ObjectFieldSelector", "A field of the pod."),
+        "mode": ("int32", "Permission bits of the file."),
+        "path": ("string", "Relative path of the file."),
+        "resourceFieldRef": ("ResourceFieldSelector", "A resource limit or request of a container."),
     }),
-    "DownwardAPIVolumeSource": ("Downward API volume source.", {
-        "defaultMode": ("int32", "Default mode of the downward API volume source."),
-        "items": ("[]DownwardAPIVolumeFile,omitempty", "Items of the downward API volume source."),
+    "DownwardAPIVolumeSource": ("Fields of the pod as files.", {
+        "defaultMode": ("int32", "Permission bits of the files (0644)."),
+        "items": ("[]DownwardAPIVolumeFile,omitempty", "The files."),
     }),
     "EmptyDirVolumeSource": ("A temporary directory sharing the pod's lifetime.", {
         "medium": ("string,omitempty", "\"\" (node disk) or Memory."),
         "sizeLimit": ("Quantity", "Maximum size."),
     }),
-    "EndpointAddress": ("Endpoint address.", {
-        "hostname": ("string,omitempty", "Hostname of the endpoint address."),
-        "ip": ("string", "Ip of the endpoint address."),
-        "nodeName": ("string", "Node name of the endpoint address."),
-        "targetRef": ("ObjectReference", "Target ref of the endpoint address."),
+    "EndpointAddress": ("One address of an endpoint.", {
+        "hostname": ("string,omitempty", "Hostname of the endpoint."),
+        "ip": ("string", "IP address of the endpoint."),
+        "nodeName": ("string", "Node hosting the endpoint."),
+        "targetRef": ("ObjectReference", "The object (pod) providing the endpoint."),
     }),
-    "EndpointPort": ("Endpoint port.", {
-        "appProtocol": ("string", "App protocol of the endpoint port."),
-        "name": ("string,omitempty", "Name of the endpoint port."),
-        "port": ("int32", "Port of the endpoint port."),
-        "protocol": ("string,omitempty", "Protocol of the endpoint port."),
+    "EndpointPort": ("One port of an endpoint.", {
+        "appProtocol": ("string", "Application protocol of the port."),
+        "name": ("string,omitempty", "Name of the port (the service port's name)."),
+        "port": ("int32", "Port number."),
+        "protocol": ("string,omitempty", "TCP, UDP or SCTP (TCP)."),
     }),
-    "EndpointSubset": ("Endpoint subset.", {
-        "addresses": ("[]EndpointAddress,omitempty", "Addresses of the endpoint subset."),
-        "notReadyAddresses": ("[]EndpointAddress,omitempty", "Not ready addresses of the endpoint subset."),
-        "ports": ("[]EndpointPort,omitempty", "Ports of the endpoint subset."),
+    "EndpointSubset": ("Addresses that share a set of ports.", {
+        "addresses": ("[]EndpointAddress,omitempty", "Ready addresses."),
+        "notReadyAddresses": ("[]EndpointAddress,omitempty", "Addresses not ready for traffic yet."),
+        "ports": ("[]EndpointPort,omitempty", "Ports available on every address."),
     }),
-    "EnvFromSource": ("Env from source.", {
-        "configMapRef": ("ConfigMapEnvSource", "Config map ref of the env from source."),
-        "prefix": ("string", "Prefix of the env from source."),
-        "secretRef": ("SecretEnvSource", "Secret ref of the env from source."),
+    "EnvFromSource": ("A ConfigMap or Secret whose keys all become variables.", {
+        "configMapRef": ("ConfigMapEnvSource", "The ConfigMap."),
+        "prefix": ("string", "Prefix added to each variable name."),
+        "secretRef": ("SecretEnvSource", "The Secret."),
     }),
     "EnvVar": ("An environment variable of a container.", {
         "name": ("string", "Name of the variable."),
         "value": ("string,omitempty", "Value of the variable."),
         "valueFrom": ("EnvVarSource", "Source of the value (field, resource, ConfigMap or Secret key)."),
     }),
-    "EnvVarSource": ("Env var source.", {
-        "configMapKeyRef": ("ConfigMapKeySelector", "Config map key ref of the env var source."),
-        "fieldRef": ("ObjectFieldSelector", "Field ref of the env var source."),
-        "resourceFieldRef": ("ResourceFieldSelector", "Resource field ref of the env var source."),
-        "secretKeyRef": ("SecretKeySelector", "Secret key ref of the env var source."),
+    "EnvVarSource": ("Where an environment variable's value comes from.", {
+        "configMapKeyRef": ("ConfigMapKeySelector", "A key of a ConfigMap."),
+        "fieldRef": ("ObjectFieldSelector", "A field of the pod (metadata.name, status.podIP...)."),
+        "resourceFieldRef": ("ResourceFieldSelector", "A resource limit or request of a container."),
+        "secretKeyRef": ("SecretKeySelector", "A key of a Secret."),
     }),
-    "EphemeralContainer": ("Ephemeral container.", {
-        "args": ("[]string,omitempty", "Args of the ephemeral container."),
-        "command": ("[]string,omitempty", "Command of the ephemeral container."),
-        "env": ("[]EnvVar,omitempty", "Env of the ephemeral container."),
-        "envFrom": ("[]EnvFromSource,omitempty", "Env from of the ephemeral container."),
-        "image": ("string,omitempty", "Image of the ephemeral container."),
-        "imagePullPolicy": ("string,omitempty", "Image pull policy of the ephemeral container."),
-        "lifecycle": ("Lifecycle", "Lifecycle of the ephemeral container."),
-        "livenessProbe": ("Probe", "Liveness probe of the ephemeral container."),
-        "name": ("string", "Name of the ephemeral container."),
-        "ports": ("[]ContainerPort,omitempty", "Ports of the ephemeral container."),
-        "readinessProbe": ("Probe", "Readiness probe of the ephemeral container."),
-        "resizePolicy": ("[]ContainerResizePolicy,omitempty", "Resize policy of the ephemeral container."),
-        "resources": ("ResourceRequirements", "Resources of the ephemeral container."),
-        "restartPolicy": ("string", "Restart policy of the ephemeral container."),
-        "securityContext": ("SecurityContext", "Security context of the ephemeral container."),
-        "startupProbe": ("Probe", "Startup probe of the ephemeral container."),
-        "stdin": ("boolean,omitempty", "Stdin of the ephemeral container."),
-        "stdinOnce": ("boolean,omitempty", "Stdin once of the ephemeral container."),
-        "targetContainerName": ("string,omitempty", "Target container name of the ephemeral container."),
-        "terminationMessagePath": ("string,omitempty", "Termination message path of the ephemeral container."),
-        "terminationMessagePolicy": ("string,omitempty", "Termination message policy of the ephemeral container."),
-        "tty": ("boolean,omitempty", "Tty of the ephemeral container."),
-        "volumeDevices": ("[]VolumeDevice,omitempty", "Volume devices of the ephemeral container."),
-        "volumeMounts": ("[]VolumeMount,omitempty", "Volume mounts of the ephemeral container."),
-        "workingDir": ("string,omitempty", "Working dir of the ephemeral container."),
+    "EphemeralContainer": ("A debugging container added to a running pod (kubectl debug); no ports, probes or resources.", {
+        "args": ("[]string,omitempty", "Arguments to the entrypoint; the image's CMD if not given."),
+        "command": ("[]string,omitempty", "Entrypoint array; the image's ENTRYPOINT if not given."),
+        "env": ("[]EnvVar,omitempty", "Environment variables to set in the container."),
+        "envFrom": ("[]EnvFromSource,omitempty", "ConfigMaps and Secrets whose keys become variables."),
+        "image": ("string,omitempty", "Container image name."),
+        "imagePullPolicy": ("string,omitempty", "Always, Never or IfNotPresent."),
+        "lifecycle": ("Lifecycle", "Actions on container start and stop."),
+        "livenessProbe": ("Probe", "Probe of container liveness; failing restarts the container."),
+        "name": ("string", "Name of the container, unique in the pod (DNS label)."),
+        "ports": ("[]ContainerPort,omitempty", "Ports the container exposes (informational)."),
+        "readinessProbe": ("Probe", "Probe of readiness for traffic."),
+        "resizePolicy": ("[]ContainerResizePolicy,omitempty", "How resources are resized."),
+        "resources": ("ResourceRequirements", "Compute resources requested and limited."),
+        "restartPolicy": ("string", "Always for a sidecar init container."),
+        "securityContext": ("SecurityContext", "Container-level security attributes."),
+        "startupProbe": ("Probe", "Probe that the container has started."),
+        "stdin": ("boolean,omitempty", "Allocate a buffer for stdin."),
+        "stdinOnce": ("boolean,omitempty", "Close stdin after one attach."),
+        "targetContainerName": ("string,omitempty", "Container whose namespaces (process...) this one joins."),
+        "terminationMessagePath": ("string,omitempty", "File the termination message is read from."),
+        "terminationMessagePolicy": ("string,omitempty", "File or FallbackToLogsOnError."),
+        "tty": ("boolean,omitempty", "Allocate a TTY."),
+        "volumeDevices": ("[]VolumeDevice,omitempty", "Block devices used by the container."),
+        "volumeMounts": ("[]VolumeMount,omitempty", "Volumes mounted into the container's filesystem."),
+        "workingDir": ("string,omitempty", "Working directory of the entrypoint."),
     }),
-    "EphemeralVolumeSource": ("Ephemeral volume source.", {
-        "volumeClaimTemplate": ("PersistentVolumeClaimTemplate", "Volume claim template of the ephemeral volume source."),
+    "EphemeralVolumeSource": ("A volume provisioned for the pod and deleted with it.", {
+        "volumeClaimTemplate": ("PersistentVolumeClaimTemplate", "Claim created for the pod (named <pod>-<volume>)."),
     }),
-    "EventSeries": ("Event series.", {
-        "count": ("int32", "Count of the event series."),
-        "lastObservedTime": ("MicroTime", "Last observed time of the event series."),
+    "EventSeries": ("A series of occurrences of an event.", {
+        "count": ("int32", "Occurrences in the series so far."),
+        "lastObservedTime": ("MicroTime", "When the last occurrence was observed."),
     }),
-    "EventSource": ("Event source.", {
-        "component": ("string", "Component of the event source."),
-        "host": ("string", "Host of the event source."),
+    "EventSource": ("The component that reported an event.", {
+        "component": ("string", "Component name."),
+        "host": ("string", "Node name."),
     }),
     "ExecAction": ("A command run in the container.", {
         "command": ("[]string,omitempty", "The command and its arguments."),
     }),
-    "FCVolumeSource": ("FC volume source.", {
+    "FCVolumeSource": ("A Fibre Channel disk.", {
         "fsType": ("string", "Fs type of the FC volume source."),
         "lun": ("int32", "Lun of the FC volume source."),
         "readOnly": ("boolean", "Read only of the FC volume source."),
         "targetWWNs": ("[]string,omitempty", "Target WW ns of the FC volume source."),
         "wwids": ("[]string,omitempty", "Wwids of the FC volume source."),
     }),
-    "FlexVolumeSource": ("Flex volume source.", {
+    "FlexVolumeSource": ("Deprecated: a FlexVolume driver's volume.", {
         "driver": ("string", "Driver of the flex volume source."),
         "fsType": ("string", "Fs type of the flex volume source."),
         "options": ("map[string],omitempty", "Options of the flex volume source."),
         "readOnly": ("boolean", "Read only of the flex volume source."),
         "secretRef": ("LocalObjectReference", "Secret ref of the flex volume source."),
     }),
-    "FlockerVolumeSource": ("Flocker volume source.", {
+    "FlockerVolumeSource": ("Deprecated: a Flocker dataset.", {
         "datasetName": ("string", "Dataset name of the flocker volume source."),
         "datasetUUID": ("string", "Dataset UUID of the flocker volume source."),
     }),
-    "GCEPersistentDiskVolumeSource": ("GCE persistent disk volume source.", {
+    "GCEPersistentDiskVolumeSource": ("Deprecated: a GCE persistent disk.", {
         "fsType": ("string", "Fs type of the GCE persistent disk volume source."),
         "partition": ("int32", "Partition of the GCE persistent disk volume source."),
         "pdName": ("string", "Pd name of the GCE persistent disk volume source."),
@@ -446,12 +446,12 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "port": ("int32", "Port number."),
         "service": ("string", "Service name for the health check."),
     }),
-    "GitRepoVolumeSource": ("Git repo volume source.", {
+    "GitRepoVolumeSource": ("Deprecated: a git repository cloned into an empty directory.", {
         "directory": ("string", "Directory of the git repo volume source."),
         "repository": ("string", "Repository of the git repo volume source."),
         "revision": ("string", "Revision of the git repo volume source."),
     }),
-    "GlusterfsVolumeSource": ("Glusterfs volume source.", {
+    "GlusterfsVolumeSource": ("Deprecated: a GlusterFS mount.", {
         "endpoints": ("string", "Endpoints of the glusterfs volume source."),
         "path": ("string", "Path of the glusterfs volume source."),
         "readOnly": ("boolean", "Read only of the glusterfs volume source."),
@@ -463,22 +463,22 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "port": ("IntOrString", "Port number or name."),
         "scheme": ("string,omitempty", "HTTP or HTTPS."),
     }),
-    "HTTPHeader": ("HTTP header.", {
-        "name": ("string", "Name of the HTTP header."),
-        "value": ("string", "Value of the HTTP header."),
+    "HTTPHeader": ("An HTTP header.", {
+        "name": ("string", "Header name."),
+        "value": ("string", "Header value."),
     }),
-    "HostAlias": ("Host alias.", {
-        "hostnames": ("[]string,omitempty", "Hostnames of the host alias."),
-        "ip": ("string", "Ip of the host alias."),
+    "HostAlias": ("An /etc/hosts entry of a pod.", {
+        "hostnames": ("[]string,omitempty", "Host names of the IP."),
+        "ip": ("string", "IP address."),
     }),
-    "HostIP": ("Host IP.", {
-        "ip": ("string", "Ip of the host IP."),
+    "HostIP": ("An IP address of a node.", {
+        "ip": ("string", "The address."),
     }),
-    "HostPathVolumeSource": ("Host path volume source.", {
-        "path": ("string", "Path of the host path volume source."),
-        "type": ("string", "Type of the host path volume source."),
+    "HostPathVolumeSource": ("A file or directory of the node.", {
+        "path": ("string", "Path on the node."),
+        "type": ("string", "What the path must be (Directory, File, DirectoryOrCreate...)."),
     }),
-    "ISCSIVolumeSource": ("ISCSI volume source.", {
+    "ISCSIVolumeSource": ("An iSCSI disk.", {
         "chapAuthDiscovery": ("boolean", "Chap auth discovery of the ISCSI volume source."),
         "chapAuthSession": ("boolean", "Chap auth session of the ISCSI volume source."),
         "fsType": ("string", "Fs type of the ISCSI volume source."),
@@ -491,14 +491,14 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "secretRef": ("LocalObjectReference", "Secret ref of the ISCSI volume source."),
         "targetPortal": ("string", "Target portal of the ISCSI volume source."),
     }),
-    "ImageVolumeSource": ("Image volume source.", {
-        "pullPolicy": ("string", "Pull policy of the image volume source."),
-        "reference": ("string", "Reference of the image volume source."),
+    "ImageVolumeSource": ("An OCI image mounted as a volume.", {
+        "pullPolicy": ("string", "Always, Never or IfNotPresent."),
+        "reference": ("string", "Image reference."),
     }),
-    "KeyToPath": ("Key to path.", {
-        "key": ("string", "Key of the key to path."),
-        "mode": ("int32", "Mode of the key to path."),
-        "path": ("string", "Path of the key to path."),
+    "KeyToPath": ("A key projected to a relative file path.", {
+        "key": ("string", "The key."),
+        "mode": ("int32", "Permission bits of this file."),
+        "path": ("string", "Relative path of the file."),
     }),
     "LabelSelector": ("A label query over a set of objects.", {
         "matchExpressions": ("[]LabelSelectorRequirement,omitempty", "Set-based requirements (In, NotIn, Exists, DoesNotExist)."),
@@ -528,19 +528,19 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "sleep": ("SleepAction", "Sleep."),
         "tcpSocket": ("TCPSocketAction", "Deprecated."),
     }),
-    "LinuxContainerUser": ("Linux container user.", {
-        "gid": ("int64", "Gid of the linux container user."),
-        "supplementalGroups": ("[]int64,omitempty", "Supplemental groups of the linux container user."),
-        "uid": ("int64", "Uid of the linux container user."),
+    "LinuxContainerUser": ("A Linux user and its groups.", {
+        "gid": ("int64", "Primary GID."),
+        "supplementalGroups": ("[]int64,omitempty", "Supplemental GIDs."),
+        "uid": ("int64", "UID."),
     }),
-    "LoadBalancerIngress": ("Load balancer ingress.", {
-        "hostname": ("string", "Hostname of the load balancer ingress."),
-        "ip": ("string", "Ip of the load balancer ingress."),
-        "ipMode": ("string", "Ip mode of the load balancer ingress."),
-        "ports": ("[]PortStatus,omitempty", "Ports of the load balancer ingress."),
+    "LoadBalancerIngress": ("One ingress point of a load balancer.", {
+        "hostname": ("string", "DNS name of the ingress point."),
+        "ip": ("string", "IP address of the ingress point."),
+        "ipMode": ("string", "VIP or Proxy: how traffic reaches the IP."),
+        "ports": ("[]PortStatus,omitempty", "Status of the service's ports there."),
     }),
-    "LoadBalancerStatus": ("Load balancer status.", {
-        "ingress": ("[]LoadBalancerIngress,omitempty", "Ingress of the load balancer status."),
+    "LoadBalancerStatus": ("A load balancer's state.", {
+        "ingress": ("[]LoadBalancerIngress,omitempty", "Ingress points of the load balancer."),
     }),
     "LocalObjectReference": ("A reference to an object in the same namespace.", {
         "name": ("string,omitempty", "Name of the referent."),
@@ -554,19 +554,19 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "subresource": ("string", "Subresource the manager wrote through (status, scale...)."),
         "time": ("Time", "Last change by this entry."),
     }),
-    "ModifyVolumeStatus": ("Modify volume status.", {
-        "status": ("string", "Status of the modify volume status."),
-        "targetVolumeAttributesClassName": ("string", "Target volume attributes class name of the modify volume status."),
+    "ModifyVolumeStatus": ("The state of a volume modification.", {
+        "status": ("string", "Pending, InProgress or Infeasible."),
+        "targetVolumeAttributesClassName": ("string", "VolumeAttributesClass being applied."),
     }),
-    "NFSVolumeSource": ("NFS volume source.", {
-        "path": ("string", "Path of the NFS volume source."),
-        "readOnly": ("boolean", "Read only of the NFS volume source."),
-        "server": ("string", "Server of the NFS volume source."),
+    "NFSVolumeSource": ("An NFS export.", {
+        "path": ("string", "Exported path."),
+        "readOnly": ("boolean", "Mount read-only."),
+        "server": ("string", "NFS server."),
     }),
-    "NamespaceCondition": ("Namespace condition.", {
-        "lastTransitionTime": ("Time", "Last change of status."),
-        "message": ("string,omitempty", "Human-readable detail."),
-        "reason": ("string,omitempty", "CamelCase reason."),
+    "NamespaceCondition": ("One aspect of a namespace's state (why it cannot be removed yet).", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
         "status": ("string", "True, False or Unknown."),
         "type": ("string", "Type of the condition."),
     }),
@@ -577,44 +577,44 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "conditions": ("[]NamespaceCondition,omitempty", "Why a namespace cannot be removed yet."),
         "phase": ("string,omitempty", "Active or Terminating."),
     }),
-    "NodeAddress": ("Node address.", {
-        "address": ("string", "Address of the node address."),
-        "type": ("string", "Type of the node address."),
+    "NodeAddress": ("An address of a node.", {
+        "address": ("string", "The address."),
+        "type": ("string", "Hostname, InternalIP, ExternalIP..."),
     }),
     "NodeAffinity": ("Node affinity: hard and soft node selector terms.", {
         "preferredDuringSchedulingIgnoredDuringExecution": ("[]PreferredSchedulingTerm,omitempty", "Weighted preferences."),
         "requiredDuringSchedulingIgnoredDuringExecution": ("NodeSelector", "Terms a node must match."),
     }),
-    "NodeCondition": ("Node condition.", {
-        "lastHeartbeatTime": ("Time", "Last heartbeat (nodes)."),
-        "lastTransitionTime": ("Time", "Last change of status."),
-        "message": ("string,omitempty", "Human-readable detail."),
-        "reason": ("string,omitempty", "CamelCase reason."),
+    "NodeCondition": ("One aspect of a node's state (Ready, MemoryPressure, DiskPressure, PIDPressure...).", {
+        "lastHeartbeatTime": ("Time", "When the condition was last reported."),
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
         "status": ("string", "True, False or Unknown."),
         "type": ("string", "Type of the condition."),
     }),
-    "NodeConfigSource": ("Node config source.", {
-        "configMap": ("ConfigMapNodeConfigSource", "Config map of the node config source."),
+    "NodeConfigSource": ("Deprecated: a source of kubelet configuration.", {
+        "configMap": ("ConfigMapNodeConfigSource", "A ConfigMap holding the configuration."),
     }),
-    "NodeConfigStatus": ("Node config status.", {
-        "active": ("NodeConfigSource", "Active of the node config status."),
-        "assigned": ("NodeConfigSource", "Assigned of the node config status."),
-        "error": ("string", "Error of the node config status."),
-        "lastKnownGood": ("NodeConfigSource", "Last known good of the node config status."),
+    "NodeConfigStatus": ("Deprecated: the state of the node's dynamic configuration.", {
+        "active": ("NodeConfigSource", "Configuration in use."),
+        "assigned": ("NodeConfigSource", "Configuration assigned."),
+        "error": ("string", "Error applying it."),
+        "lastKnownGood": ("NodeConfigSource", "Configuration to fall back to."),
     }),
-    "NodeDaemonEndpoints": ("Node daemon endpoints.", {
-        "kubeletEndpoint": ("DaemonEndpoint", "Kubelet endpoint of the node daemon endpoints."),
+    "NodeDaemonEndpoints": ("Ports of the daemons on a node.", {
+        "kubeletEndpoint": ("DaemonEndpoint", "The kubelet's port."),
     }),
-    "NodeFeatures": ("Node features.", {
-        "supplementalGroupsPolicy": ("boolean", "Supplemental groups policy of the node features."),
+    "NodeFeatures": ("Features a node supports.", {
+        "supplementalGroupsPolicy": ("boolean", "The supplementalGroupsPolicy field."),
     }),
-    "NodeRuntimeHandler": ("Node runtime handler.", {
-        "features": ("NodeRuntimeHandlerFeatures", "Features of the node runtime handler."),
-        "name": ("string", "Name of the node runtime handler."),
+    "NodeRuntimeHandler": ("A runtime handler of a node.", {
+        "features": ("NodeRuntimeHandlerFeatures", "What the handler supports."),
+        "name": ("string", "Handler name."),
     }),
-    "NodeRuntimeHandlerFeatures": ("Node runtime handler features.", {
-        "recursiveReadOnlyMounts": ("boolean", "Recursive read only mounts of the node runtime handler features."),
-        "userNamespaces": ("boolean", "User namespaces of the node runtime handler features."),
+    "NodeRuntimeHandlerFeatures": ("What a runtime handler supports.", {
+        "recursiveReadOnlyMounts": ("boolean", "Recursive read-only mounts."),
+        "userNamespaces": ("boolean", "User namespaces."),
     }),
     "NodeSelector": ("ORed node selector terms.", {
         "nodeSelectorTerms": ("[]NodeSelectorTerm", "At least one term must match."),
@@ -642,31 +642,31 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "allocatable": ("map[Quantity],omitempty", "Resources available to pods."),
         "capacity": ("map[Quantity],omitempty", "Total resources of the node."),
         "conditions": ("[]NodeCondition,omitempty", "Ready, MemoryPressure, DiskPressure, PIDPressure..."),
-        "config": ("NodeConfigStatus", "Config of the node status."),
-        "daemonEndpoints": ("NodeDaemonEndpoints", "Daemon endpoints of the node status."),
-        "features": ("NodeFeatures", "Features of the node status."),
-        "images": ("[]ContainerImage,omitempty", "Images of the node status."),
+        "config": ("NodeConfigStatus", "Status of the node's dynamic kubelet configuration (deprecated)."),
+        "daemonEndpoints": ("NodeDaemonEndpoints", "Ports of the daemons running on the node (the kubelet's)."),
+        "features": ("NodeFeatures", "Features the node supports."),
+        "images": ("[]ContainerImage,omitempty", "Images present on the node."),
         "nodeInfo": ("NodeSystemInfo", "Versions, OS, architecture."),
         "phase": ("string", "Deprecated."),
-        "runtimeHandlers": ("[]NodeRuntimeHandler,omitempty", "Runtime handlers of the node status."),
-        "volumesAttached": ("[]AttachedVolume,omitempty", "Volumes attached of the node status."),
-        "volumesInUse": ("[]string,omitempty", "Volumes in use of the node status."),
+        "runtimeHandlers": ("[]NodeRuntimeHandler,omitempty", "Runtime handlers the node offers."),
+        "volumesAttached": ("[]AttachedVolume,omitempty", "Volumes attached to the node."),
+        "volumesInUse": ("[]string,omitempty", "Volumes in use (mounted) on the node."),
     }),
-    "NodeSystemInfo": ("Node system info.", {
-        "architecture": ("string", "Architecture of the node system info."),
-        "bootID": ("string", "Boot ID of the node system info."),
-        "containerRuntimeVersion": ("string", "Container runtime version of the node system info."),
-        "kernelVersion": ("string", "Kernel version of the node system info."),
-        "kubeProxyVersion": ("string", "Kube proxy version of the node system info."),
-        "kubeletVersion": ("string", "Kubelet version of the node system info."),
-        "machineID": ("string", "Machine ID of the node system info."),
-        "operatingSystem": ("string", "Operating system of the node system info."),
-        "osImage": ("string", "Os image of the node system info."),
-        "systemUUID": ("string", "System UUID of the node system info."),
+    "NodeSystemInfo": ("Versions and identifiers of a node's system.", {
+        "architecture": ("string", "CPU architecture (amd64, arm64...)."),
+        "bootID": ("string", "Boot ID of the node."),
+        "containerRuntimeVersion": ("string", "Container runtime and version (containerd://1.7.0)."),
+        "kernelVersion": ("string", "Kernel version (uname -r)."),
+        "kubeProxyVersion": ("string", "Deprecated: kube-proxy version."),
+        "kubeletVersion": ("string", "Kubelet version."),
+        "machineID": ("string", "Machine ID (/etc/machine-id)."),
+        "operatingSystem": ("string", "Operating system (linux, windows)."),
+        "osImage": ("string", "OS image (/etc/os-release)."),
+        "systemUUID": ("string", "System UUID from the hardware."),
     }),
-    "ObjectFieldSelector": ("Object field selector.", {
-        "apiVersion": ("string", "Api version of the object field selector."),
-        "fieldPath": ("string", "Field path of the object field selector."),
+    "ObjectFieldSelector": ("A field of the pod.", {
+        "apiVersion": ("string", "Version of the schema the path is in (v1)."),
+        "fieldPath": ("string", "Path of the field."),
     }),
     "ObjectMeta": ("Standard object metadata: name, namespace, labels, ownership and bookkeeping the server keeps.", {
         "annotations": ("map[string],omitempty", "Key/value pairs of non-identifying metadata for tools and people."),
@@ -704,51 +704,51 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "name": ("string", "Name of the owner."),
         "uid": ("string", "UID of the owner."),
     }),
-    "PersistentVolumeClaim": ("Persistent volume claim.", {
-        "apiVersion": ("string", "Api version of the persistent volume claim."),
-        "kind": ("string", "Kind of the persistent volume claim."),
-        "metadata": ("ObjectMeta", "Metadata of the persistent volume claim."),
-        "spec": ("PersistentVolumeClaimSpec", "Spec of the persistent volume claim."),
-        "status": ("PersistentVolumeClaimStatus", "Status of the persistent volume claim."),
+    "PersistentVolumeClaim": ("A user's request for storage.", {
+        "apiVersion": ("string", "v1."),
+        "kind": ("string", "PersistentVolumeClaim."),
+        "metadata": ("ObjectMeta", "Metadata of the claim."),
+        "spec": ("PersistentVolumeClaimSpec", "The storage asked for."),
+        "status": ("PersistentVolumeClaimStatus", "The observed state of the claim."),
     }),
-    "PersistentVolumeClaimCondition": ("Persistent volume claim condition.", {
-        "lastProbeTime": ("Time", "Last probe time of the persistent volume claim condition."),
-        "lastTransitionTime": ("Time", "Last transition time of the persistent volume claim condition."),
-        "message": ("string", "Message of the persistent volume claim condition."),
-        "reason": ("string", "Reason of the persistent volume claim condition."),
-        "status": ("string", "Status of the persistent volume claim condition."),
-        "type": ("string", "Type of the persistent volume claim condition."),
+    "PersistentVolumeClaimCondition": ("One aspect of a claim's state.", {
+        "lastProbeTime": ("Time", "When the condition was last probed."),
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string", "Human-readable detail of the last change."),
+        "reason": ("string", "Why the condition last changed (CamelCase)."),
+        "status": ("string", "True, False or Unknown."),
+        "type": ("string", "Type of the condition."),
     }),
-    "PersistentVolumeClaimSpec": ("Persistent volume claim spec.", {
-        "accessModes": ("[]string,omitempty", "Access modes of the persistent volume claim spec."),
-        "dataSource": ("TypedLocalObjectReference", "Data source of the persistent volume claim spec."),
-        "dataSourceRef": ("TypedObjectReference", "Data source ref of the persistent volume claim spec."),
-        "resources": ("VolumeResourceRequirements", "Resources of the persistent volume claim spec."),
-        "selector": ("LabelSelector", "Selector of the persistent volume claim spec."),
-        "storageClassName": ("string", "Storage class name of the persistent volume claim spec."),
-        "volumeAttributesClassName": ("string", "Volume attributes class name of the persistent volume claim spec."),
-        "volumeMode": ("string", "Volume mode of the persistent volume claim spec."),
-        "volumeName": ("string", "Volume name of the persistent volume claim spec."),
+    "PersistentVolumeClaimSpec": ("The storage a claim asks for.", {
+        "accessModes": ("[]string,omitempty", "Access modes wanted (ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod)."),
+        "dataSource": ("TypedLocalObjectReference", "An object (snapshot, claim) the new volume is populated from."),
+        "dataSourceRef": ("TypedObjectReference", "Any object the new volume is populated from, in any namespace allowed."),
+        "resources": ("VolumeResourceRequirements", "Minimum (and maximum) storage wanted."),
+        "selector": ("LabelSelector", "Label query over the volumes to bind to."),
+        "storageClassName": ("string", "StorageClass wanted; \"\" for none."),
+        "volumeAttributesClassName": ("string", "VolumeAttributesClass wanted."),
+        "volumeMode": ("string", "Filesystem (default) or Block."),
+        "volumeName": ("string", "The PersistentVolume bound to this claim."),
     }),
-    "PersistentVolumeClaimStatus": ("Persistent volume claim status.", {
-        "accessModes": ("[]string,omitempty", "Access modes of the persistent volume claim status."),
-        "allocatedResourceStatuses": ("map[string],omitempty", "Allocated resource statuses of the persistent volume claim status."),
-        "allocatedResources": ("map[Quantity],omitempty", "Allocated resources of the persistent volume claim status."),
-        "capacity": ("map[Quantity],omitempty", "Capacity of the persistent volume claim status."),
-        "conditions": ("[]PersistentVolumeClaimCondition,omitempty", "Conditions of the persistent volume claim status."),
-        "currentVolumeAttributesClassName": ("string", "Current volume attributes class name of the persistent volume claim status."),
-        "modifyVolumeStatus": ("ModifyVolumeStatus", "Modify volume status of the persistent volume claim status."),
-        "phase": ("string", "Phase of the persistent volume claim status."),
+    "PersistentVolumeClaimStatus": ("The observed state of a claim.", {
+        "accessModes": ("[]string,omitempty", "Access modes of the bound volume."),
+        "allocatedResourceStatuses": ("map[string],omitempty", "State of resize operations per resource."),
+        "allocatedResources": ("map[Quantity],omitempty", "Resources allocated to the claim (during a resize)."),
+        "capacity": ("map[Quantity],omitempty", "Capacity of the bound volume."),
+        "conditions": ("[]PersistentVolumeClaimCondition,omitempty", "Latest observations (Resizing, FileSystemResizePending...)."),
+        "currentVolumeAttributesClassName": ("string", "VolumeAttributesClass currently applied."),
+        "modifyVolumeStatus": ("ModifyVolumeStatus", "State of a volume modification."),
+        "phase": ("string", "Pending, Bound or Lost."),
     }),
-    "PersistentVolumeClaimTemplate": ("Persistent volume claim template.", {
-        "metadata": ("ObjectMeta", "Metadata of the persistent volume claim template."),
-        "spec": ("PersistentVolumeClaimSpec", "Spec of the persistent volume claim template."),
+    "PersistentVolumeClaimTemplate": ("A claim created from a template.", {
+        "metadata": ("ObjectMeta", "Labels and annotations of the claim."),
+        "spec": ("PersistentVolumeClaimSpec", "Specification of the claim."),
     }),
-    "PersistentVolumeClaimVolumeSource": ("Persistent volume claim volume source.", {
-        "claimName": ("string", "Claim name of the persistent volume claim volume source."),
-        "readOnly": ("boolean,omitempty", "Read only of the persistent volume claim volume source."),
+    "PersistentVolumeClaimVolumeSource": ("A PersistentVolumeClaim in the pod's namespace.", {
+        "claimName": ("string", "Name of the claim."),
+        "readOnly": ("boolean,omitempty", "Mount read-only."),
     }),
-    "PhotonPersistentDiskVolumeSource": ("Photon persistent disk volume source.", {
+    "PhotonPersistentDiskVolumeSource": ("Deprecated: a Photon Controller disk.", {
         "fsType": ("string", "Fs type of the photon persistent disk volume source."),
         "pdID": ("string", "Pd ID of the photon persistent disk volume source."),
     }),
@@ -764,47 +764,47 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "namespaces": ("[]string,omitempty", "Namespaces of those pods."),
         "topologyKey": ("string", "Node label defining the topology domain."),
     }),
-    "PodAntiAffinity": ("Pod anti affinity.", {
+    "PodAntiAffinity": ("Hard and soft inter-pod anti-affinity terms: keep away from matching pods.", {
         "preferredDuringSchedulingIgnoredDuringExecution": ("[]WeightedPodAffinityTerm,omitempty", "Weighted preferences."),
         "requiredDuringSchedulingIgnoredDuringExecution": ("[]PodAffinityTerm,omitempty", "Terms that must hold."),
     }),
-    "PodCondition": ("Pod condition.", {
-        "lastProbeTime": ("Time", "Last probe (pods)."),
-        "lastTransitionTime": ("Time", "Last change of status."),
-        "message": ("string,omitempty", "Human-readable detail."),
-        "reason": ("string,omitempty", "CamelCase reason."),
+    "PodCondition": ("One aspect of a pod's state (PodScheduled, Initialized, ContainersReady, Ready...).", {
+        "lastProbeTime": ("Time", "When the condition was last probed."),
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
         "status": ("string", "True, False or Unknown."),
         "type": ("string", "Type of the condition."),
     }),
-    "PodDNSConfig": ("Pod DNS config.", {
-        "nameservers": ("[]string,omitempty", "Nameservers of the pod DNS config."),
-        "options": ("[]PodDNSConfigOption,omitempty", "Options of the pod DNS config."),
-        "searches": ("[]string,omitempty", "Searches of the pod DNS config."),
+    "PodDNSConfig": ("DNS parameters of a pod besides those of its DNS policy.", {
+        "nameservers": ("[]string,omitempty", "DNS server IP addresses."),
+        "options": ("[]PodDNSConfigOption,omitempty", "Resolver options."),
+        "searches": ("[]string,omitempty", "DNS search domains."),
     }),
-    "PodDNSConfigOption": ("Pod DNS config option.", {
-        "name": ("string", "Name of the pod DNS config option."),
-        "value": ("string", "Value of the pod DNS config option."),
+    "PodDNSConfigOption": ("A resolver option.", {
+        "name": ("string", "Name of the option."),
+        "value": ("string", "Value of the option."),
     }),
-    "PodIP": ("Pod IP.", {
-        "ip": ("string", "Ip of the pod IP."),
+    "PodIP": ("An IP address of a pod.", {
+        "ip": ("string", "The address."),
     }),
-    "PodOS": ("Pod OS.", {
-        "name": ("string", "Name of the pod OS."),
+    "PodOS": ("The operating system of a pod's containers.", {
+        "name": ("string", "linux or windows."),
     }),
-    "PodReadinessGate": ("Pod readiness gate.", {
-        "conditionType": ("string", "Condition type of the pod readiness gate."),
+    "PodReadinessGate": ("An extra condition for pod readiness.", {
+        "conditionType": ("string", "Condition type in the pod's conditions."),
     }),
-    "PodResourceClaim": ("Pod resource claim.", {
-        "name": ("string", "Name of the pod resource claim."),
-        "resourceClaimName": ("string", "Resource claim name of the pod resource claim."),
-        "resourceClaimTemplateName": ("string", "Resource claim template name of the pod resource claim."),
+    "PodResourceClaim": ("A resource claim of a pod.", {
+        "name": ("string", "Name of the claim in the pod."),
+        "resourceClaimName": ("string", "An existing ResourceClaim."),
+        "resourceClaimTemplateName": ("string", "A ResourceClaimTemplate to create the claim from."),
     }),
-    "PodResourceClaimStatus": ("Pod resource claim status.", {
-        "name": ("string", "Name of the pod resource claim status."),
-        "resourceClaimName": ("string", "Resource claim name of the pod resource claim status."),
+    "PodResourceClaimStatus": ("The generated claim of a pod resource claim.", {
+        "name": ("string", "Name of the claim in the pod."),
+        "resourceClaimName": ("string", "Name of the generated ResourceClaim."),
     }),
-    "PodSchedulingGate": ("Pod scheduling gate.", {
-        "name": ("string", "Name of the pod scheduling gate."),
+    "PodSchedulingGate": ("A gate holding a pod back from scheduling.", {
+        "name": ("string", "Name of the gate."),
     }),
     "PodSecurityContext": ("Security attributes of all containers of a pod.", {
         "appArmorProfile": ("AppArmorProfile", "AppArmor profile."),
@@ -866,31 +866,31 @@ TYPES: dict[str, tuple[str, Fields]] = {
     "PodStatus": ("The observed state of a pod, reported by the kubelet.", {
         "conditions": ("[]PodCondition,omitempty", "PodScheduled, Initialized, ContainersReady, Ready."),
         "containerStatuses": ("[]ContainerStatus,omitempty", "One entry per container."),
-        "ephemeralContainerStatuses": ("[]ContainerStatus,omitempty", "Ephemeral container statuses of the pod status."),
-        "hostIP": ("string,omitempty", "IP address of the node."),
+        "ephemeralContainerStatuses": ("[]ContainerStatus,omitempty", "One entry per ephemeral container."),
+        "hostIP": ("string,omitempty", "Primary IP address of the node."),
         "hostIPs": ("[]HostIP,omitempty", "IP addresses of the node."),
         "initContainerStatuses": ("[]ContainerStatus,omitempty", "One entry per init container."),
         "message": ("string,omitempty", "Human-readable detail of the state."),
         "nominatedNodeName": ("string,omitempty", "Node where the pod may run after preemption."),
         "phase": ("string,omitempty", "Pending, Running, Succeeded, Failed or Unknown."),
-        "podIP": ("string,omitempty", "IP address of the pod."),
-        "podIPs": ("[]PodIP,omitempty", "IP addresses of the pod."),
+        "podIP": ("string,omitempty", "Primary IP address of the pod."),
+        "podIPs": ("[]PodIP,omitempty", "IP addresses of the pod (one per family)."),
         "qosClass": ("string,omitempty", "Guaranteed, Burstable or BestEffort."),
         "reason": ("string,omitempty", "Why the pod is in this state (e.g. Evicted)."),
-        "resize": ("string,omitempty", "Resize of the pod status."),
-        "resourceClaimStatuses": ("[]PodResourceClaimStatus,omitempty", "Resource claim statuses of the pod status."),
+        "resize": ("string,omitempty", "State of a requested resize of the pod's resources."),
+        "resourceClaimStatuses": ("[]PodResourceClaimStatus,omitempty", "Generated names of the pod's resource claims."),
         "startTime": ("Time", "When the kubelet accepted the pod."),
     }),
     "PodTemplateSpec": ("The pods a controller creates: their metadata and spec.", {
         "metadata": ("ObjectMeta", "Metadata of the created pods (labels must match the selector)."),
         "spec": ("PodSpec", "Specification of the created pods."),
     }),
-    "PortStatus": ("Port status.", {
-        "error": ("string", "Error of the port status."),
-        "port": ("int32", "Port of the port status."),
-        "protocol": ("string", "Protocol of the port status."),
+    "PortStatus": ("The state of one service port.", {
+        "error": ("string", "Why the port is not working (CamelCase)."),
+        "port": ("int32", "Port number."),
+        "protocol": ("string", "TCP, UDP or SCTP."),
     }),
-    "PortworxVolumeSource": ("Portworx volume source.", {
+    "PortworxVolumeSource": ("Deprecated: a Portworx volume.", {
         "fsType": ("string", "Fs type of the portworx volume source."),
         "readOnly": ("boolean", "Read only of the portworx volume source."),
         "volumeID": ("string", "Volume ID of the portworx volume source."),
@@ -915,11 +915,11 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "terminationGracePeriodSeconds": ("int64", "Grace period when a liveness probe fails."),
         "timeoutSeconds": ("int32,omitempty", "Seconds before the probe times out (1)."),
     }),
-    "ProjectedVolumeSource": ("Projected volume source.", {
-        "defaultMode": ("int32", "Default mode of the projected volume source."),
-        "sources": ("[]VolumeProjection,omitempty", "Sources of the projected volume source."),
+    "ProjectedVolumeSource": ("Several volume sources in one directory.", {
+        "defaultMode": ("int32", "Permission bits of the files (0644)."),
+        "sources": ("[]VolumeProjection,omitempty", "The projected sources."),
     }),
-    "QuobyteVolumeSource": ("Quobyte volume source.", {
+    "QuobyteVolumeSource": ("Deprecated: a Quobyte mount.", {
         "group": ("string", "Group of the quobyte volume source."),
         "readOnly": ("boolean", "Read only of the quobyte volume source."),
         "registry": ("string", "Registry of the quobyte volume source."),
@@ -927,7 +927,7 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "user": ("string", "User of the quobyte volume source."),
         "volume": ("string", "Volume of the quobyte volume source."),
     }),
-    "RBDVolumeSource": ("RBD volume source.", {
+    "RBDVolumeSource": ("Deprecated: a Ceph RBD image.", {
         "fsType": ("string", "Fs type of the RBD volume source."),
         "image": ("string", "Image of the RBD volume source."),
         "keyring": ("string", "Keyring of the RBD volume source."),
@@ -937,10 +937,10 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "secretRef": ("LocalObjectReference", "Secret ref of the RBD volume source."),
         "user": ("string", "User of the RBD volume source."),
     }),
-    "ReplicaSetCondition": ("Replica set condition.", {
-        "lastTransitionTime": ("Time", "Last change of status."),
-        "message": ("string,omitempty", "Human-readable detail."),
-        "reason": ("string,omitempty", "CamelCase reason."),
+    "ReplicaSetCondition": ("One aspect of a ReplicaSet's state (ReplicaFailure).", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
         "status": ("string", "True, False or Unknown."),
         "type": ("string", "Type of the condition."),
     }),
@@ -958,12 +958,12 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "readyReplicas": ("int32,omitempty", "Ready pods."),
         "replicas": ("int32", "Pods currently matching."),
     }),
-    "ReplicationControllerCondition": ("Replication controller condition.", {
-        "lastTransitionTime": ("Time", "Last transition time of the replication controller condition."),
-        "message": ("string,omitempty", "Message of the replication controller condition."),
-        "reason": ("string,omitempty", "Reason of the replication controller condition."),
-        "status": ("string", "Status of the replication controller condition."),
-        "type": ("string", "Type of the replication controller condition."),
+    "ReplicationControllerCondition": ("One aspect of a ReplicationController's state.", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
+        "status": ("string", "True, False or Unknown."),
+        "type": ("string", "Type of the condition."),
     }),
     "ReplicationControllerSpec": ("The desired state of a ReplicationController.", {
         "minReadySeconds": ("int32,omitempty", "Seconds a new pod must be ready to count as available."),
@@ -971,35 +971,35 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "selector": ("map[string],omitempty", "Labels of the pods counted against replicas."),
         "template": ("PodTemplateSpec", "The pods to create when too few exist."),
     }),
-    "ReplicationControllerStatus": ("Replication controller status.", {
-        "availableReplicas": ("int32,omitempty", "Available replicas of the replication controller status."),
-        "conditions": ("[]ReplicationControllerCondition,omitempty", "Conditions of the replication controller status."),
-        "fullyLabeledReplicas": ("int32,omitempty", "Fully labeled replicas of the replication controller status."),
-        "observedGeneration": ("int64,omitempty", "Observed generation of the replication controller status."),
-        "readyReplicas": ("int32,omitempty", "Ready replicas of the replication controller status."),
-        "replicas": ("int32", "Replicas of the replication controller status."),
+    "ReplicationControllerStatus": ("The observed state of a ReplicationController.", {
+        "availableReplicas": ("int32,omitempty", "Available pods (ready for minReadySeconds)."),
+        "conditions": ("[]ReplicationControllerCondition,omitempty", "Latest observations (ReplicaFailure)."),
+        "fullyLabeledReplicas": ("int32,omitempty", "Pods whose labels match the template's."),
+        "observedGeneration": ("int64,omitempty", "The generation last acted on."),
+        "readyReplicas": ("int32,omitempty", "Ready pods."),
+        "replicas": ("int32", "Pods currently matching the selector."),
     }),
-    "ResourceClaim": ("Resource claim.", {
-        "name": ("string", "Name of the resource claim."),
-        "request": ("string", "Request of the resource claim."),
+    "ResourceClaim": ("A resource claim used by a container.", {
+        "name": ("string", "Name of the pod's claim."),
+        "request": ("string", "One request of that claim."),
     }),
-    "ResourceFieldSelector": ("Resource field selector.", {
-        "containerName": ("string", "Container name of the resource field selector."),
-        "divisor": ("Quantity", "Divisor of the resource field selector."),
-        "resource": ("string", "Resource of the resource field selector."),
+    "ResourceFieldSelector": ("A resource of a container (limits.cpu, requests.memory...).", {
+        "containerName": ("string", "The container; required for volumes."),
+        "divisor": ("Quantity", "Unit the value is given in (1)."),
+        "resource": ("string", "The resource."),
     }),
-    "ResourceHealth": ("Resource health.", {
-        "health": ("string", "Health of the resource health."),
-        "resourceID": ("string", "Resource ID of the resource health."),
+    "ResourceHealth": ("The health of one allocated device.", {
+        "health": ("string", "Healthy, Unhealthy or Unknown."),
+        "resourceID": ("string", "ID of the device."),
     }),
     "ResourceRequirements": ("Compute resource requests and limits.", {
         "claims": ("[]ResourceClaim,omitempty", "Dynamic resource claims used."),
         "limits": ("map[Quantity],omitempty", "Maximum resources allowed."),
         "requests": ("map[Quantity],omitempty", "Minimum resources required; what the scheduler reserves on a node."),
     }),
-    "ResourceStatus": ("Resource status.", {
-        "name": ("string", "Name of the resource status."),
-        "resources": ("[]ResourceHealth,omitempty", "Resources of the resource status."),
+    "ResourceStatus": ("The health of the devices of one resource.", {
+        "name": ("string", "Name of the resource."),
+        "resources": ("[]ResourceHealth,omitempty", "Health of each device."),
     }),
     "RollingUpdateDaemonSet": ("Bounds of a DaemonSet rolling update.", {
         "maxSurge": ("IntOrString", "Nodes that may run an extra pod (0)."),
@@ -1013,13 +1013,13 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "maxUnavailable": ("IntOrString", "Pods that may be unavailable (1)."),
         "partition": ("int32", "Ordinal at which updates stop."),
     }),
-    "SELinuxOptions": ("SE linux options.", {
-        "level": ("string", "Level of the SE linux options."),
-        "role": ("string", "Role of the SE linux options."),
-        "type": ("string", "Type of the SE linux options."),
-        "user": ("string", "User of the SE linux options."),
+    "SELinuxOptions": ("SELinux labels.", {
+        "level": ("string", "SELinux level."),
+        "role": ("string", "SELinux role."),
+        "type": ("string", "SELinux type."),
+        "user": ("string", "SELinux user."),
     }),
-    "ScaleIOVolumeSource": ("Scale IO volume source.", {
+    "ScaleIOVolumeSource": ("Deprecated: a ScaleIO volume.", {
         "fsType": ("string", "Fs type of the scale IO volume source."),
         "gateway": ("string", "Gateway of the scale IO volume source."),
         "protectionDomain": ("string", "Protection domain of the scale IO volume source."),
@@ -1038,29 +1038,29 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "replicas": ("int32", "Actual number of replicas."),
         "selector": ("string", "Label selector of the pods."),
     }),
-    "SeccompProfile": ("Seccomp profile.", {
-        "localhostProfile": ("string", "Localhost profile of the seccomp profile."),
-        "type": ("string", "Type of the seccomp profile."),
+    "SeccompProfile": ("A seccomp profile.", {
+        "localhostProfile": ("string", "Profile file on the node (type Localhost)."),
+        "type": ("string", "RuntimeDefault, Unconfined or Localhost."),
     }),
-    "SecretEnvSource": ("Secret env source.", {
-        "name": ("string", "Name of the secret env source."),
-        "optional": ("boolean", "Optional of the secret env source."),
+    "SecretEnvSource": ("A Secret whose keys become variables.", {
+        "name": ("string", "Name of the Secret."),
+        "optional": ("boolean", "Allow the Secret to be missing."),
     }),
-    "SecretKeySelector": ("Secret key selector.", {
-        "key": ("string", "Key of the secret key selector."),
-        "name": ("string", "Name of the secret key selector."),
-        "optional": ("boolean", "Optional of the secret key selector."),
+    "SecretKeySelector": ("One key of a Secret.", {
+        "key": ("string", "The key."),
+        "name": ("string", "Name of the Secret."),
+        "optional": ("boolean", "Allow the Secret or key to be missing."),
     }),
-    "SecretProjection": ("Secret projection.", {
-        "items": ("[]KeyToPath,omitempty", "Items of the secret projection."),
-        "name": ("string", "Name of the secret projection."),
-        "optional": ("boolean", "Optional of the secret projection."),
+    "SecretProjection": ("A Secret's keys in a projected volume.", {
+        "items": ("[]KeyToPath,omitempty", "Keys to project and their paths."),
+        "name": ("string", "Name of the Secret."),
+        "optional": ("boolean", "Allow it to be missing."),
     }),
-    "SecretVolumeSource": ("Secret volume source.", {
-        "defaultMode": ("int32", "Default mode of the secret volume source."),
-        "items": ("[]KeyToPath,omitempty", "Items of the secret volume source."),
-        "optional": ("boolean", "Optional of the secret volume source."),
-        "secretName": ("string,omitempty", "Secret name of the secret volume source."),
+    "SecretVolumeSource": ("A Secret's keys as files.", {
+        "defaultMode": ("int32", "Permission bits of the files (0644)."),
+        "items": ("[]KeyToPath,omitempty", "Keys to project and their paths; all keys if empty."),
+        "optional": ("boolean", "Allow the Secret or its keys to be missing."),
+        "secretName": ("string,omitempty", "Name of the Secret."),
     }),
     "SecurityContext": ("Security attributes of a container.", {
         "allowPrivilegeEscalation": ("boolean", "Allow gaining more privileges than the parent."),
@@ -1076,10 +1076,10 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "seccompProfile": ("SeccompProfile", "Seccomp profile."),
         "windowsOptions": ("WindowsSecurityContextOptions", "Windows-specific settings."),
     }),
-    "ServiceAccountTokenProjection": ("Service account token projection.", {
-        "audience": ("string", "Audience of the service account token projection."),
-        "expirationSeconds": ("int64", "Expiration seconds of the service account token projection."),
-        "path": ("string", "Path of the service account token projection."),
+    "ServiceAccountTokenProjection": ("A service account token written to a file.", {
+        "audience": ("string", "Intended audience of the token."),
+        "expirationSeconds": ("int64", "Requested lifetime of the token (3600)."),
+        "path": ("string", "Relative path of the file."),
     }),
     "ServicePort": ("A port of a Service.", {
         "appProtocol": ("string", "Application protocol of the port."),
@@ -1111,29 +1111,29 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "trafficDistribution": ("string", "PreferClose."),
         "type": ("string,omitempty", "ClusterIP (default), NodePort, LoadBalancer or ExternalName."),
     }),
-    "ServiceStatus": ("Service status.", {
-        "conditions": ("[]Condition,omitempty", "Conditions of the service status."),
-        "loadBalancer": ("LoadBalancerStatus", "Load balancer of the service status."),
+    "ServiceStatus": ("The observed state of a Service.", {
+        "conditions": ("[]Condition,omitempty", "Current conditions of the service."),
+        "loadBalancer": ("LoadBalancerStatus", "The load balancer, if any."),
     }),
-    "SessionAffinityConfig": ("Session affinity config.", {
-        "clientIP": ("ClientIPConfig", "Client IP of the session affinity config."),
+    "SessionAffinityConfig": ("Session affinity parameters.", {
+        "clientIP": ("ClientIPConfig", "ClientIP affinity parameters."),
     }),
     "SleepAction": ("A sleep.", {
         "seconds": ("int64", "Seconds to sleep."),
     }),
-    "StatefulSetCondition": ("Stateful set condition.", {
-        "lastTransitionTime": ("Time", "Last transition time of the stateful set condition."),
-        "message": ("string,omitempty", "Message of the stateful set condition."),
-        "reason": ("string,omitempty", "Reason of the stateful set condition."),
-        "status": ("string", "Status of the stateful set condition."),
-        "type": ("string", "Type of the stateful set condition."),
+    "StatefulSetCondition": ("One aspect of a StatefulSet's state.", {
+        "lastTransitionTime": ("Time", "When the status last changed."),
+        "message": ("string,omitempty", "Human-readable detail of the last change."),
+        "reason": ("string,omitempty", "Why the condition last changed (CamelCase)."),
+        "status": ("string", "True, False or Unknown."),
+        "type": ("string", "Type of the condition."),
     }),
-    "StatefulSetOrdinals": ("Stateful set ordinals.", {
-        "start": ("int32", "Start of the stateful set ordinals."),
+    "StatefulSetOrdinals": ("How a StatefulSet numbers its replicas.", {
+        "start": ("int32", "Number of the first replica (0)."),
     }),
-    "StatefulSetPersistentVolumeClaimRetentionPolicy": ("Stateful set persistent volume claim retention policy.", {
-        "whenDeleted": ("string", "When deleted of the stateful set persistent volume claim retention policy."),
-        "whenScaled": ("string", "When scaled of the stateful set persistent volume claim retention policy."),
+    "StatefulSetPersistentVolumeClaimRetentionPolicy": ("What happens to the claims of a StatefulSet's pods.", {
+        "whenDeleted": ("string", "Retain or Delete, when the StatefulSet is deleted."),
+        "whenScaled": ("string", "Retain or Delete, on scale-down."),
     }),
     "StatefulSetSpec": ("The desired state of a StatefulSet.", {
         "minReadySeconds": ("int32,omitempty", "Seconds a new pod must be ready to count as available."),
@@ -1148,32 +1148,32 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "updateStrategy": ("StatefulSetUpdateStrategy", "RollingUpdate or OnDelete."),
         "volumeClaimTemplates": ("[]PersistentVolumeClaim,omitempty", "Claims every pod gets."),
     }),
-    "StatefulSetStatus": ("Stateful set status.", {
-        "availableReplicas": ("int32", "Available replicas of the stateful set status."),
-        "collisionCount": ("int32", "Collision count of the stateful set status."),
-        "conditions": ("[]StatefulSetCondition,omitempty", "Conditions of the stateful set status."),
-        "currentReplicas": ("int32,omitempty", "Current replicas of the stateful set status."),
-        "currentRevision": ("string,omitempty", "Current revision of the stateful set status."),
-        "observedGeneration": ("int64,omitempty", "Observed generation of the stateful set status."),
-        "readyReplicas": ("int32,omitempty", "Ready replicas of the stateful set status."),
-        "replicas": ("int32", "Replicas of the stateful set status."),
-        "updateRevision": ("string,omitempty", "Update revision of the stateful set status."),
-        "updatedReplicas": ("int32,omitempty", "Updated replicas of the stateful set status."),
+    "StatefulSetStatus": ("The observed state of a StatefulSet.", {
+        "availableReplicas": ("int32", "Pods ready for at least minReadySeconds."),
+        "collisionCount": ("int32", "Hash collisions seen when naming ControllerRevisions."),
+        "conditions": ("[]StatefulSetCondition,omitempty", "Latest observations of the stateful set's state."),
+        "currentReplicas": ("int32,omitempty", "Pods created from the currentRevision."),
+        "currentRevision": ("string,omitempty", "Revision of the pods up to currentReplicas."),
+        "observedGeneration": ("int64,omitempty", "The generation last acted on by the controller."),
+        "readyReplicas": ("int32,omitempty", "Pods with a Ready condition."),
+        "replicas": ("int32", "Pods created by the controller."),
+        "updateRevision": ("string,omitempty", "Revision of the pods being rolled out."),
+        "updatedReplicas": ("int32,omitempty", "Pods created from the updateRevision."),
     }),
     "StatefulSetUpdateStrategy": ("How a StatefulSet replaces its pods.", {
         "rollingUpdate": ("RollingUpdateStatefulSetStrategy", "Parameters of a rolling update."),
         "type": ("string,omitempty", "RollingUpdate (default) or OnDelete."),
     }),
-    "StorageOSVolumeSource": ("Storage OS volume source.", {
+    "StorageOSVolumeSource": ("Deprecated: a StorageOS volume.", {
         "fsType": ("string", "Fs type of the storage OS volume source."),
         "readOnly": ("boolean", "Read only of the storage OS volume source."),
         "secretRef": ("LocalObjectReference", "Secret ref of the storage OS volume source."),
         "volumeName": ("string", "Volume name of the storage OS volume source."),
         "volumeNamespace": ("string", "Volume namespace of the storage OS volume source."),
     }),
-    "Sysctl": ("Sysctl.", {
-        "name": ("string", "Name of the sysctl."),
-        "value": ("string", "Value of the sysctl."),
+    "Sysctl": ("A kernel parameter.", {
+        "name": ("string", "Name of the parameter."),
+        "value": ("string", "Value of the parameter."),
     }),
     "TCPSocketAction": ("A TCP connection.", {
         "host": ("string,omitempty", "Host (the pod IP by default)."),
@@ -1202,53 +1202,53 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "topologyKey": ("string", "Node label defining the domains."),
         "whenUnsatisfiable": ("string", "DoNotSchedule or ScheduleAnyway."),
     }),
-    "TypedLocalObjectReference": ("Typed local object reference.", {
-        "apiGroup": ("string", "Api group of the typed local object reference."),
-        "kind": ("string", "Kind of the typed local object reference."),
-        "name": ("string", "Name of the typed local object reference."),
+    "TypedLocalObjectReference": ("A reference to an object in the same namespace, with its group and kind.", {
+        "apiGroup": ("string", "API group of the referent (\"\" for core)."),
+        "kind": ("string", "Kind of the referent."),
+        "name": ("string", "Name of the referent."),
     }),
-    "TypedObjectReference": ("Typed object reference.", {
-        "apiGroup": ("string", "Api group of the typed object reference."),
-        "kind": ("string", "Kind of the typed object reference."),
-        "name": ("string", "Name of the typed object reference."),
-        "namespace": ("string", "Namespace of the typed object reference."),
+    "TypedObjectReference": ("A reference to an object, with its group and kind.", {
+        "apiGroup": ("string", "API group of the referent (\"\" for core)."),
+        "kind": ("string", "Kind of the referent."),
+        "name": ("string", "Name of the referent."),
+        "namespace": ("string", "Namespace of the referent."),
     }),
-    "Volume": ("A named volume of a pod.", {
-        "awsElasticBlockStore": ("AWSElasticBlockStoreVolumeSource", "Aws elastic block store of the volume."),
-        "azureDisk": ("AzureDiskVolumeSource", "Azure disk of the volume."),
-        "azureFile": ("AzureFileVolumeSource", "Azure file of the volume."),
-        "cephfs": ("CephFSVolumeSource", "Cephfs of the volume."),
-        "cinder": ("CinderVolumeSource", "Cinder of the volume."),
+    "Volume": ("A named volume of a pod: exactly one source besides the name.", {
+        "awsElasticBlockStore": ("AWSElasticBlockStoreVolumeSource", "Deprecated: an AWS EBS disk (in-tree driver; the CSI driver replaces it)."),
+        "azureDisk": ("AzureDiskVolumeSource", "Deprecated: an Azure data disk."),
+        "azureFile": ("AzureFileVolumeSource", "Deprecated: an Azure File share."),
+        "cephfs": ("CephFSVolumeSource", "Deprecated: a CephFS mount."),
+        "cinder": ("CinderVolumeSource", "Deprecated: an OpenStack Cinder volume."),
         "configMap": ("ConfigMapVolumeSource", "A ConfigMap's keys as files."),
-        "csi": ("CSIVolumeSource", "Csi of the volume."),
+        "csi": ("CSIVolumeSource", "An ephemeral volume from a CSI driver."),
         "downwardAPI": ("DownwardAPIVolumeSource", "Pod fields as files."),
         "emptyDir": ("EmptyDirVolumeSource", "A temporary directory sharing the pod's lifetime."),
-        "ephemeral": ("EphemeralVolumeSource", "Ephemeral of the volume."),
-        "fc": ("FCVolumeSource", "Fc of the volume."),
-        "flexVolume": ("FlexVolumeSource", "Flex volume of the volume."),
-        "flocker": ("FlockerVolumeSource", "Flocker of the volume."),
-        "gcePersistentDisk": ("GCEPersistentDiskVolumeSource", "Gce persistent disk of the volume."),
-        "gitRepo": ("GitRepoVolumeSource", "Git repo of the volume."),
-        "glusterfs": ("GlusterfsVolumeSource", "Glusterfs of the volume."),
+        "ephemeral": ("EphemeralVolumeSource", "A volume with the pod's lifetime, provisioned from a claim template."),
+        "fc": ("FCVolumeSource", "A Fibre Channel disk."),
+        "flexVolume": ("FlexVolumeSource", "Deprecated: a FlexVolume driver's volume."),
+        "flocker": ("FlockerVolumeSource", "Deprecated: a Flocker dataset."),
+        "gcePersistentDisk": ("GCEPersistentDiskVolumeSource", "Deprecated: a GCE persistent disk."),
+        "gitRepo": ("GitRepoVolumeSource", "Deprecated: a git repository cloned into an empty directory."),
+        "glusterfs": ("GlusterfsVolumeSource", "Deprecated: a GlusterFS mount."),
         "hostPath": ("HostPathVolumeSource", "A path on the node."),
-        "image": ("ImageVolumeSource", "Image of the volume."),
-        "iscsi": ("ISCSIVolumeSource", "Iscsi of the volume."),
+        "image": ("ImageVolumeSource", "An OCI image or artifact, mounted read-only."),
+        "iscsi": ("ISCSIVolumeSource", "An iSCSI disk."),
         "name": ("string", "Name of the volume (DNS label)."),
-        "nfs": ("NFSVolumeSource", "Nfs of the volume."),
+        "nfs": ("NFSVolumeSource", "An NFS export."),
         "persistentVolumeClaim": ("PersistentVolumeClaimVolumeSource", "A PersistentVolumeClaim."),
-        "photonPersistentDisk": ("PhotonPersistentDiskVolumeSource", "Photon persistent disk of the volume."),
-        "portworxVolume": ("PortworxVolumeSource", "Portworx volume of the volume."),
+        "photonPersistentDisk": ("PhotonPersistentDiskVolumeSource", "Deprecated: a Photon Controller disk."),
+        "portworxVolume": ("PortworxVolumeSource", "Deprecated: a Portworx volume."),
         "projected": ("ProjectedVolumeSource", "Several sources in one directory."),
-        "quobyte": ("QuobyteVolumeSource", "Quobyte of the volume."),
-        "rbd": ("RBDVolumeSource", "Rbd of the volume."),
-        "scaleIO": ("ScaleIOVolumeSource", "Scale IO of the volume."),
+        "quobyte": ("QuobyteVolumeSource", "Deprecated: a Quobyte mount."),
+        "rbd": ("RBDVolumeSource", "Deprecated: a Ceph RBD image."),
+        "scaleIO": ("ScaleIOVolumeSource", "Deprecated: a ScaleIO volume."),
         "secret": ("SecretVolumeSource", "A Secret's keys as files."),
-        "storageos": ("StorageOSVolumeSource", "Storageos of the volume."),
-        "vsphereVolume": ("VsphereVirtualDiskVolumeSource", "Vsphere volume of the volume."),
+        "storageos": ("StorageOSVolumeSource", "Deprecated: a StorageOS volume."),
+        "vsphereVolume": ("VsphereVirtualDiskVolumeSource", "Deprecated: a vSphere VMDK volume."),
     }),
-    "VolumeDevice": ("Volume device.", {
-        "devicePath": ("string", "Device path of the volume device."),
-        "name": ("string", "Name of the volume device."),
+    "VolumeDevice": ("A block device of a container.", {
+        "devicePath": ("string", "Path in the container."),
+        "name": ("string", "Name of the claim's volume."),
     }),
     "VolumeMount": ("A volume mounted into a container.", {
         "mountPath": ("string", "Path in the container."),
@@ -1259,24 +1259,24 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "subPath": ("string,omitempty", "Path within the volume."),
         "subPathExpr": ("string,omitempty", "subPath with $(VAR) expansion."),
     }),
-    "VolumeMountStatus": ("Volume mount status.", {
-        "mountPath": ("string", "Mount path of the volume mount status."),
-        "name": ("string", "Name of the volume mount status."),
-        "readOnly": ("boolean", "Read only of the volume mount status."),
-        "recursiveReadOnly": ("string", "Recursive read only of the volume mount status."),
+    "VolumeMountStatus": ("The state of a volume mount.", {
+        "mountPath": ("string", "Path in the container."),
+        "name": ("string", "Name of the volume."),
+        "readOnly": ("boolean", "Mounted read-only."),
+        "recursiveReadOnly": ("string", "Whether the read-only mount is recursive."),
     }),
-    "VolumeProjection": ("Volume projection.", {
-        "clusterTrustBundle": ("ClusterTrustBundleProjection", "Cluster trust bundle of the volume projection."),
-        "configMap": ("ConfigMapProjection", "Config map of the volume projection."),
-        "downwardAPI": ("DownwardAPIProjection", "Downward API of the volume projection."),
-        "secret": ("SecretProjection", "Secret of the volume projection."),
-        "serviceAccountToken": ("ServiceAccountTokenProjection", "Service account token of the volume projection."),
+    "VolumeProjection": ("One source of a projected volume.", {
+        "clusterTrustBundle": ("ClusterTrustBundleProjection", "Certificates of ClusterTrustBundle objects."),
+        "configMap": ("ConfigMapProjection", "A ConfigMap's keys."),
+        "downwardAPI": ("DownwardAPIProjection", "Fields of the pod."),
+        "secret": ("SecretProjection", "A Secret's keys."),
+        "serviceAccountToken": ("ServiceAccountTokenProjection", "A service account token."),
     }),
-    "VolumeResourceRequirements": ("Volume resource requirements.", {
-        "limits": ("map[Quantity],omitempty", "Limits of the volume resource requirements."),
-        "requests": ("map[Quantity],omitempty", "Requests of the volume resource requirements."),
+    "VolumeResourceRequirements": ("Storage requests and limits.", {
+        "limits": ("map[Quantity],omitempty", "Maximum storage allowed."),
+        "requests": ("map[Quantity],omitempty", "Minimum storage required."),
     }),
-    "VsphereVirtualDiskVolumeSource": ("Vsphere virtual disk volume source.", {
+    "VsphereVirtualDiskVolumeSource": ("Deprecated: a vSphere VMDK volume.", {
         "fsType": ("string", "Fs type of the vsphere virtual disk volume source."),
         "storagePolicyID": ("string", "Storage policy ID of the vsphere virtual disk volume source."),
         "storagePolicyName": ("string", "Storage policy name of the vsphere virtual disk volume source."),
@@ -1286,11 +1286,11 @@ TYPES: dict[str, tuple[str, Fields]] = {
         "podAffinityTerm": ("PodAffinityTerm", "The term."),
         "weight": ("int32", "Weight 1-100."),
     }),
-    "WindowsSecurityContextOptions": ("Windows security context options.", {
-        "gmsaCredentialSpec": ("string", "Gmsa credential spec of the windows security context options."),
-        "gmsaCredentialSpecName": ("string", "Gmsa credential spec name of the windows security context options."),
-        "hostProcess": ("boolean", "Host process of the windows security context options."),
-        "runAsUserName": ("string", "Run as user name of the windows security context options."),
+    "WindowsSecurityContextOptions": ("Windows-specific security settings.", {
+        "gmsaCredentialSpec": ("string", "Contents of the GMSA credential spec."),
+        "gmsaCredentialSpecName": ("string", "Name of the GMSA credential spec."),
+        "hostProcess": ("boolean", "Run as a Windows host process."),
+        "runAsUserName": ("string", "User name the entrypoint runs as."),
     }),
 }
 
