@@ -372,3 +372,16 @@ async def test_empty_list_after_patch_delete_is_omitted(api):
     assert r.status == 200, await r.text()
     [c] = (await r.json())["spec"]["template"]["spec"]["containers"]
     assert "ports" not in c
+
+
+async def test_table_watch_include_object(api):
+    ns = await new_ns(api)
+    rv = await _cm(api, ns, "a")
+    w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}&includeObject=Object",
+                      headers=TABLE)
+    r = await api.patch(f"/api/v1/namespaces/{ns}/configmaps/a", json={"data": {"k": "v"}}, headers=MERGE)
+    assert r.status == 200
+    [ev] = await _events(w, 1)
+    assert ev["type"] == "MODIFIED" and ev["object"]["kind"] == "Table"
+    assert ev["object"]["rows"][0]["object"]["data"] == {"k": "v"}
+    w.close()
