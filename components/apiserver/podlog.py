@@ -6,7 +6,10 @@ container started (image, container ID, node) and one when it terminated (exit c
 reason). The request handling follows ``pkg/registry/core/pod/rest/log.go`` and
 ``pkg/registry/core/pod/strategy.go`` LogLocation: ``container`` (required when the pod
 has several), ``previous`` (the last terminated instance), ``tailLines``, ``limitBytes``,
-``timestamps``; errors are 400 BadRequest with the Kubernetes messages.
+``timestamps``; errors are 400 BadRequest with the Kubernetes messages. ``follow=true``
+keeps the stream open while the container instance runs (:class:`LogFollower`: the lines
+of the pod's later status updates, through the watch cache) and ends it when the instance
+terminates, the pod is deleted or the apiserver shuts down.
 """
 
 from __future__ import annotations
