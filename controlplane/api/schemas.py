@@ -16,22 +16,27 @@ The table serves two readers:
 and top-level fields besides apiVersion/kind/metadata are its registry entry's
 :class:`~controlplane.api.registry.KindSchema` (declared in :mod:`controlplane.api.builtin`;
 :func:`kind_fields`), plus :data:`BODY_KINDS` for the subresource and options bodies.
-A struct's field list is complete (fields not listed are unknown: dropped, or reported
-with ``fieldValidation``) unless its name is in :data:`OPEN_TYPES` (field lists abridged here: other fields are kept as sent).
+Every struct's field list is complete: fields not listed are unknown, dropped on every write
+path or reported with ``fieldValidation`` (:data:`OPEN_TYPES`, structs whose unlisted fields
+would be kept, is empty; the one free-form type left is ``managedFields[].fieldsV1``).
 
 Field notation: ``(type[,omitempty], description)`` where type is ``string``, ``boolean``, ``int32``,
 ``int64`` (``integer`` = int64), ``number`` (float64), ``bytes`` (``[]byte``: base64 text),
 ``Quantity``, ``IntOrString``, ``Time``, ``MicroTime``, ``map[string]`` (map[string]string),
-``map[bytes]``, ``map[Quantity]``, ``object:<Go type>`` (a struct not modelled field by field:
-any JSON object, kept as sent), a :data:`TYPES` name, or ``[]`` + any of those. Lists carry
+``map[bytes]``, ``map[Quantity]``, ``object:<Go type>`` (a value not modelled field by field:
+any JSON object, kept as sent — FieldsV1 only), a :data:`TYPES` name, or ``[]`` + any of those. Lists carry
 the tags :mod:`controlplane.api.listfields` declares for their struct and field — the same
 the server's strategic merge and server-side apply use (``x-kubernetes-patch-merge-key``,
 ``x-kubernetes-patch-strategy``, ``x-kubernetes-list-type``, ``x-kubernetes-list-map-keys``).
-A type ending in ``,omitempty`` is a Go value field tagged ``omitempty`` (lists and maps that
-are not required, and the scalar value fields so tagged in the Go types): the decoder drops
-its zero value (``""``, ``0``, ``false``, ``[]``, ``{}``) as Go's encoder leaves it out, so
-nothing stored or returned carries it. Fields without the tag (pointers, required fields)
-keep their zero values.
+A type ending in ``,omitempty`` is a Go value (not pointer) field tagged ``omitempty``: the
+decoder drops its zero value (``""``, ``0``, ``false``, ``[]``, ``{}``) as Go's encoder leaves
+it out, so nothing stored or returned carries it (``readyReplicas: 0``, ``ports: []``). Every
+list and map that is not required carries the tag (Go slices and maps are never pointers);
+scalars carry it where the Go field is a value (the status counters, PodSpec's and
+Container's plain strings and booleans...). A field without it keeps its zero value: pointers
+(``replicas: 0`` is meaningful), required fields, and scalars not declared here — the safe
+reading of an unknown fact. Struct-valued fields carry no tag (Go encodes a value struct even
+when empty).
 
 The field lists, Go types and required fields are those of Kubernetes v1.32's OpenAPI
 (``api/openapi-spec/v3/*.json``, as the kubernetes Python client 32.0.1 models carry them);
@@ -65,6 +70,7 @@ def base_type(typ: str) -> str:
 def omits_zero(typ: str) -> bool:
     """Whether a field of type ``typ`` carries the :data:`OMITEMPTY` tag."""
     return typ.endswith(OMITEMPTY)
+
 
 _OBJ = "object:"
 
