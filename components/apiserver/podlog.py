@@ -134,8 +134,10 @@ class LogFollower:
     statuses, so the stream follows the pod through the watch cache: it writes the lines of
     each update (the termination line when the container terminates), and ends when that
     instance has terminated (its state, or ``lastState`` after a restart), when the pod is
-    deleted, or when the watch is closed (apiserver shutdown). ``write`` sends bytes to the
-    client; ``events`` yields the pod's watch events (``(type, object)``), ending when closed.
+    deleted, or when the watch is closed (apiserver shutdown). No I/O here: the handler
+    writes :meth:`initial`, then what :meth:`update` returns for each of the pod's watch
+    events, and ends the stream when it says the instance has ended. ``limitBytes`` caps the
+    whole stream; ``tailLines`` the initial lines. Raises 400 as :func:`render` does.
     """
 
     def __init__(self, pod: dict, query: Mapping[str, str]) -> None:
@@ -143,6 +145,8 @@ class LogFollower:
         self.stamps = query.get("timestamps", "").lower() in ("1", "true")
         self.limit = _int_option(query, "limitBytes")
         self.tail = _int_option(query, "tailLines")
+        if self.limit is not None and self.limit < 1:
+            raise st.bad_request("limitBytes: Invalid value: must be greater than 0")
         self.sent: list[tuple[str, str]] = []
         self.written = 0
         state, cs, _, _ = _instance(pod, self.container, False)

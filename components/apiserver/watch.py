@@ -198,8 +198,9 @@ class WatchServer:
         with ``bookmarks``, a BOOKMARK when one is due (:meth:`next_bookmark`; skipped when
         events are being sent then: they carry the progress themselves).
 
-        ``writing`` holds one item while a write is under way: a write cut off by the watch's
-        deadline leaves it there, so no final bookmark claims events that were never sent."""
+        ``writing`` holds one item while a write is under way (a write cut off by the watch's
+        deadline leaves it there). A bookmark is sent only when nothing is pending for the
+        watcher, so it never claims events that were not sent."""
         loop = asyncio.get_running_loop()
         next_bookmark = self.next_bookmark(loop.time(), deadline) if bookmarks else None
         while True:
