@@ -10,7 +10,8 @@ then keeps ONE etcd watch from R+1 that feeds
   never stalling the others (``cache_watcher.go``).
 
 A watch from resourceVersion N replays ring events with revision > N; N older than the
-ring → :class:`TooOldResourceVersion` ("too old resource version: N (M)", 410).
+ring → :class:`TooOldResourceVersion` ("too old resource version: N (M)", 410, M the
+oldest resourceVersion still served, :meth:`WatchCache.oldest_available`).
 Selectors are applied per watcher: an object that stops matching after a MODIFIED is
 sent as DELETED (previous object, new resourceVersion), one that starts matching as ADDED.
 """
@@ -198,6 +199,7 @@ class WatchCache:
         self.objects: dict[str, dict] = {}
         self.ring: collections.deque[StoreEvent] = collections.deque(maxlen=capacity)
         self.oldest = 0          # events with revision > oldest are all in the ring
+        self._evicted = False    # an event left the ring since the last relist
         self.revision = 0        # everything up to here has been applied
         self.watchers: set[CacheWatcher] = set()
         self.ready = asyncio.Event()
@@ -223,6 +225,7 @@ class WatchCache:
         self.objects = {self._key(o): o for o in res.items}
         self.ring.clear()
         self.oldest = self.revision = res.revision
+        self._evicted = False
         for w in list(self.watchers):  # they may have missed events: make them reconnect
             w.close()
         self.watchers.clear()
@@ -304,6 +307,7 @@ class WatchCache:
             self.objects[ev.key] = ev.object
         if len(self.ring) == self.ring.maxlen:
             self.oldest = self.ring[0].revision
+            self._evicted = True
         self.ring.append(ev)
         self.revision = max(self.revision, ev.revision)
         delivered = 0
@@ -411,8 +415,9 @@ class WatchCache:
                     "metadata": {"resourceVersion": str(self.revision),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}}, self.revision))
         else:
-            if resource_version < self.oldest:
-                raise TooOldResourceVersion(resource_version, self.oldest + 1)
+            oldest = self.oldest_available()
+            if resource_version < oldest:
+                raise TooOldResourceVersion(resource_version, oldest)
             for ev in self.ring:
                 if ev.revision > resource_version:
                     out = convert(ev, matches)
@@ -421,6 +426,16 @@ class WatchCache:
         w.limit = self.queue_size + len(w.pending)
         self.watchers.add(w)
         return w, self.revision
+
+    def oldest_available(self) -> int:
+        """The oldest resourceVersion a watch may start from: the list's revision while no
+        event has left the ring since the last relist, else the revision of the ring's first
+        event minus one — what ``watchCache.getAllEventsSinceLocked``
+        (``storage/cacher/watch_cache.go``) calls ``oldest - 1`` and prints in its 410
+        ``too old resource version: N (oldest - 1)``."""
+        if self._evicted and self.ring:
+            return self.ring[0].revision - 1
+        return self.oldest
 
     def unwatch(self, w: CacheWatcher) -> None:
         self.watchers.discard(w)

@@ -82,8 +82,9 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--bind-address", default="127.0.0.1", show_default=True)
 @click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="HTTP port (0 = pick a free one).")
-@click.option("--bookmark-interval", default=1.0, show_default=True,
-              type=Seconds(min=0, min_open=True), help="Seconds between watch BOOKMARK events.")
+@click.option("--bookmark-interval", default=60.0, show_default=True,
+              type=Seconds(min=0, min_open=True),
+              help="Seconds between watch BOOKMARK events (kube-apiserver's cacher: about a minute).")
 @click.option("--compaction-interval", default=300.0, show_default=True, type=Seconds(min=0),
               help="Seconds between etcd compactions (0 disables them, as --etcd-compaction-interval=0).")
 @click.option("--min-request-timeout", default=1800, show_default=True, type=click.IntRange(min=0),

@@ -43,6 +43,20 @@ def wants_table(request: web.Request) -> bool:
     return False
 
 
+def include_object(request: web.Request) -> str:
+    """``?includeObject=`` of a Table request: ``Metadata`` (default: each row's object is a
+    PartialObjectMetadata), ``Object`` (the full object, which kubectl asks for with
+    ``--sort-by`` and ``-o custom-columns``) or ``None``; anything else → 400 ``unrecognized includeObject
+    value: "x"`` (``metav1.TableOptions`` / ``IncludeObjectPolicy``; ``asTable`` in
+    ``endpoints/handlers/response.go``)."""
+    v = request.query.get("includeObject", "")
+    if v in ("", "Metadata"):
+        return "Metadata"
+    if v in ("Object", "None"):
+        return v
+    raise st.bad_request(f'unrecognized includeObject value: "{v}"')
+
+
 def json_response(obj: Any, code: int = 200, content_type: str = "application/json") -> web.Response:
     """A response with ``obj`` as compact JSON (encoded once, by :mod:`controlplane.api.codec`)."""
     return web.Response(body=codec.dumps(obj), status=code, headers={"Content-Type": content_type})
@@ -341,8 +355,8 @@ def object_response(request: web.Request, resource: Any, obj: dict, code: int = 
     when the Accept header asks for one (``handlers/responsewriters`` + ``negotiation``)."""
     obj = with_type(resource, obj)
     if wants_table(request):
-        return json_response(sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", "")),
-                             code, TABLE_CT)
+        return json_response(sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""),
+                                       include_object=include_object(request)), code, TABLE_CT)
     return json_response(obj, code)
 
 

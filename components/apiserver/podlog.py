@@ -6,7 +6,10 @@ container started (image, container ID, node) and one when it terminated (exit c
 reason). The request handling follows ``pkg/registry/core/pod/rest/log.go`` and
 ``pkg/registry/core/pod/strategy.go`` LogLocation: ``container`` (required when the pod
 has several), ``previous`` (the last terminated instance), ``tailLines``, ``limitBytes``,
-``timestamps``; errors are 400 BadRequest with the Kubernetes messages.
+``timestamps``; errors are 400 BadRequest with the Kubernetes messages. ``follow=true``
+keeps the stream open while the container instance runs (:class:`LogFollower`: the lines
+of the pod's later status updates, through the watch cache) and ends it when the instance
+terminates, the pod is deleted or the apiserver shuts down.
 """
 
 from __future__ import annotations
@@ -62,11 +65,10 @@ def _lines(container: str, image: str, node: str, state: dict, cs: dict) -> list
     return out
 
 
-def render(pod: dict, query: Mapping[str, str]) -> str:
-    """The log text for ``pod`` and the request ``query``; raises 400 like the kubelet/apiserver."""
+def _instance(pod: dict, container: str, previous: bool) -> tuple[dict, dict, str, str]:
+    """(state, container status, image, node) of the container instance a log request is
+    for; raises 400 for no previous instance or one still waiting, as the kubelet does."""
     name = pod["metadata"]["name"]
-    container = container_name(pod, query.get("container", ""))
-    previous = query.get("previous", "").lower() in ("1", "true")
     cs = _status_of(pod, container) or {}
     spec = pod.get("spec") or {}
     image = next((c.get("image", "") for k in ("containers", "initContainers", "ephemeralContainers")
@@ -81,18 +83,33 @@ def render(pod: dict, query: Mapping[str, str]) -> str:
         if not (state.get("running") or state.get("terminated")):
             reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
             raise st.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
-    lines = _lines(container, image, node, state, cs)
+    return state, cs, image, node
+
+
+def _int_option(query: Mapping[str, str], key: str) -> int | None:
     try:
-        tail = int(query["tailLines"]) if query.get("tailLines") not in (None, "") else None
-        limit = int(query["limitBytes"]) if query.get("limitBytes") not in (None, "") else None
+        return int(query[key]) if query.get(key) not in (None, "") else None
     except ValueError:
         raise st.bad_request("tailLines and limitBytes must be integers") from None
+
+
+def _format(lines: list[tuple[str, str]], stamps: bool) -> str:
+    return "".join((f"{ts} " if stamps and ts else "") + msg + "\n" for ts, msg in lines)
+
+
+def render(pod: dict, query: Mapping[str, str]) -> str:
+    """The log text for ``pod`` and the request ``query``; raises 400 like the kubelet/apiserver."""
+    container = container_name(pod, query.get("container", ""))
+    previous = query.get("previous", "").lower() in ("1", "true")
+    state, cs, image, node = _instance(pod, container, previous)
+    lines = _lines(container, image, node, state, cs)
+    tail, limit = _int_option(query, "tailLines"), _int_option(query, "limitBytes")
     if tail is not None:
         if tail < 0:
             raise st.bad_request("tailLines: Invalid value: must be greater than or equal to 0")
         lines = lines[len(lines) - tail:] if tail else []
     stamps = query.get("timestamps", "").lower() in ("1", "true")
-    text = "".join((f"{ts} " if stamps and ts else "") + msg + "\n" for ts, msg in lines)
+    text = _format(lines, stamps)
     if limit is not None:
         if limit < 1:
             raise st.bad_request("limitBytes: Invalid value: must be greater than 0")
@@ -100,3 +117,76 @@ def render(pod: dict, query: Mapping[str, str]) -> str:
     return text
 
 
+def follows(query: Mapping[str, str]) -> bool:
+    """``?follow=true`` without ``previous``: the log stays open while the container runs
+    (a previous instance has ended: its log is complete, as the kubelet serves it)."""
+    truthy = ("1", "true")
+    return query.get("follow", "").lower() in truthy and query.get("previous", "").lower() not in truthy
+
+
+class LogFollower:
+    """``GET pods/NAME/log?follow=true``: the synthesized log of one container instance, then
+    its later lines as the pod's status shows them, until the instance ends.
+
+    The kubelet streams the container's log file until the container exits
+    (``pkg/kubelet/kuberuntime/logs`` ReadLogs with ``Follow``; the apiserver proxies it,
+    ``pkg/registry/core/pod/rest/log.go``). Here the log is made from the pod's container
+    statuses, so the stream follows the pod through the watch cache: it writes the lines of
+    each update (the termination line when the container terminates), and ends when that
+    instance has terminated (its state, or ``lastState`` after a restart), when the pod is
+    deleted, or when the watch is closed (apiserver shutdown). No I/O here: the handler
+    writes :meth:`initial`, then what :meth:`update` returns for each of the pod's watch
+    events, and ends the stream when it says the instance has ended. ``limitBytes`` caps the
+    whole stream; ``tailLines`` the initial lines. Raises 400 as :func:`render` does.
+    """
+
+    def __init__(self, pod: dict, query: Mapping[str, str]) -> None:
+        self.container = container_name(pod, query.get("container", ""))
+        self.stamps = query.get("timestamps", "").lower() in ("1", "true")
+        self.limit = _int_option(query, "limitBytes")
+        self.tail = _int_option(query, "tailLines")
+        if self.limit is not None and self.limit < 1:
+            raise st.bad_request("limitBytes: Invalid value: must be greater than 0")
+        self.sent: list[tuple[str, str]] = []
+        self.written = 0
+        state, cs, _, _ = _instance(pod, self.container, False)
+        self.container_id = cs.get("containerID", "")
+        self.pod = pod
+
+    def initial(self) -> bytes:
+        """The lines so far (``tailLines`` of them), marked sent."""
+        text = render(self.pod, {"container": self.container, "timestamps": "true" if self.stamps else "",
+                                 **({"tailLines": str(self.tail)} if self.tail is not None else {})})
+        state, cs, image, node = _instance(self.pod, self.container, False)
+        self.sent = _lines(self.container, image, node, state, cs)
+        return self._cap(text.encode())
+
+    def _cap(self, data: bytes) -> bytes:
+        if self.limit is not None:
+            data = data[:max(self.limit - self.written, 0)]
+        self.written += len(data)
+        return data
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.written >= self.limit
+
+    def update(self, pod: dict) -> tuple[bytes, bool]:
+        """The new lines an updated ``pod`` adds, and whether the followed instance has ended."""
+        cs = _status_of(pod, self.container) or {}
+        spec = pod.get("spec") or {}
+        image = next((c.get("image", "") for k in ("containers", "initContainers", "ephemeralContainers")
+                      for c in spec.get(k) or [] if isinstance(c, dict) and c.get("name") == self.container), "")
+        node = spec.get("nodeName", "")
+        state = cs.get("state") or {}
+        if self.container_id and cs.get("containerID", "") != self.container_id:
+            # restarted: the followed instance is the previous one now
+            last = cs.get("lastState") or {}
+            lines = _lines(self.container, image, node, last, {**cs, "containerID": self.container_id})[1:]
+            ended = True
+        else:
+            lines = _lines(self.container, image, node, state, cs)
+            ended = bool(state.get("terminated"))
+        new = [ln for ln in lines if ln not in self.sent]
+        self.sent += new
+        return self._cap(_format(new, self.stamps).encode()), ended or self.exhausted

@@ -16,6 +16,7 @@ Errors are raised as :class:`~components.apiserver.status.APIError` (answered as
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from components.apiserver import discovery, listoptions, podlog
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
+from components.apiserver.cache import TooOldResourceVersion, WatchEvent, cache_name
 from components.apiserver.registrystore import APIErrorFromPatch, CreateOptions, RegistryStore
 from components.apiserver.routing import RequestInfo
 from components.apiserver.semantics import decoder
@@ -197,7 +199,8 @@ class RestHandlers:
         res = await self.store.list(resource, info.namespace, matches, rv, rv_n, match, limit, cont)
         meta = {"resourceVersion": str(res.revision), **res.meta}
         if neg.wants_table(request):
-            t = sem.table(resource.kind, res.items, str(res.revision))
+            t = sem.table(resource.kind, [neg.with_type(resource, o) for o in res.items], str(res.revision),
+                          include_object=neg.include_object(request))
             t.setdefault("metadata", {}).update(meta)
             return neg.json_response(t, content_type=neg.TABLE_CT)
         return neg.json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
@@ -462,11 +465,56 @@ class RestHandlers:
         event(log, "pod.evicted", pod=f"{info.namespace}/{info.name}", dry_run=opts["dryRun"])
         return neg.json_response(st.success(code=201), 201)
 
-    async def pod_log(self, request: web.Request, info: RequestInfo) -> web.Response:
-        """``GET pods/NAME/log``: text/plain, synthesized (see :mod:`components.apiserver.podlog`)."""
+    async def pod_log(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        """``GET pods/NAME/log``: text/plain, synthesized (see :mod:`components.apiserver.podlog`);
+        with ``?follow=true`` a chunked stream kept open while the container runs
+        (:class:`~components.apiserver.podlog.LogFollower`, fed by the pods watch cache)."""
         pod = await self.store.get(info.resource, info.namespace, info.name or "")
-        text = podlog.render(pod, request.query)
-        return web.Response(text=text, content_type="text/plain", charset="utf-8")
+        if not podlog.follows(request.query):
+            text = podlog.render(pod, request.query)
+            return web.Response(text=text, content_type="text/plain", charset="utf-8")
+        follower = podlog.LogFollower(pod, request.query)
+        first = follower.initial()  # 400s (waiting container, bad options) before the stream starts
+        cache = self.watch.caches.get(cache_name(info.resource))
+        rv = int(pod["metadata"].get("resourceVersion") or 0)
+        uid = pod["metadata"].get("uid")
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain; charset=utf-8"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        if first:
+            await resp.write(first)
+        if cache is None or follower.exhausted or follower.update(pod)[1]:
+            await resp.write_eof()
+            return resp
+        await cache.wait_for_revision(rv)
+        ns, name = info.namespace, info.name
+
+        def this_pod(o: dict) -> bool:
+            md = o.get("metadata") or {}
+            return md.get("name") == name and md.get("namespace") == ns and md.get("uid") == uid
+        try:
+            watcher, _ = cache.watch(this_pod, rv)
+        except TooOldResourceVersion:
+            await resp.write_eof()
+            return resp
+        self.watch.watchers.add(watcher)
+        try:
+            while True:
+                ev = await watcher.next(None)
+                if not isinstance(ev, WatchEvent) or ev.type == "DELETED":
+                    break
+                data, ended = follower.update(ev.object)
+                if data:
+                    await resp.write(data)
+                if ended:
+                    break
+            await resp.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            cache.unwatch(watcher)
+            self.watch.watchers.discard(watcher)
+        return resp
 
 
 def _name_sel(request: web.Request, info: RequestInfo) -> str:

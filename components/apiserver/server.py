@@ -53,7 +53,7 @@ class APIServer:
     ``min_request_timeout``: ``--min-request-timeout`` (seconds; see :class:`WatchServer`).
     """
 
-    def __init__(self, etcd_url: str, bookmark_interval: float = 1.0, compaction_interval: float = 300.0,
+    def __init__(self, etcd_url: str, bookmark_interval: float = 60.0, compaction_interval: float = 300.0,
                  retry_interval: float = 3.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
@@ -251,18 +251,11 @@ class APIServer:
         app = web.Application(middlewares=[serving.track_requests, self._errors],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
-        # the resource paths first: aiohttp tries routes in order, and nearly every request is one
-        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
-        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
         def static(make):
             async def handler(request: web.Request) -> web.Response:
                 return json_response(make())
             return handler
-        app.router.add_get("/version", static(discovery.version_info))
-        for p in ("/healthz", "/livez"):
-            app.router.add_get(p, self._health)
-        app.router.add_get("/readyz", self._readyz)
-        app.router.add_get("/metrics", self._metrics)
+
         def disco(make, core: bool):
             async def handler(request: web.Request) -> web.Response:
                 if discovery.wants_aggregated(request.headers.get("Accept", "")):
@@ -271,6 +264,22 @@ class APIServer:
                     return resp
                 return json_response(make())
             return handler
+        # the discovery roots with a trailing slash too, as kube-apiserver serves them: /api/ is
+        # go-restful's WebService Path("/api") + GET "/" (endpoints/discovery/legacy.go), /apis/
+        # is registered beside /apis on the mux (endpoints/discovery/root.go), /version/ is
+        # Path("/version") + GET "/" (server/routes/version.go). Plain routes, before the
+        # catch-alls below (which would answer them 404)
+        app.router.add_get("/api/", disco(discovery.api_versions, True))
+        app.router.add_get("/apis/", disco(discovery.api_group_list, False))
+        # the resource paths next: aiohttp tries routes in order, and nearly every request is one
+        app.router.add_route("*", "/api/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/apis/{tail:.*}", self._dispatch)
+        app.router.add_get("/version", static(discovery.version_info))
+        app.router.add_get("/version/", static(discovery.version_info))
+        for p in ("/healthz", "/livez"):
+            app.router.add_get(p, self._health)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/api", disco(discovery.api_versions, True))
         app.router.add_get("/apis", disco(discovery.api_group_list, False))
         app.router.add_get("/openapi/v3", static(discovery.openapi_root))
@@ -334,7 +343,12 @@ class APIServer:
         # the one routing decision of the request: its RequestInfo, parsed here and read by
         # the dispatcher and the request metrics (requestinfo.go, WithRequestInfo)
         request[routing.REQUEST_INFO] = routing.parse(request.path) if api else None
-        watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path)
+        info = request[routing.REQUEST_INFO]
+        # long-running requests hold no seat and have no deadline: watches and pods/log
+        # (BasicLongRunningRequestCheck(watch, proxy; attach, exec, log, portforward) in
+        # kube-apiserver's config; filters/priority-and-fairness.go serves them untracked)
+        watch = api and (request.query.get("watch") in ("true", "1") or "/watch/" in request.path
+                         or (info is not None and info.subresource == "log"))
         kind = "mutating" if request.method in ("POST", "PUT", "PATCH", "DELETE") else "readOnly"
         counted = api and not watch
         seat = rejected = None

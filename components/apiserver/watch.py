@@ -8,8 +8,9 @@ or one ERROR event (Status 410 Expired "too old resource version: N (M)") and cl
 ADDED for the state not older than RV (RV unset: the current etcd revision), then — with
 ``allowWatchBookmarks`` — a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` at the
 revision of that state, then changes; ``sendInitialEvents=false``: changes only.
-BOOKMARK events (object = the kind with only ``metadata.resourceVersion``) every
-``bookmark_interval`` seconds and when the timeout ends, only when requested.
+BOOKMARK events (object = the kind's zero value with only ``metadata.resourceVersion``),
+only when requested: every ``bookmark_interval`` seconds (60 by default, as the cacher)
+and 2 s before the watch's deadline (``storage/cacher/cache_watcher.go`` nextBookmarkTime).
 With the Table Accept each object is a one-row meta.k8s.io Table.
 The stream lasts ``timeoutSeconds`` (default: ``--min-request-timeout`` randomised, see
 :func:`watch_timeout`), also for a client that stops reading; on apiserver shutdown every
@@ -31,7 +32,7 @@ from components.apiserver import listoptions
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.cache import CacheWatcher, TooOldResourceVersion, WatchCache, WatchEvent, cache_name
-from components.apiserver.negotiation import TABLE_CT, parse_bool, parse_rv, wants_table, with_type
+from components.apiserver.negotiation import TABLE_CT, include_object, parse_bool, parse_rv, wants_table, with_type
 from components.apiserver.routing import RequestInfo
 from controlplane.api import codec
 from controlplane.log import event
@@ -39,9 +40,16 @@ from controlplane.log import event
 log = logging.getLogger("apiserver.watch")
 
 
-#: seconds a watch may take to write its final bookmark and terminating chunk once it ends
-#: (timeout, shutdown); a client that does not take them by then is disconnected
+#: seconds a watch may take to write its terminating chunk once it ends (timeout,
+#: shutdown); a client that does not take it by then is disconnected
 END_GRACE = 5.0
+#: seconds between BOOKMARK events by default: kube-apiserver's cacher sends one to each
+#: watcher that asked for them about once a minute (``defaultBookmarkFrequency``,
+#: ``storage/cacher/cacher.go``); ``--bookmark-interval`` sets it (tests: shorter)
+BOOKMARK_INTERVAL = 60.0
+#: the last bookmark of a watch comes this many seconds before its deadline
+#: (``cacheWatcher.nextBookmarkTime``: "right before the watcher timeout ... 2s")
+PRE_TIMEOUT_BOOKMARK = 2.0
 
 
 def watch_timeout(value: str | None, min_request_timeout: float) -> float:
@@ -75,7 +83,7 @@ class WatchServer:
     stream gets :data:`END_GRACE` seconds to end cleanly. :meth:`shutdown` ends every watch."""
 
     def __init__(self, caches: Mapping[str, WatchCache], current_revision: Callable[[], Awaitable[int]],
-                 bookmark_interval: float = 1.0, min_request_timeout: float = 1800.0) -> None:
+                 bookmark_interval: float = BOOKMARK_INTERVAL, min_request_timeout: float = 1800.0) -> None:
         self.caches = caches
         self.current_revision = current_revision
         self.bookmark_interval = bookmark_interval
@@ -108,6 +116,7 @@ class WatchServer:
         bookmarks = parse_bool(request.query.get("allowWatchBookmarks"))
         _, send_initial = listoptions.parse(request.query, watch=True)
         table = wants_table(request)
+        include = include_object(request) if table else "Metadata"
         if rv:
             if not await cache.wait_for_revision(rv) and send_initial:
                 raise listoptions.too_large_resource_version(rv, cache.revision)
@@ -141,19 +150,19 @@ class WatchServer:
             try:
                 # one deadline for waiting *and* writing: a client that stops reading blocks
                 # resp.write (it awaits the socket's drain) and is cut off here all the same
-                async with asyncio.timeout_at(loop.time() + timeout):
-                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing)
+                deadline = loop.time() + timeout
+                async with asyncio.timeout_at(deadline):
+                    await self._stream(resp, watcher, resource, cache, bookmarks, table, writing, include, deadline)
             except TimeoutError:
                 pass
             # the end: a client far behind (writing paused: the socket and our buffer are
             # full) is dropped with what is queued for it; it re-watches from the last
-            # resourceVersion it processed. Otherwise the final bookmark and terminating chunk.
+            # resourceVersion it processed. Otherwise the terminating chunk (the last bookmark
+            # came PRE_TIMEOUT_BOOKMARK seconds before the deadline).
             ended = not request.protocol.writing_paused
             if ended:
                 try:
                     async with asyncio.timeout(END_GRACE):
-                        if bookmarks and not watcher.closed and not watcher.pending and not writing:
-                            await self._bookmark(resp, resource, cache.revision, table)
                         await resp.write_eof()
                 except TimeoutError:
                     ended = False
@@ -169,18 +178,39 @@ class WatchServer:
             self.watchers.discard(watcher)
         return resp
 
-    async def _stream(self, resp: web.StreamResponse, watcher: CacheWatcher, resource: Any,
-                      cache: Any, bookmarks: bool, table: bool, writing: list) -> None:
-        """Write the watcher's events until it is closed (too slow, relisted or shutdown).
+    def next_bookmark(self, now: float, deadline: float) -> float | None:
+        """When the next BOOKMARK is due (loop time): ``bookmark_interval`` seconds after
+        ``now``, but :data:`PRE_TIMEOUT_BOOKMARK` seconds before the watch's ``deadline`` if
+        that comes first, as ``cacheWatcher.nextBookmarkTime`` (``storage/cacher/cache_watcher.go``)
+        schedules them; None when nothing is due before the deadline. (Once the pre-timeout
+        moment has passed, the cacher sends no more; here an interval shorter than what is left
+        — a test's ``bookmark_interval`` — still applies.)"""
+        due = now + self.bookmark_interval
+        pre = deadline - PRE_TIMEOUT_BOOKMARK
+        if now <= pre < due:
+            due = pre
+        return due if due < deadline else None
 
-        ``writing`` holds one item while a write is under way: a write cut off by the watch's
-        deadline leaves it there, so no final bookmark claims events that were never sent."""
-        wait = self.bookmark_interval if bookmarks else None
+    async def _stream(self, resp: web.StreamResponse, watcher: CacheWatcher, resource: Any,
+                      cache: Any, bookmarks: bool, table: bool, writing: list, include: str = "Metadata",
+                      deadline: float = float("inf")) -> None:
+        """Write the watcher's events until it is closed (too slow, relisted or shutdown);
+        with ``bookmarks``, a BOOKMARK when one is due (:meth:`next_bookmark`; skipped when
+        events are being sent then: they carry the progress themselves).
+
+        ``writing`` holds one item while a write is under way (a write cut off by the watch's
+        deadline leaves it there). A bookmark is sent only when nothing is pending for the
+        watcher, so it never claims events that were not sent."""
+        loop = asyncio.get_running_loop()
+        next_bookmark = self.next_bookmark(loop.time(), deadline) if bookmarks else None
         while True:
+            wait = None if next_bookmark is None else max(next_bookmark - loop.time(), 0.0)
             evs = await watcher.drain(wait)
-            if evs is False:
-                if bookmarks and not watcher.pending:
+            if next_bookmark is not None and loop.time() >= next_bookmark:
+                if not watcher.pending and evs is False:
                     await self._bookmark(resp, resource, cache.revision, table)
+                next_bookmark = self.next_bookmark(loop.time(), deadline)
+            if evs is False:
                 continue
             # every pending event in one write (one chunk): under load fewer syscalls;
             # clients decode a JSON stream, chunk boundaries carry no meaning
@@ -190,7 +220,7 @@ class WatchServer:
                 if ev is None:
                     closed = True  # too slow, cache relisted or shutdown; the client re-watches
                     break
-                lines.append(self._table_line(resource, ev) if table else event_line(resource, ev))
+                lines.append(self._table_line(resource, ev, include) if table else event_line(resource, ev))
             if lines:
                 writing.append(True)
                 await resp.write(lines[0] if len(lines) == 1 else b"".join(lines))
@@ -208,13 +238,13 @@ class WatchServer:
         await self._send(resp, "BOOKMARK", obj)
 
     @staticmethod
-    def _table_line(resource: Any, ev: WatchEvent) -> bytes:
+    def _table_line(resource: Any, ev: WatchEvent, include: str = "Metadata") -> bytes:
         if ev.type == "BOOKMARK":
             return codec.dumps({"type": "BOOKMARK", "object": {
                 "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
                 "columnDefinitions": [], "rows": []}}) + b"\n"
         obj = with_type(resource, ev.object)
-        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
+        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""), include_object=include)
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"
 
     @staticmethod

@@ -12,7 +12,8 @@ top-level fields (its registry entry's schema, :func:`~controlplane.api.schemas.
 
 * :func:`decode` ``(kind, obj, prune=True) -> list[str]`` — checks ``obj`` (a dict, in place:
   unknown fields removed when ``prune``, ``null`` list items / map values replaced by their
-  zero value) and returns the unknown fields' paths (``spec.containers[0].foo``); raises
+  zero value, the zero values of ``,omitempty`` fields removed as Go's encoder omits them)
+  and returns the unknown fields' paths (``spec.containers[0].foo``); raises
   :class:`DecodeError` (``.message``: Go's text, e.g. ``json: cannot unmarshal number
   9223372036854775808 into Go struct field DeploymentSpec.spec.replicas of type int32``).
   Kinds absent from the table are not checked (``[]``).
@@ -90,6 +91,7 @@ _MAPS = {"map[string]": (("string",), "map[string]string"),
 
 @functools.lru_cache(maxsize=None)
 def _spec(typ: str) -> tuple[Any, ...]:
+    typ = schemas.base_type(typ)  # the ,omitempty tag is the struct's business (_Fields.omit)
     if typ.startswith("[]"):
         return ("list", _spec(typ[2:]))
     if typ in _MAPS:
@@ -105,17 +107,37 @@ def _spec(typ: str) -> tuple[Any, ...]:
 
 
 class _Fields:
-    """A struct's fields, resolved lazily (types refer to each other)."""
+    """A struct's fields, resolved lazily (types refer to each other); ``omit``: the fields
+    tagged ``,omitempty`` (their zero values are dropped)."""
 
     def __init__(self, name: str, fields: dict[str, Any] | None = None) -> None:
         self.name, self._raw = name, fields
         self._map: dict[str, tuple[Any, ...]] | None = None
+        self._omit: frozenset[str] = frozenset()
+
+    def _resolve(self) -> dict[str, tuple[Any, ...]]:
+        raw = self._raw if self._raw is not None else schemas.TYPES[self.name][1]
+        self._omit = frozenset(f for f, (t, _d) in raw.items() if schemas.omits_zero(t))
+        self._map = {f: _spec(schemas.base_type(t)) for f, (t, _d) in raw.items()}
+        return self._map
 
     def get(self, k: str) -> tuple[Any, ...] | None:
+        m = self._map if self._map is not None else self._resolve()
+        return m.get(k)
+
+    @property
+    def omit(self) -> frozenset[str]:
         if self._map is None:
-            raw = self._raw if self._raw is not None else schemas.TYPES[self.name][1]
-            self._map = {f: _spec(t) for f, (t, _d) in raw.items()}
-        return self._map.get(k)
+            self._resolve()
+        return self._omit
+
+
+def _is_zero(v: Any) -> bool:
+    """Go's "empty value" of omitempty for a decoded JSON value: ``""``, ``0``, ``false``,
+    an empty list or object."""
+    if v is False or v == "" or v == [] or v == {}:
+        return True
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and v == 0
 
 
 def kind_spec(kind: str) -> tuple[Any, ...] | None:
@@ -241,6 +263,9 @@ def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, up
                     del v[k]  # null: the zero value (omitted when encoded)
                 continue
             nv = _walk(val, f, fpath + (k,), name, f"{upath}.{k}" if upath else k, ctx)
+            if not ctx.readonly and k in fields.omit and _is_zero(nv):
+                del v[k]  # omitempty: Go's encoder leaves the zero value out
+                continue
             if nv is not val:
                 v[k] = nv
         return v
@@ -335,8 +360,11 @@ def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = 
 
     Raises :class:`DecodeError` for the first value that does not decode (document order,
     as Go's decoder reports its first error). ``prune``: remove the unknown fields (the
-    decoder drops them); else only report them. ``readonly``: leave ``null``s as they are (a
-    merge patch's deletions). Kinds without a schema: ``[]``.
+    decoder drops them); else only report them. ``readonly``: leave ``null``s and zero values
+    as they are (a merge patch's deletions, an apply configuration); otherwise the zero values
+    of ``,omitempty`` fields are removed (``readyReplicas: 0``, ``ports: []``), as the object
+    Kubernetes stores and returns is Go's encoding of the decoded struct. Kinds without a
+    schema: ``[]``.
     """
     spec = kind_spec(kind)
     if spec is None:

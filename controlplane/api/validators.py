@@ -682,9 +682,68 @@ def _validate_pod_update(new: dict[str, Any], old: dict[str, Any], errs: ErrorLi
     def norm(d: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if v not in (None, [], {})}
     if norm(ns) != norm(os_):
-        changed = sorted(k for k in set(ns) | set(os_) if ns.get(k) != os_.get(k))
-        errs.forbidden("spec", POD_UPDATE_FORBIDDEN + ("\n  changed: " + ", ".join(f"spec.{c}" for c in changed)
-                                                      if changed else ""))
+        errs.forbidden("spec", POD_UPDATE_FORBIDDEN + "\n" + spec_diff(norm(os_), norm(ns), "core.PodSpec"))
+
+
+def _go_field(name: str) -> str:
+    """A JSON field name as its Go struct field is spelled (``nodeName`` → ``NodeName``)."""
+    return name[:1].upper() + name[1:]
+
+
+def _diff_value(v: Any) -> str:
+    if v is None:
+        return "nil"
+    return json.dumps(v, separators=(", ", ": "), sort_keys=False)
+
+
+def spec_diff(old: Any, new: Any, type_name: str) -> str:
+    """A readable diff of two specs in the layout of go-cmp's ``cmp.Diff(old, new)``, which
+    ``ValidatePodUpdate`` (``pkg/apis/core/validation/validation.go``) appends to its
+    Forbidden message: the struct's fields in order, unchanged runs summarised as
+    ``... // N identical fields``, a changed field as a ``-`` line (old value) and a ``+``
+    line (new value), objects present on both sides walked field by field. Values are
+    printed as JSON (``nil`` when absent); returns the lines joined by newlines."""
+    lines: list[str] = [f"  {type_name}{{"]
+
+    def walk(o: dict[str, Any], n: dict[str, Any], depth: int) -> None:
+        ind = "\t" * depth
+        same = 0
+
+        def flush() -> None:
+            nonlocal same
+            if same:
+                lines.append(f"  {ind}... // {same} identical field{'s' if same > 1 else ''}")
+                same = 0
+        keys = list(o) + [k for k in n if k not in o]
+        for k in keys:
+            ov, nv = o.get(k), n.get(k)
+            if ov == nv:
+                same += 1
+                continue
+            flush()
+            f = _go_field(k)
+            if isinstance(ov, dict) and isinstance(nv, dict):
+                lines.append(f"  {ind}{f}: {{")
+                walk(ov, nv, depth + 1)
+                lines.append(f"  {ind}}},")
+            elif isinstance(ov, list) and isinstance(nv, list) and len(ov) == len(nv) \
+                    and all(isinstance(x, dict) for x in ov + nv):
+                lines.append(f"  {ind}{f}: {{")
+                for i, (a, b) in enumerate(zip(ov, nv)):
+                    if a == b:
+                        lines.append(f"  {ind}\t{{...}}, // [{i}] identical")
+                        continue
+                    lines.append(f"  {ind}\t{{")
+                    walk(a, b, depth + 2)
+                    lines.append(f"  {ind}\t}},")
+                lines.append(f"  {ind}}},")
+            else:
+                lines.append(f"- {ind}{f}: {_diff_value(ov)},")
+                lines.append(f"+ {ind}{f}: {_diff_value(nv)},")
+        flush()
+    walk(old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, 1)
+    lines.append("  }")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- per kind

@@ -307,8 +307,8 @@ class RestClient:
                  "allowWatchBookmarks": "true" if allow_bookmarks else None,
                  "timeoutSeconds": timeout_seconds}
         params = {k: v for k, v in given.items() if v is not None}
-        # with bookmarks (our apiserver sends one a second when idle, Kubernetes' once a
-        # minute) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
+        # with bookmarks (our apiserver, as Kubernetes', sends one a minute and 2 s before the
+        # watch's timeout) a silent stream is a dead connection: give up on it after WATCH_IDLE_TIMEOUT
         idle = (timeout_seconds or 300) + 30
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
                                         sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
