@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog
+from components.apiserver import discovery, listoptions, podlog, reviews
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -71,6 +71,11 @@ class RestHandlers:
                 raise st.not_found_path()
             return neg.json_response(doc)
         r = info.resource
+        if not r.stored:
+            # a create-only review, never stored (components.apiserver.reviews): POST only
+            if m != "POST" or info.name is not None or info.watch_path:
+                raise st.method_not_allowed()
+            return await self.review(request, info)
         if not self.ready():
             raise st.unavailable("the apiserver is not ready: waiting for etcd")
         if info.name is None:
@@ -217,6 +222,16 @@ class RestHandlers:
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
             dry_run=neg.dry_run(request)))
         return neg.object_response(request, resource, created, 201)
+
+    async def review(self, request: web.Request, info: RequestInfo) -> web.Response:
+        """``POST`` of a create-only review (:mod:`components.apiserver.reviews`): decoded as
+        a create is, validated, answered by the entry's review function; 201, nothing stored."""
+        resource = info.resource
+        obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
+        neg.check_type(resource, obj)
+        neg.decode_typed(request, resource.kind, obj)
+        user = reviews.request_user(request.headers, request.headers.getall)
+        return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user), 201)
 
     # ---------------------------------------------------------------- item
     async def get(self, request: web.Request, info: RequestInfo) -> web.Response:

@@ -118,11 +118,12 @@ class _Fields:
         return self._map.get(k)
 
 
-def kind_spec(kind: str) -> tuple[Any, ...] | None:
-    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or
-    None for a kind without a schema. Compiled once per kind and schema: an entry replaced
-    in the registry at run time is compiled anew."""
-    ks = schemas.kind_fields(kind)
+def kind_spec(kind: str, api_version: str | None = None) -> tuple[Any, ...] | None:
+    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields; at
+    ``api_version`` for a kind served at several versions), or None for a kind without a
+    schema. Compiled once per kind and schema: an entry replaced in the registry at run
+    time is compiled anew."""
+    ks = schemas.kind_fields(kind, api_version)
     if ks is None:
         return None
     return _compiled_kind(kind, ks)
@@ -330,15 +331,17 @@ def _go_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False) -> list[str]:
+def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False,
+           api_version: str | None = None) -> list[str]:
     """Check ``obj`` against ``kind``'s Go types (in place); returns the unknown fields' paths.
 
     Raises :class:`DecodeError` for the first value that does not decode (document order,
     as Go's decoder reports its first error). ``prune``: remove the unknown fields (the
     decoder drops them); else only report them. ``readonly``: leave ``null``s as they are (a
-    merge patch's deletions). Kinds without a schema: ``[]``.
+    merge patch's deletions). ``api_version``: the version whose schema applies (a kind
+    served at several versions; default: the kind's first entry). Kinds without a schema: ``[]``.
     """
-    spec = kind_spec(kind)
+    spec = kind_spec(kind, api_version)
     if spec is None:
         return []
     ctx = _Ctx(prune, readonly)

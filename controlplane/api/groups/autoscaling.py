@@ -1,0 +1,4 @@
+"""placeholder"""
+from controlplane.api.registry import Resource
+
+ENTRIES: tuple[Resource, ...] = ()
