@@ -274,8 +274,7 @@ REVIEW_KINDS = ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectA
 def test_builtin_facts_of_the_kinds_that_have_them():
     by = {r.kind: r for r in BUILTIN}
     assert {k for k, r in by.items() if r.strategy.tracks_generation} == {
-        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob",
-        "HorizontalPodAutoscaler"}
+        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob"}
     assert {k for k, r in by.items() if r.strategy.grace_period is not None} == {"Pod"}
     assert {k for k, r in by.items() if r.printer is None} == {"Binding", *REVIEW_KINDS}
     assert {k for k, r in by.items() if r.validate is not None} == {
