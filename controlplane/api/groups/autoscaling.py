@@ -511,14 +511,14 @@ def _metric_spec_to_v1(m: JSON) -> JSON:
     elif typ == "Pods":
         src = m.get("pods") or {}
         metric, tgt = src.get("metric") or {}, src.get("target") or {}
-        p: JSON = {"metricName": metric.get("name", ""), "targetAverageValue": tgt.get("averageValue")}
+        p: JSON = {"metricName": metric.get("name", ""), "targetAverageValue": tgt.get("averageValue") or "0"}
         _set(p, "selector", metric.get("selector"))
         out["pods"] = p
     elif typ == "Object":
         src = m.get("object") or {}
         metric, tgt = src.get("metric") or {}, src.get("target") or {}
         o: JSON = {"target": src.get("describedObject") or {}, "metricName": metric.get("name", ""),
-                   "targetValue": tgt.get("value")}
+                   "targetValue": tgt.get("value") or "0"}
         _set(o, "selector", metric.get("selector"))
         _set(o, "averageValue", tgt.get("averageValue"))
         out["object"] = o
@@ -579,7 +579,8 @@ def _metric_status_to_v1(m: JSON) -> JSON:
         key = "resource" if typ == "Resource" else "containerResource"
         src = m.get(key) or {}
         cur = src.get("current") or {}
-        r: JSON = {"name": src.get("name", ""), "currentAverageValue": cur.get("averageValue")}
+        # v1's currentAverageValue is a Quantity, not a pointer: "0" when unset
+        r: JSON = {"name": src.get("name", ""), "currentAverageValue": cur.get("averageValue") or "0"}
         if typ == "ContainerResource":
             r["container"] = src.get("container", "")
         _set(r, "currentAverageUtilization", cur.get("averageUtilization"))
@@ -589,15 +590,15 @@ def _metric_status_to_v1(m: JSON) -> JSON:
         src = m.get(key) or {}
         metric, cur = src.get("metric") or {}, src.get("current") or {}
         if typ == "Pods":
-            out[key] = {"metricName": metric.get("name", ""), "currentAverageValue": cur.get("averageValue")}
+            out[key] = {"metricName": metric.get("name", ""), "currentAverageValue": cur.get("averageValue") or "0"}
             _set(out[key], "selector", metric.get("selector"))
         elif typ == "Object":
             out[key] = {"target": src.get("describedObject") or {}, "metricName": metric.get("name", ""),
-                        "currentValue": cur.get("value")}
+                        "currentValue": cur.get("value") or "0"}
             _set(out[key], "selector", metric.get("selector"))
             _set(out[key], "averageValue", cur.get("averageValue"))
         else:
-            out[key] = {"metricName": metric.get("name", ""), "currentValue": cur.get("value")}
+            out[key] = {"metricName": metric.get("name", ""), "currentValue": cur.get("value") or "0"}
             _set(out[key], "metricSelector", metric.get("selector"))
             _set(out[key], "currentAverageValue", cur.get("averageValue"))
     return out
