@@ -145,7 +145,8 @@ def _validate_attributes(spec: JSON, errs: ErrorList) -> None:
     if ra is not None and nra is not None:
         errs.invalid("spec.nonResourceAttributes", nra, "cannot be specified in combination with resourceAttributes")
     if ra is None and nra is None:
-        errs.invalid("spec.resourceAttributes", nra,
+        # a nil pointer prints as "null" in field errors (field.ErrorBody)
+        errs.invalid("spec.resourceAttributes", "null",
                      "exactly one of nonResourceAttributes or resourceAttributes must be specified")
 
 
