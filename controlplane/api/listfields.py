@@ -75,6 +75,9 @@ def _merge(key: str, elem: str | None = None) -> ListField:
 
 
 ATOMIC = ListField(list_type="atomic")
+#: public names of the helpers, for the API group modules' declarations (:func:`declare`)
+map_list = _map
+merge_list = _merge
 _TCP = (("protocol", "TCP"),)
 
 #: (Go type, JSON field) → the field's tags; struct-valued fields map to their Go type name
@@ -154,6 +157,19 @@ KINDS: dict[str, dict[str, ListField | str]] = {
 }
 
 _EMPTY: dict[str, ListField | str] = {}
+
+
+def declare(structs: dict[str, dict[str, ListField | str]] | None = None,
+            kinds: dict[str, dict[str, ListField | str]] | None = None) -> None:
+    """Add an API group's declarations (its Go structs' and kinds' list tags, as
+    :data:`STRUCTS` and :data:`KINDS` hold them); called by the group modules of
+    :mod:`controlplane.api.groups` when they are imported. The per-kind tables are rebuilt."""
+    for name, fields in (structs or {}).items():
+        STRUCTS.setdefault(name, {}).update(fields)
+    for kind, fields in (kinds or {}).items():
+        KINDS.setdefault(kind, {}).update(fields)
+    for_kind.cache_clear()
+
 
 
 def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListField], depth: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 
+from controlplane.api import listfields
 from controlplane.api.registry import JSON, KindSchema, Resource
 
 GROUP = "authentication.k8s.io"
@@ -41,6 +42,11 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "error": ("string", "Error indicates that the token couldn't be checked"),
     }),
 }
+
+#: the list tags of ``authentication/v1/types.go``: every list ``+listType=atomic``
+listfields.declare(structs={"UserInfo": {"groups": listfields.ATOMIC},
+                            "TokenReviewSpec": {"audiences": listfields.ATOMIC},
+                            "TokenReviewStatus": {"audiences": listfields.ATOMIC}})
 
 SSR_SCHEMA = KindSchema(
     "SelfSubjectReview contains the user information that the kube-apiserver has about the user making this "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 
+from controlplane.api import listfields
 from controlplane.api.registry import JSON, KindSchema, Resource
 from controlplane.api.validators import ErrorList
 
@@ -106,6 +107,15 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                                         "to."),
     }),
 }
+
+#: the list tags of ``authorization/v1/types.go``: every list ``+listType=atomic``
+_A = listfields.ATOMIC
+listfields.declare(structs={
+    "SubjectAccessReviewSpec": {"groups": _A},
+    "SubjectRulesReviewStatus": {"resourceRules": _A, "nonResourceRules": _A},
+    "ResourceRule": {"verbs": _A, "apiGroups": _A, "resources": _A, "resourceNames": _A},
+    "NonResourceRule": {"verbs": _A, "nonResourceURLs": _A},
+})
 
 _STATUS = ("SubjectAccessReviewStatus", "Status is filled in by the server and indicates whether the request is "
                                         "allowed or not")

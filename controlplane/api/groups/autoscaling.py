@@ -26,6 +26,7 @@ import copy
 import json
 from typing import Any
 
+from controlplane.api import listfields
 from controlplane.api.groups import common
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
 from controlplane.api.validators import ErrorList
@@ -217,6 +218,16 @@ TYPES_V1: _T = {
                                                      "70% of its requested CPU."),
     }),
 }
+
+#: the list tags of ``autoscaling/v2/types.go``
+listfields.declare(structs={
+    "HorizontalPodAutoscalerSpec": {"metrics": listfields.ATOMIC, "behavior": "HorizontalPodAutoscalerBehavior"},
+    "HorizontalPodAutoscalerBehavior": {"scaleUp": "HPAScalingRules", "scaleDown": "HPAScalingRules"},
+    "HPAScalingRules": {"policies": listfields.ATOMIC},
+    "HorizontalPodAutoscalerStatus": {"currentMetrics": listfields.ATOMIC,
+                                      "conditions": listfields.map_list("type")},
+}, kinds={"HorizontalPodAutoscaler": {"spec": "HorizontalPodAutoscalerSpec",
+                                      "status": "HorizontalPodAutoscalerStatus"}})
 
 _DESC = "HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically " \
         "manages the replica count of any resource implementing the scale subresource based on the metrics " \

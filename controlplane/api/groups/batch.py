@@ -24,7 +24,7 @@ from typing import Any
 from croniter import croniter
 
 from controlplane import apitime
-from controlplane.api import defaulters, printers, validators
+from controlplane.api import defaulters, listfields, printers, validators
 from controlplane.api.groups import common
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
 from controlplane.api.validators import ErrorList
@@ -131,6 +131,16 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "lastSuccessfulTime": ("Time", "Information when was the last time the job successfully completed."),
     }),
 }
+
+#: the list tags of ``batch/v1/types.go`` (``+listType``, ``patchMergeKey``)
+listfields.declare(structs={
+    "JobSpec": {"template": "PodTemplateSpec"},
+    "JobTemplateSpec": {"metadata": "ObjectMeta", "spec": "JobSpec"},
+    "CronJobSpec": {"jobTemplate": "JobTemplateSpec"},
+    "JobStatus": {"conditions": listfields.ListField("type", "merge", "atomic")},
+    "CronJobStatus": {"active": listfields.ATOMIC},
+}, kinds={"Job": {"spec": "JobSpec", "status": "JobStatus"},
+          "CronJob": {"spec": "CronJobSpec", "status": "CronJobStatus"}})
 
 JOB_SCHEMA = KindSchema("Job represents the configuration of a single job.", {
     "spec": ("JobSpec", "Specification of the desired behavior of a job."),

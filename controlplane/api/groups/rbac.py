@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controlplane.api import validators
+from controlplane.api import listfields, validators
 from controlplane.api.groups import common
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource
 from controlplane.api.validators import ErrorList
@@ -63,6 +63,14 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "name": ("string", "Name is the name of resource being referenced"),
     }),
 }
+
+#: the list tags of ``rbac/v1/types.go``: every list ``+listType=atomic``
+_A = listfields.ATOMIC
+listfields.declare(structs={
+    "PolicyRule": {"verbs": _A, "apiGroups": _A, "resources": _A, "resourceNames": _A, "nonResourceURLs": _A},
+    "AggregationRule": {"clusterRoleSelectors": _A},
+}, kinds={"Role": {"rules": _A}, "ClusterRole": {"rules": _A, "aggregationRule": "AggregationRule"},
+          "RoleBinding": {"subjects": _A}, "ClusterRoleBinding": {"subjects": _A}})
 
 _RULES = ("[]PolicyRule", "Rules holds all the PolicyRules for this Role")
 _SUBJECTS = ("[]Subject", "Subjects holds references to the objects the role applies to.")
