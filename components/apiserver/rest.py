@@ -224,7 +224,7 @@ class RestHandlers:
         neg.decode_typed(request, resource.kind, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
-            dry_run=neg.dry_run(request)))
+            dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
         return _respond(request, resource, created, 201)
 
     async def review(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -272,7 +272,8 @@ class RestHandlers:
                                           subresource=info.subresource or "",
                                           precondition_rv=md.get("resourceVersion") or None,
                                           precondition_uid=md.get("uid") or None,
-                                          manager=neg.field_manager(request), dry_run=neg.dry_run(request))
+                                          manager=neg.field_manager(request), dry_run=neg.dry_run(request),
+                                          api_version=_version_of(resource) or "")
         return _respond(request, resource, updated)
 
     async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -341,7 +342,8 @@ class RestHandlers:
                 return await self._server_side_apply(request, info, patch)
             updated = await self.store.update(_stored(resource), info.namespace, name, apply_checked,
                                               subresource=info.subresource or "", precondition_rv=precondition,
-                                              manager=neg.field_manager(request), dry_run=neg.dry_run(request))
+                                              manager=neg.field_manager(request), dry_run=neg.dry_run(request),
+                                              api_version=_version_of(resource) or "")
             return _respond(request, resource, updated)
         except APIErrorFromPatch as e:
             if e.generic:
@@ -383,7 +385,8 @@ class RestHandlers:
         obj, created = await self.store.apply(_stored(resource), info.namespace, name, _to_storage(resource, config),
                                               manager=manager, force=force,
                                               user_agent=request.headers.get("User-Agent", ""),
-                                              dry_run=neg.dry_run(request), check_patched=check_patched)
+                                              dry_run=neg.dry_run(request), check_patched=check_patched,
+                                              api_version=_version_of(resource) or "")
         return _respond(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete

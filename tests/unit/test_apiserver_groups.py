@@ -175,6 +175,7 @@ async def test_hpa_one_storage_two_versions(api):
     created = await r.json()
     assert r.status == 201 and created["apiVersion"] == "autoscaling/v1"
     assert created["spec"]["targetCPUUtilizationPercentage"] == 70 and "metrics" not in created["spec"]
+    assert [m["apiVersion"] for m in created["metadata"]["managedFields"]] == ["autoscaling/v1"]
     [ev] = await read_events(w, 1)
     assert ev["type"] == "ADDED" and ev["object"]["apiVersion"] == "autoscaling/v1"
     assert ev["object"]["spec"]["targetCPUUtilizationPercentage"] == 70
