@@ -72,6 +72,10 @@ def test_cronjob_and_invalid_schedule(cluster):
     lines = ok(cluster, "get", "cj").splitlines()
     assert lines[0].split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]
     assert lines[1].split()[:8] == ["tick", "*/5", "*", "*", "*", "*", "<none>", "False"]
+    assert ok(cluster, "create", "job", "manual", "--from=cronjob/tick").strip() == "job.batch/manual created"
+    manual = json.loads(ok(cluster, "get", "job", "manual", "-o", "json"))
+    assert manual["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    assert manual["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual"}
     r = kubectl(cluster, "create", "cronjob", "bad", "--image=busybox", "--schedule=bad")
     assert r.returncode == 1
     assert r.stderr.strip() == ('error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: '
@@ -87,6 +91,12 @@ def test_rbac_objects(cluster):
               "--serviceaccount=default:bot").strip() == "rolebinding.rbac.authorization.k8s.io/read created"
     assert ok(cluster, "create", "clusterrolebinding", "nodes", "--clusterrole=nodes", "--group=ops").strip() == \
         "clusterrolebinding.rbac.authorization.k8s.io/nodes created"
+    assert ok(cluster, "create", "clusterrole", "monitoring",
+              "--aggregation-rule=rbac.example.com/aggregate-to-monitoring=true").strip() == \
+        "clusterrole.rbac.authorization.k8s.io/monitoring created"
+    agg = json.loads(ok(cluster, "get", "clusterrole", "monitoring", "-o", "json"))
+    assert agg["aggregationRule"] == {"clusterRoleSelectors": [
+        {"matchLabels": {"rbac.example.com/aggregate-to-monitoring": "true"}}]}
     lines = ok(cluster, "get", "roles").splitlines()
     assert lines[0].split() == ["NAME", "CREATED", "AT"] and lines[1].split()[0] == "reader"
     lines = ok(cluster, "get", "rolebinding", "-o", "wide").splitlines()

@@ -294,3 +294,14 @@ def test_job_and_cronjob_strategies():
     cj["status"] = {"active": [{"name": "x"}]}
     batch.prepare_cronjob_create(cj)
     assert cj["status"] == {}
+
+
+def test_template_labels_are_validated_at_the_template_path():
+    j = job(manualSelector=True, selector={"matchLabels": {"a": "b"}})
+    j["spec"]["template"]["metadata"] = {"labels": {"a": "b", "bad key!": "x"}}
+    j = created(j)
+    # (the job's own labels, copied from the template by SetDefaults_Job, are reported too)
+    assert [m for m in messages("Job", j) if "bad key!" in m and m.startswith("spec.")] == [
+        'spec.template.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+        "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]

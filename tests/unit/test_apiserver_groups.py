@@ -145,7 +145,7 @@ async def test_local_and_rules_and_token_reviews(api):
         "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
     r = await api.post("/apis/authentication.k8s.io/v1/tokenreviews", json={
         "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "abc"}})
-    assert r.status == 201 and (await r.json())["status"] == {}
+    assert r.status == 201 and (await r.json())["status"] == {"user": {}}
 
 
 @pytest.mark.parametrize("headers, user", [
@@ -176,11 +176,13 @@ async def test_hpa_one_storage_two_versions(api):
     assert r.status == 201 and created["apiVersion"] == "autoscaling/v1"
     assert created["spec"]["targetCPUUtilizationPercentage"] == 70 and "metrics" not in created["spec"]
     assert [m["apiVersion"] for m in created["metadata"]["managedFields"]] == ["autoscaling/v1"]
+    assert created["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
     [ev] = await read_events(w, 1)
     assert ev["type"] == "ADDED" and ev["object"]["apiVersion"] == "autoscaling/v1"
     assert ev["object"]["spec"]["targetCPUUtilizationPercentage"] == 70
     w.close()
     got = await (await api.get(f"{v2}/web")).json()
+    assert got["status"] == {"currentMetrics": None, "desiredReplicas": 0}
     assert got["apiVersion"] == "autoscaling/v2" and got["spec"]["metrics"] == [
         {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
     # a v2-only field, written at v2, survives in an annotation at v1 and comes back

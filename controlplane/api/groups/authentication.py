@@ -6,7 +6,7 @@ the requesting user's attributes: here the user the apiserver derives from the r
 the ``Impersonate-User`` / ``Impersonate-Group`` headers; no authenticator runs yet).
 ``pkg/registry/authentication/tokenreview/storage.go`` answers a TokenReview: a token is
 required (400 ``token is required for TokenReview in authentication.k8s.io``); with no
-token authenticator configured the review comes back with an empty status, as there.
+token authenticator configured the review comes back with an empty status (``{"user": {}}``), as there.
 Schema: ``staging/src/k8s.io/api/authentication/v1/types.go``.
 """
 
@@ -77,7 +77,7 @@ def review_token(obj: JSON, user: JSON) -> JSON:
     if not (obj.get("spec") or {}).get("token"):
         raise ValueError(f"token is required for TokenReview in {GROUP}")
     out = copy.deepcopy(obj)
-    out["status"] = {}
+    out["status"] = {"user": {}}  # TokenReviewStatus.user is a struct: encoded even when empty
     return out
 
 

@@ -484,8 +484,9 @@ def validate_hpa(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
 
 
 def prepare_hpa_create(hpa: JSON) -> None:
-    """PrepareForCreate: an empty status."""
-    hpa["status"] = {}
+    """PrepareForCreate: an empty status, as v2 encodes it (``currentMetrics`` and
+    ``desiredReplicas`` have no ``omitempty``: ``null`` and 0)."""
+    hpa["status"] = {"currentMetrics": None, "desiredReplicas": 0}
 
 
 STRATEGY = Strategy(prepare_create=prepare_hpa_create)

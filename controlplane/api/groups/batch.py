@@ -474,8 +474,10 @@ def _validate_pod_template(tpl: object, path: str, errs: ErrorList) -> None:
         return
     tmd = tpl.get("metadata") or {}
     if isinstance(tmd, dict):
-        validators.validate_labels(tmd.get("labels"), f"{path}.metadata.labels", errs)
-        validators.validate_annotations(tmd.get("annotations"), f"{path}.metadata.annotations", errs)
+        # ValidatePodTemplateSpec: the template's ObjectMeta is embedded, so its paths are
+        # spec.template.labels / .annotations
+        validators.validate_labels(tmd.get("labels"), f"{path}.labels", errs)
+        validators.validate_annotations(tmd.get("annotations"), f"{path}.annotations", errs)
     pspec = tpl.get("spec")
     validators.validate_pod_spec(pspec, f"{path}.spec", errs)
     rp = pspec.get("restartPolicy") if isinstance(pspec, dict) else None
