@@ -217,12 +217,16 @@ async def test_discovery_lists_both_hpa_versions(api):
     groups = (await (await api.get("/apis")).json())["groups"]
     [g] = [g for g in groups if g["name"] == "autoscaling"]
     assert [v["version"] for v in g["versions"]] == ["v2", "v1"] and g["preferredVersion"]["version"] == "v2"
+    hashes = set()
     for v in ("v1", "v2"):
         rl = await (await api.get(f"/apis/autoscaling/{v}")).json()
         [hpa] = [e for e in rl["resources"] if e["name"] == "horizontalpodautoscalers"]
+        hashes.add(hpa["storageVersionHash"])
         assert hpa["shortNames"] == ["hpa"] and hpa["categories"] == ["all"]
         assert any(e["name"] == "horizontalpodautoscalers/status" for e in rl["resources"])
+    assert len(hashes) == 1  # one storage
     rl = await (await api.get("/apis/authorization.k8s.io/v1")).json()
+    assert not any("storageVersionHash" in e for e in rl["resources"])  # never stored
     assert {e["name"]: e["verbs"] for e in rl["resources"]} == {
         "localsubjectaccessreviews": ["create"], "selfsubjectaccessreviews": ["create"],
         "selfsubjectrulesreviews": ["create"], "subjectaccessreviews": ["create"]}
