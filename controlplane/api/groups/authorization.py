@@ -41,11 +41,34 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                                                          "\"\" means none."),
                                "name": ("string", "Name is the name of the resource being requested for a \"get\" "
                                                   "or deleted for a \"delete\". \"\" (empty) means all."),
-                               "fieldSelector": ("object:v1.FieldSelectorAttributes", "fieldSelector describes "
-                                                 "the limitation on access based on field."),
-                               "labelSelector": ("object:v1.LabelSelectorAttributes", "labelSelector describes "
-                                                 "the limitation on access based on labels."),
+                               "fieldSelector": ("FieldSelectorAttributes", "fieldSelector describes the "
+                                                 "limitation on access based on field.  It can only limit access, "
+                                                 "not broaden it."),
+                               "labelSelector": ("LabelSelectorAttributes", "labelSelector describes the "
+                                                 "limitation on access based on labels.  It can only limit access, "
+                                                 "not broaden it."),
                            }),
+    "FieldSelectorAttributes": ("FieldSelectorAttributes indicates a field limited access.", {
+        "rawSelector": ("string", "rawSelector is the serialization of a field selector that would be included in a "
+                                  "query parameter."),
+        "requirements": ("[]FieldSelectorRequirement", "requirements is the parsed interpretation of a field "
+                                                       "selector."),
+    }),
+    "FieldSelectorRequirement": ("FieldSelectorRequirement is a selector that contains values, a key, and an operator "
+                                 "that relates the key and values.", {
+                                     "key": ("string", "key is the field selector key that the requirement applies "
+                                                       "to."),
+                                     "operator": ("string", "operator represents a key's relationship to a set of "
+                                                            "values. Valid operators are In, NotIn, Exists, "
+                                                            "DoesNotExist."),
+                                     "values": ("[]string", "values is an array of string values."),
+                                 }),
+    "LabelSelectorAttributes": ("LabelSelectorAttributes indicates a label limited access.", {
+        "rawSelector": ("string", "rawSelector is the serialization of a field selector that would be included in a "
+                                  "query parameter."),
+        "requirements": ("[]LabelSelectorRequirement", "requirements is the parsed interpretation of a label "
+                                                       "selector."),
+    }),
     "NonResourceAttributes": ("NonResourceAttributes includes the authorization attributes available for "
                               "non-resource requests to the Authorizer interface", {
                                   "path": ("string", "Path is the URL path of the request"),
@@ -111,6 +134,9 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
 #: the list tags of ``authorization/v1/types.go``: every list ``+listType=atomic``
 _A = listfields.ATOMIC
 listfields.declare(structs={
+    "FieldSelectorAttributes": {"requirements": _A},
+    "FieldSelectorRequirement": {"values": _A},
+    "LabelSelectorAttributes": {"requirements": _A},
     "SubjectAccessReviewSpec": {"groups": _A},
     "SubjectRulesReviewStatus": {"resourceRules": _A, "nonResourceRules": _A},
     "ResourceRule": {"verbs": _A, "apiGroups": _A, "resources": _A, "resourceNames": _A},

@@ -182,13 +182,84 @@ TYPES_V2: _T = {
                                           "desiredReplicas": ("int32", "desiredReplicas is the desired number of "
                                                                        "replicas of pods managed by this autoscaler, "
                                                                        "as last calculated by the autoscaler."),
-                                          "currentMetrics": ("[]object:v2.MetricStatus", "currentMetrics is the last "
+                                          "currentMetrics": ("[]MetricStatus", "currentMetrics is the last "
                                                              "read state of the metrics used by this autoscaler."),
-                                          "conditions": ("[]object:v2.HorizontalPodAutoscalerCondition",
+                                          "conditions": ("[]HorizontalPodAutoscalerCondition",
                                                          "conditions is the set of conditions required for this "
                                                          "autoscaler to scale its target, and indicates whether or "
                                                          "not those conditions are met."),
                                       }),
+    "MetricStatus": ("MetricStatus describes the last-read state of a single metric.", {
+        "type": ("string", "type is the type of metric source.  It will be one of \"ContainerResource\", "
+                           "\"External\", \"Object\", \"Pods\" or \"Resource\", each corresponds to a matching "
+                           "field in the object."),
+        "object": ("ObjectMetricStatus", "object refers to a metric describing a single kubernetes object."),
+        "pods": ("PodsMetricStatus", "pods refers to a metric describing each pod in the current scale target."),
+        "resource": ("ResourceMetricStatus", "resource refers to a resource metric (such as those specified in "
+                                             "requests and limits) known to Kubernetes."),
+        "containerResource": ("ContainerResourceMetricStatus", "container resource refers to a resource metric "
+                                                               "known to Kubernetes describing a single container."),
+        "external": ("ExternalMetricStatus", "external refers to a global metric that is not associated with any "
+                                             "Kubernetes object."),
+    }),
+    "MetricValueStatus": ("MetricValueStatus holds the current value for a metric", {
+        "value": ("Quantity", "value is the current value of the metric (as a quantity)."),
+        "averageValue": ("Quantity", "averageValue is the current value of the average of the metric across all "
+                                     "relevant pods (as a quantity)"),
+        "averageUtilization": ("int32", "currentAverageUtilization is the current value of the average of the "
+                                        "resource metric across all relevant pods, represented as a percentage of the "
+                                        "requested value of the resource for the pods."),
+    }),
+    "ResourceMetricStatus": ("ResourceMetricStatus indicates the current value of a resource metric known to "
+                             "Kubernetes.", {
+                                 "name": ("string", "name is the name of the resource in question."),
+                                 "current": ("MetricValueStatus", "current contains the current value for the given "
+                                                                  "metric"),
+                             }),
+    "ContainerResourceMetricStatus": ("ContainerResourceMetricStatus indicates the current value of a resource metric "
+                                      "known to Kubernetes.", {
+                                          "name": ("string", "name is the name of the resource in question."),
+                                          "current": ("MetricValueStatus", "current contains the current value for "
+                                                                           "the given metric"),
+                                          "container": ("string", "container is the name of the container in the pods "
+                                                                  "of the scaling target"),
+                                      }),
+    "PodsMetricStatus": ("PodsMetricStatus indicates the current value of a metric describing each pod in the "
+                         "current scale target.", {
+                             "metric": ("MetricIdentifier", "metric identifies the target metric by name and "
+                                                            "selector"),
+                             "current": ("MetricValueStatus", "current contains the current value for the given "
+                                                              "metric"),
+                         }),
+    "ObjectMetricStatus": ("ObjectMetricStatus indicates the current value of a metric describing a kubernetes "
+                           "object.", {
+                               "metric": ("MetricIdentifier", "metric identifies the target metric by name and "
+                                                              "selector"),
+                               "current": ("MetricValueStatus", "current contains the current value for the given "
+                                                                "metric"),
+                               "describedObject": ("CrossVersionObjectReference", "DescribedObject specifies the "
+                                                   "descriptions of a object,such as kind,name apiVersion"),
+                           }),
+    "ExternalMetricStatus": ("ExternalMetricStatus indicates the current value of a global metric not associated "
+                             "with any Kubernetes object.", {
+                                 "metric": ("MetricIdentifier", "metric identifies the target metric by name and "
+                                                                "selector"),
+                                 "current": ("MetricValueStatus", "current contains the current value for the given "
+                                                                  "metric"),
+                             }),
+    "HorizontalPodAutoscalerCondition": ("HorizontalPodAutoscalerCondition describes the state of a "
+                                         "HorizontalPodAutoscaler at a certain point.", {
+                                             "type": ("string", "type describes the current condition"),
+                                             "status": ("string", "status is the status of the condition (True, "
+                                                                  "False, Unknown)"),
+                                             "lastTransitionTime": ("Time", "lastTransitionTime is the last time the "
+                                                                            "condition transitioned from one status "
+                                                                            "to another"),
+                                             "reason": ("string", "reason is the reason for the condition's last "
+                                                                  "transition."),
+                                             "message": ("string", "message is a human-readable explanation "
+                                                                   "containing details about the transition"),
+                                         }),
 }
 
 TYPES_V1: _T = {

@@ -55,9 +55,10 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "activeDeadlineSeconds": ("int64", "Specifies the duration in seconds relative to the startTime that the "
                                            "job may be continuously active before the system tries to terminate "
                                            "it; value must be positive integer."),
-        "podFailurePolicy": ("object:v1.PodFailurePolicy", "Specifies the policy of handling failed pods."),
-        "successPolicy": ("object:v1.SuccessPolicy", "successPolicy specifies the policy when the Job can be "
-                                                     "declared as succeeded (Indexed Jobs only)."),
+        "podFailurePolicy": ("PodFailurePolicy", "Specifies the policy of handling failed pods. This field cannot "
+                                                 "be used in combination with restartPolicy=OnFailure."),
+        "successPolicy": ("SuccessPolicy", "successPolicy specifies the policy when the Job can be declared as "
+                                           "succeeded (Indexed Jobs only)."),
         "backoffLimit": ("int32", "Specifies the number of retries before marking this job failed. Defaults to 6, "
                                   "unless backoffLimitPerIndex (only Indexed Job) is specified."),
         "backoffLimitPerIndex": ("int32", "Specifies the limit for the number of retries within an index before "
@@ -92,10 +93,58 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "completedIndexes": ("string", "completedIndexes holds the completed indexes when .spec.completionMode = "
                                        "\"Indexed\" in a text format."),
         "failedIndexes": ("string", "FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set."),
-        "uncountedTerminatedPods": ("object:v1.UncountedTerminatedPods", "uncountedTerminatedPods holds the UIDs "
-                                    "of Pods that have terminated but the job controller hasn't yet accounted for."),
+        "uncountedTerminatedPods": ("UncountedTerminatedPods", "uncountedTerminatedPods holds the UIDs of Pods "
+                                    "that have terminated but the job controller hasn't yet accounted for."),
         "ready": ("int32", "The number of active pods which have a Ready condition and are not terminating."),
     }),
+    "PodFailurePolicy": ("PodFailurePolicy describes how failed pods influence the backoffLimit.", {
+        "rules": ("[]PodFailurePolicyRule", "A list of pod failure policy rules. The rules are evaluated in order. "
+                                            "Once a rule matches a Pod failure, the remaining of the rules are "
+                                            "ignored."),
+    }),
+    "PodFailurePolicyRule": ("PodFailurePolicyRule describes how a pod failure is handled when the requirements are "
+                             "met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.", {
+                                 "action": ("string", "Specifies the action taken on a pod failure when the "
+                                                      "requirements are satisfied: FailJob, FailIndex, Ignore or "
+                                                      "Count."),
+                                 "onExitCodes": ("PodFailurePolicyOnExitCodesRequirement", "Represents the "
+                                                 "requirement on the container exit codes."),
+                                 "onPodConditions": ("[]PodFailurePolicyOnPodConditionsPattern", "Represents the "
+                                                     "requirement on the pod conditions."),
+                             }),
+    "PodFailurePolicyOnExitCodesRequirement": ("PodFailurePolicyOnExitCodesRequirement describes the requirement for "
+                                               "handling a failed pod based on its container exit codes.", {
+                                                   "containerName": ("string", "Restricts the check for exit codes to "
+                                                                               "the container with the specified "
+                                                                               "name."),
+                                                   "operator": ("string", "Represents the relationship between the "
+                                                                          "container exit code(s) and the specified "
+                                                                          "values: In or NotIn."),
+                                                   "values": ("[]int32", "Specifies the set of values."),
+                                               }),
+    "PodFailurePolicyOnPodConditionsPattern": ("PodFailurePolicyOnPodConditionsPattern describes a pattern for "
+                                               "matching an actual pod condition type.", {
+                                                   "type": ("string", "Specifies the required Pod condition type."),
+                                                   "status": ("string", "Specifies the required Pod condition status. "
+                                                                        "Defaults to True."),
+                                               }),
+    "SuccessPolicy": ("SuccessPolicy describes when a Job can be declared as succeeded based on the success of some "
+                      "indexes.", {
+                          "rules": ("[]SuccessPolicyRule", "rules represents the list of alternative rules for the "
+                                                           "declaring the Jobs as successful before "
+                                                           "`.status.succeeded >= .spec.completions`."),
+                      }),
+    "SuccessPolicyRule": ("SuccessPolicyRule describes rule for declaring a Job as succeeded.", {
+        "succeededIndexes": ("string", "succeededIndexes specifies the set of indexes which need to be contained in "
+                                       "the actual set of the succeeded indexes for the Job."),
+        "succeededCount": ("int32", "succeededCount specifies the minimal required size of the actual set of the "
+                                    "succeeded indexes for the Job."),
+    }),
+    "UncountedTerminatedPods": ("UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been "
+                                "accounted in Job status counters.", {
+                                    "succeeded": ("[]string", "succeeded holds UIDs of succeeded Pods."),
+                                    "failed": ("[]string", "failed holds UIDs of failed Pods."),
+                                }),
     "JobCondition": ("JobCondition describes current state of a job.", {
         "type": ("string", "Type of job condition, Complete or Failed."),
         "status": ("string", "Status of the condition, one of True, False, Unknown."),
@@ -134,10 +183,19 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
 
 #: the list tags of ``batch/v1/types.go`` (``+listType``, ``patchMergeKey``)
 listfields.declare(structs={
-    "JobSpec": {"template": "PodTemplateSpec"},
+    "JobSpec": {"template": "PodTemplateSpec", "podFailurePolicy": "PodFailurePolicy",
+                "successPolicy": "SuccessPolicy"},
+    "PodFailurePolicy": {"rules": listfields.ListField(list_type="atomic", elem="PodFailurePolicyRule")},
+    "PodFailurePolicyRule": {"onExitCodes": "PodFailurePolicyOnExitCodesRequirement",
+                             "onPodConditions": listfields.ATOMIC},
+    "PodFailurePolicyOnExitCodesRequirement": {"values": listfields.ListField(list_type="set")},
+    "SuccessPolicy": {"rules": listfields.ATOMIC},
+    "UncountedTerminatedPods": {"succeeded": listfields.ListField(list_type="set"),
+                                "failed": listfields.ListField(list_type="set")},
     "JobTemplateSpec": {"metadata": "ObjectMeta", "spec": "JobSpec"},
     "CronJobSpec": {"jobTemplate": "JobTemplateSpec"},
-    "JobStatus": {"conditions": listfields.ListField("type", "merge", "atomic")},
+    "JobStatus": {"conditions": listfields.ListField("type", "merge", "atomic"),
+                  "uncountedTerminatedPods": "UncountedTerminatedPods"},
     "CronJobStatus": {"active": listfields.ATOMIC},
 }, kinds={"Job": {"spec": "JobSpec", "status": "JobStatus"},
           "CronJob": {"spec": "CronJobSpec", "status": "CronJobStatus"}})
