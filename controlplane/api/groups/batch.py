@@ -66,7 +66,8 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "maxFailedIndexes": ("int32", "Specifies the maximal number of failed indexes before marking the Job as "
                                       "failed, when backoffLimitPerIndex is set."),
         "selector": ("LabelSelector", "A label query over pods that should match the pod count. Normally, the "
-                                      "system sets this field for you."),
+                                      "system sets this field for you. More info: https://kubernetes.io/docs/"
+                                      "concepts/overview/working-with-objects/labels/#label-selectors"),
         "manualSelector": ("boolean", "manualSelector controls generation of pod labels and pod selectors. Leave "
                                       "`manualSelector` unset unless you are certain what you are doing."),
         "template": ("PodTemplateSpec", "Describes the pod that will be created when executing a job. The only "
@@ -87,7 +88,9 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "startTime": ("Time", "Represents time when the job controller started processing a job."),
         "completionTime": ("Time", "Represents time when the job was completed."),
         "active": ("int32", "The number of pending and running pods which are not terminating."),
-        "succeeded": ("int32", "The number of pods which reached phase Succeeded."),
+        "succeeded": ("int32", "The number of pods which reached phase Succeeded. The value increases "
+                               "monotonically for a given spec. However, it may decrease in reaction to scale down "
+                               "of elastic indexed jobs."),
         "failed": ("int32", "The number of pods which reached phase Failed."),
         "terminating": ("int32", "The number of pods which are terminating."),
         "completedIndexes": ("string", "completedIndexes holds the completed indexes when .spec.completionMode = "
@@ -161,13 +164,21 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "schedule": ("string", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
         "timeZone": ("string", "The time zone name for the given schedule, see "
                                "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, "
-                               "this will default to the time zone of the kube-controller-manager process."),
+                               "this will default to the time zone of the kube-controller-manager process. The set "
+                               "of valid time zone names and the time zone offset is loaded from the system-wide "
+                               "time zone database by the API server during CronJob validation and the controller "
+                               "manager during execution. If no system-wide time zone database can be found a "
+                               "bundled version of the database is used instead. If the time zone name becomes "
+                               "invalid during the lifetime of a CronJob or due to a change in host configuration, "
+                               "the controller will stop creating new new Jobs and will create a system event with "
+                               "the reason UnknownTimeZone. More information can be found in "
+                               "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
         "startingDeadlineSeconds": ("int64", "Optional deadline in seconds for starting the job if it misses "
                                              "scheduled time for any reason."),
         "concurrencyPolicy": ("string", "Specifies how to treat concurrent executions of a Job: \"Allow\" "
                                         "(default), \"Forbid\" or \"Replace\"."),
         "suspend": ("boolean", "This flag tells the controller to suspend subsequent executions, it does not "
-                               "apply to already started executions. Defaults to false."),
+                               "apply to already started executions.  Defaults to false."),
         "jobTemplate": ("JobTemplateSpec", "Specifies the job that will be created when executing a CronJob."),
         "successfulJobsHistoryLimit": ("int32", "The number of successful finished jobs to retain. Value must be "
                                                 "non-negative integer. Defaults to 3."),

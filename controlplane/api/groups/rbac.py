@@ -105,9 +105,18 @@ CLUSTERROLEBINDING_SCHEMA = KindSchema(
 # --------------------------------------------------------------------------- printers
 
 
+#: the ROLE column's descriptions: rbac/v1beta1's roleRef docs (printers.go takes them from there)
+_ROLE_COL = {
+    "roleBinding": "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. "
+                   "If the RoleRef cannot be resolved, the Authorizer must return an error.",
+    "clusterRoleBinding": "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot "
+                          "be resolved, the Authorizer must return an error.",
+}
+
+
 def _binding_columns(what: str) -> tuple[JSON, ...]:
     return (common.NAME_COL,
-            common.col("Role", description=ROLEBINDING_SCHEMA.fields["roleRef"][1]),
+            common.col("Role", description=_ROLE_COL[what]),
             common.AGE_COL,
             common.col("Users", description=f"Users in the {what}", priority=1),
             common.col("Groups", description=f"Groups in the {what}", priority=1),
