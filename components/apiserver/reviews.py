@@ -49,10 +49,9 @@ def request_user(headers: Mapping[str, str], header_values: Any = None) -> dict[
     elif user == ANONYMOUS and UNAUTHENTICATED not in groups:
         groups.append(UNAUTHENTICATED)
     extra: dict[str, list[str]] = {}
-    for k in headers:
-        if k.lower().startswith("impersonate-extra-"):
-            key = unquote(k[len("impersonate-extra-"):]).lower()
-            extra.setdefault(key, []).extend(all_of(k))
+    for k in dict.fromkeys(h.lower() for h in headers):  # each header name once
+        if k.startswith("impersonate-extra-"):
+            extra.setdefault(unquote(k[len("impersonate-extra-"):]), []).extend(all_of(k))
     return {"username": user, "groups": groups, "uid": headers.get("Impersonate-Uid") or "", "extra": extra}
 
 
