@@ -105,7 +105,11 @@ def api_resource_list(group_version: str) -> dict | None:
             e["shortNames"] = list(r.short_names)
         if r.categories:
             e["categories"] = list(r.categories)
-        e["storageVersionHash"] = hashlib.sha256(f"{r.api_version}/{r.kind}".encode()).hexdigest()[:11]
+        if r.stored:
+            # the hash of the version objects are stored at: the same for every served version
+            # of one storage (none for the never-stored reviews), as storageversionhash.go computes it
+            sv = R.REGISTRY.storage_of(r)
+            e["storageVersionHash"] = hashlib.sha256(f"{sv.api_version}/{sv.kind}".encode()).hexdigest()[:11]
         out.append(e)
         for sub in r.subresources:
             s: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,

@@ -309,15 +309,16 @@ def unknown_fields(request: web.Request, unknown: list[str], strict_error: Calla
         add_warning(request, f'unknown field "{u}"')
 
 
-def decode_typed(request: web.Request, kind: str, obj: dict) -> None:
+def decode_typed(request: web.Request, kind: str, obj: dict, api_version: str | None = None) -> None:
     """A create/update body into ``kind``'s Go types (:func:`controlplane.api.decoder.decode`,
     in place: unknown fields dropped). A value that does not decode → 400 BadRequest
     ``<Kind> in version "v1" cannot be handled as a <Kind>: json: cannot unmarshal ...``
-    (``transformDecodeError``, handlers/rest.go); unknown fields per ``fieldValidation``."""
+    (``transformDecodeError``, handlers/rest.go); unknown fields per ``fieldValidation``.
+    ``api_version``: the version whose schema applies (a kind served at several versions)."""
     version = str(obj.get("apiVersion") or "").rsplit("/", 1)[-1]
     prefix = f'{obj.get("kind") or kind} in version "{version}" cannot be handled as a {kind}: '
     try:
-        unknown = decoder.decode(kind, obj)
+        unknown = decoder.decode(kind, obj, api_version=api_version)
     except decoder.DecodeError as e:
         raise st.bad_request(prefix + e.message) from None
     unknown_fields(request, unknown, lambda m: st.bad_request(prefix + m))

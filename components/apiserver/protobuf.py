@@ -123,11 +123,81 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "DeleteOptions": {1: ("gracePeriodSeconds", "i?"), 2: ("preconditions", "Preconditions?"),
                       3: ("orphanDependents", "b?"), 4: ("propagationPolicy", "s?"), 5: ("dryRun", "[s")},
     "Preconditions": {1: ("uid", "s?"), 2: ("resourceVersion", "s?")},
+    # k8s.io/api/batch/v1 (kubectl create job|cronjob)
+    "Job": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec"), 3: ("status", "JobStatus")},
+    "JobSpec": {1: ("parallelism", "i?"), 2: ("completions", "i?"), 3: ("activeDeadlineSeconds", "i?"),
+                4: ("selector", "LabelSelector?"), 5: ("manualSelector", "b?"), 6: ("template", "PodTemplateSpec"),
+                7: ("backoffLimit", "i?"), 8: ("ttlSecondsAfterFinished", "i?"), 9: ("completionMode", "s?"),
+                10: ("suspend", "b?"), 12: ("backoffLimitPerIndex", "i?"), 13: ("maxFailedIndexes", "i?"),
+                14: ("podReplacementPolicy", "s?"), 15: ("managedBy", "s?")},
+    "JobStatus": {},
+    "JobTemplateSpec": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec")},
+    "CronJob": {1: ("metadata", "ObjectMeta"), 2: ("spec", "CronJobSpec"), 3: ("status", "CronJobStatus")},
+    "CronJobSpec": {1: ("schedule", "s"), 2: ("startingDeadlineSeconds", "i?"), 3: ("concurrencyPolicy", "s"),
+                    4: ("suspend", "b?"), 5: ("jobTemplate", "JobTemplateSpec"),
+                    6: ("successfulJobsHistoryLimit", "i?"), 7: ("failedJobsHistoryLimit", "i?"),
+                    8: ("timeZone", "s?")},
+    "CronJobStatus": {},
+    # k8s.io/api/rbac/v1 (kubectl create role|clusterrole|rolebinding|clusterrolebinding)
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[PolicyRule")},
+    "ClusterRole": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[PolicyRule"),
+                    3: ("aggregationRule", "AggregationRule?")},
+    "PolicyRule": {1: ("verbs", "[s"), 2: ("apiGroups", "[s"), 3: ("resources", "[s"), 4: ("resourceNames", "[s"),
+                   5: ("nonResourceURLs", "[s")},
+    "AggregationRule": {1: ("clusterRoleSelectors", "[LabelSelector")},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[Subject"), 3: ("roleRef", "RoleRef")},
+    "ClusterRoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[Subject"), 3: ("roleRef", "RoleRef")},
+    "Subject": {1: ("kind", "s"), 2: ("apiGroup", "s"), 3: ("name", "s"), 4: ("namespace", "s")},
+    "RoleRef": {1: ("apiGroup", "s"), 2: ("kind", "s"), 3: ("name", "s")},
+    # k8s.io/api/authorization/v1 (kubectl auth can-i)
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec"),
+                                3: ("status", "SubjectAccessReviewStatus")},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes?"),
+                                    2: ("nonResourceAttributes", "NonResourceAttributes?")},
+    "SubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SubjectAccessReviewSpec"),
+                            3: ("status", "SubjectAccessReviewStatus")},
+    "LocalSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SubjectAccessReviewSpec"),
+                                 3: ("status", "SubjectAccessReviewStatus")},
+    "SubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes?"),
+                                2: ("nonResourceAttributes", "NonResourceAttributes?"), 3: ("user", "s"),
+                                4: ("groups", "[s"), 6: ("uid", "s")},
+    "ResourceAttributes": {1: ("namespace", "s"), 2: ("verb", "s"), 3: ("group", "s"), 4: ("version", "s"),
+                           5: ("resource", "s"), 6: ("subresource", "s"), 7: ("name", "s")},
+    "NonResourceAttributes": {1: ("path", "s"), 2: ("verb", "s")},
+    "SubjectAccessReviewStatus": {1: ("allowed", "b"), 2: ("reason", "s"), 3: ("evaluationError", "s"),
+                                  4: ("denied", "b")},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectRulesReviewSpec"),
+                               3: ("status", "SubjectRulesReviewStatus")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "s")},
+    "SubjectRulesReviewStatus": {},
+    # k8s.io/api/authentication/v1 (kubectl auth whoami)
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "SelfSubjectReviewStatus")},
+    "SelfSubjectReviewStatus": {1: ("userInfo", "UserInfo")},
+    "UserInfo": {1: ("username", "s"), 2: ("uid", "s"), 3: ("groups", "[s")},
+    "TokenReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "TokenReviewSpec"), 3: ("status", "TokenReviewStatus")},
+    "TokenReviewSpec": {1: ("token", "s"), 2: ("audiences", "[s")},
+    "TokenReviewStatus": {1: ("authenticated", "b"), 2: ("user", "UserInfo"), 3: ("error", "s"),
+                          4: ("audiences", "[s")},
+    # k8s.io/api/autoscaling/v1 (kubectl autoscale)
+    "autoscaling/v1.HorizontalPodAutoscaler": {1: ("metadata", "ObjectMeta"),
+                                               2: ("spec", "autoscaling/v1.HorizontalPodAutoscalerSpec"),
+                                               3: ("status", "autoscaling/v1.HorizontalPodAutoscalerStatus")},
+    "autoscaling/v1.HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "CrossVersionObjectReference"),
+                                                   2: ("minReplicas", "i?"), 3: ("maxReplicas", "i"),
+                                                   4: ("targetCPUUtilizationPercentage", "i?")},
+    "autoscaling/v1.HorizontalPodAutoscalerStatus": {},
+    "CrossVersionObjectReference": {1: ("kind", "s"), 2: ("name", "s"), 3: ("apiVersion", "s")},
 }
 
 #: kind → top-level message, for the kinds decodable from protobuf
 KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod",
-                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction")}
+                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "Job", "CronJob",
+                     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "SelfSubjectAccessReview",
+                     "SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview",
+                     "SelfSubjectReview", "TokenReview", "HorizontalPodAutoscaler")}
+
+#: (apiVersion, kind) → message, for a kind whose message differs per version
+VERSIONED = {("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling/v1.HorizontalPodAutoscaler"}
 
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:
@@ -316,9 +386,10 @@ def decode(raw: bytes, expected_kind: str | None = None) -> dict:
             raise ProtobufError(f"unsupported protobuf content encoding {v.decode(errors='replace')!r}")
     if not kind:
         raise ProtobufError("Object 'Kind' is missing in the protobuf envelope")
-    if kind not in KINDS:
+    message = VERSIONED.get((api_version, kind), kind)
+    if kind not in KINDS or message not in SCHEMAS:
         raise UnsupportedKind(kind)
-    obj = decode_message(kind, payload)
+    obj = decode_message(message, payload)
     return {"apiVersion": api_version, "kind": kind, **obj}
 
 

@@ -75,13 +75,16 @@ class CreateOptions:
     when the create is an apply (managedFields get one ``Apply`` entry with its fields),
     None for a POST (one ``Update`` entry with every field set, ``record_create``).
     ``user_agent``: for the trace. ``verb``: the HTTP verb, for the trace (``POST``/``PATCH``).
-    ``dry_run``: ``dryRun=All`` (checked, not written)."""
+    ``dry_run``: ``dryRun=All`` (checked, not written). ``api_version``: the version the
+    request was made at, recorded in managedFields ("": the resource's; a version converted
+    to its storage version records its own, as ``fieldmanager.go`` records the request's)."""
 
     manager: str
     apply_config: dict[str, Any] | None = None
     user_agent: str = ""
     verb: str = "POST"
     dry_run: bool = False
+    api_version: str = ""
 
 
 @dataclasses.dataclass
@@ -201,13 +204,14 @@ class RegistryStore:
         now = apitime.now()
         if opts.apply_config is not None:
             obj["metadata"]["managedFields"] = [{
-                "manager": opts.manager, "operation": "Apply", "apiVersion": resource.api_version, "time": now,
+                "manager": opts.manager, "operation": "Apply", "apiVersion": opts.api_version or resource.api_version,
+                "time": now,
                 "fieldsType": "FieldsV1",
                 "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.kind, opts.apply_config))}]
         else:
             # the creator owns every field it set (operation Update; handlers/create.go runs the
             # field manager on every create): managedFields in the body are not kept
-            fieldmanager.record_create(resource.kind, obj, opts.manager, resource.api_version, now,
+            fieldmanager.record_create(resource.kind, obj, opts.manager, opts.api_version or resource.api_version, now,
                                        strategy.resets_status(resource.kind))
         self.validate(resource, obj)
         if resource.namespaced and namespace:
@@ -277,7 +281,7 @@ class RegistryStore:
     async def update(self, resource: Any, namespace: str | None, name: str, make_new: Mutation, *,
                      subresource: str = "", precondition_rv: str | None = None,
                      precondition_uid: str | None = None, manager: str | None = None,
-                     dry_run: bool = False) -> dict[str, Any]:
+                     dry_run: bool = False, api_version: str = "") -> dict[str, Any]:
         """Guaranteed update of the item (``store.go`` Update): ``make_new(current) -> new``
         then strategy ``PrepareForUpdate``, defaulting, validation, Service allocation (main
         resource) and managedFields; returns the stored object.
@@ -320,7 +324,7 @@ class RegistryStore:
             if manager is not None:
                 if new["metadata"].get("managedFields") == []:
                     del new["metadata"]["managedFields"]
-                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                fieldmanager.record_update(resource.kind, cur, new, manager, api_version or resource.api_version,
                                            apitime.now(), sub,
                                            strategy.resets_status(resource.kind))
             if strategy.should_delete_during_update(resource.kind, new, cur):
@@ -357,7 +361,8 @@ class RegistryStore:
 
     async def apply(self, resource: Any, namespace: str | None, name: str, config: dict[str, Any], *,
                     manager: str, force: bool, user_agent: str = "", dry_run: bool = False,
-                    check_patched: Callable[[dict[str, Any]], None] | None = None) -> tuple[dict[str, Any], bool]:
+                    check_patched: Callable[[dict[str, Any]], None] | None = None,
+                    api_version: str = "") -> tuple[dict[str, Any], bool]:
         """Server-side apply of ``config`` (decoded, kind checked) by ``manager``; returns
         (object, created). An absent object is created through :meth:`create` (one
         ``Apply`` managedFields entry); otherwise the configuration is merged
@@ -376,12 +381,14 @@ class RegistryStore:
                 obj["metadata"]["namespace"] = namespace
             decoder.decode(resource.kind, obj)  # an apply's configuration, checked: drops nothing else
             created = await self.create(resource, namespace, obj, CreateOptions(
-                manager, apply_config=config, user_agent=user_agent, verb="PATCH", dry_run=dry_run))
+                manager, apply_config=config, user_agent=user_agent, verb="PATCH", dry_run=dry_run,
+                api_version=api_version))
             return created, True
 
         def make_new(cur: dict[str, Any]) -> dict[str, Any]:
             try:
-                new = fieldmanager.apply(resource.kind, cur, config, manager, resource.api_version, now, force)
+                new = fieldmanager.apply(resource.kind, cur, config, manager, api_version or resource.api_version,
+                                         now, force)
             except sem.PatchError as e:
                 raise APIErrorFromPatch(str(e)) from None
             if isinstance(new, dict) and check_patched is not None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog
+from components.apiserver import discovery, listoptions, podlog, reviews
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -73,6 +73,11 @@ class RestHandlers:
                 raise st.not_found_path()
             return neg.json_response(doc)
         r = info.resource
+        if not r.stored:
+            # a create-only review, never stored (components.apiserver.reviews): POST only
+            if m != "POST" or info.name is not None or info.watch_path:
+                raise st.method_not_allowed()
+            return await self.review(request, info)
         if not self.ready():
             raise st.unavailable("the apiserver is not ready: waiting for etcd")
         if info.name is None:
@@ -125,7 +130,8 @@ class RestHandlers:
         raise st.method_not_allowed()
 
     # ---------------------------------------------------------------- decoding helpers
-    def _decode_patched(self, request: web.Request, kind: str, new: dict, ct: str, patch: Any) -> None:
+    def _decode_patched(self, request: web.Request, kind: str, new: dict, ct: str, patch: Any,
+                        api_version: str | None = None) -> None:
         """A patched object (JSON, merge or strategic merge patch) into ``kind``'s Go types, in
         place. What does not decode → 422 Invalid on field ``patch`` whose value is the patched
         JSON (JSON / merge patch) or the patch as Go's ``%+v`` prints it (strategic merge), as
@@ -137,12 +143,13 @@ class RestHandlers:
             smp = ct == "application/strategic-merge-patch+json"
             return _patch_invalid(decoder.go_format(patch) if smp else codec.dumps(new).decode(), detail)
         try:
-            unknown = decoder.decode(kind, new)
+            unknown = decoder.decode(kind, new, api_version=api_version)
         except decoder.DecodeError as e:
             raise invalid(e.message) from None
         neg.unknown_fields(request, unknown, invalid)
 
-    def _check_patch_depth(self, request: web.Request, kind: str, patch: Any, ct: str) -> None:
+    def _check_patch_depth(self, request: web.Request, kind: str, patch: Any, ct: str,
+                           api_version: str | None = None) -> None:
         """No served type nests more than :data:`~components.apiserver.negotiation.PATCH_MAX_DEPTH` levels, and merging walks a
         patch recursively: a deeper merge / strategic merge patch is decoded first (in place,
         its ``null`` deletions kept) — a value of the wrong type answers as the patched object
@@ -155,7 +162,7 @@ class RestHandlers:
             def invalid(detail: str) -> st.APIError:
                 return _patch_invalid(decoder.go_format(patch), detail)
             try:
-                unknown = decoder.decode(kind, patch, prune=True, readonly=True)
+                unknown = decoder.decode(kind, patch, prune=True, readonly=True, api_version=api_version)
             except decoder.DecodeError as e:
                 raise invalid(e.message) from None
             neg.unknown_fields(request, unknown, invalid)
@@ -171,7 +178,8 @@ class RestHandlers:
         structured-merge-diff type converter words it (``fieldmanager/internal/structuredmerge.go``)."""
         where = f"{info.namespace or ''}/{info.name}; {resource.group}/{resource.version}, Kind={resource.kind}"
         try:
-            unknown = decoder.decode(resource.kind, config, prune=False, readonly=True)
+            unknown = decoder.decode(resource.kind, config, prune=False, readonly=True,
+                                     api_version=_version_of(resource))
         except decoder.DecodeError as e:
             raise st.bad_request(f"failed to create typed patch object ({where}): .{e.path}: "
                                  f"{_smd_message(e)}") from None
@@ -196,7 +204,7 @@ class RestHandlers:
         except ValueError:
             raise st.bad_request(f"invalid limit: {limit_s!r}") from None
         cont = request.query.get("continue", "")
-        res = await self.store.list(resource, info.namespace, matches, rv, rv_n, match, limit, cont)
+        res = await self.store.list(_stored(resource), info.namespace, matches, rv, rv_n, match, limit, cont)
         meta = {"resourceVersion": str(res.revision), **res.meta}
         if neg.wants_table(request):
             t = sem.table(resource.kind, [neg.with_type(resource, o) for o in res.items], str(res.revision),
@@ -204,7 +212,8 @@ class RestHandlers:
             t.setdefault("metadata", {}).update(meta)
             return neg.json_response(t, content_type=neg.TABLE_CT)
         return neg.json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
-                                  "metadata": meta, "items": [neg.with_type(resource, o) for o in res.items]})
+                                  "metadata": meta,
+                                  "items": [neg.with_type(resource, _served(resource, o)) for o in res.items]})
 
     async def create(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``POST`` of a collection (``handlers/create.go``): 201 with the created object; a
@@ -215,20 +224,30 @@ class RestHandlers:
                 await neg.read_body(request), neg.body_content_type(request), R.get("bindings")))
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
-        neg.decode_typed(request, resource.kind, obj)
-        created = await self.store.create(resource, info.namespace, obj, CreateOptions(
+        neg.decode_typed(request, resource.kind, obj, _version_of(resource))
+        created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
-            dry_run=neg.dry_run(request)))
-        return neg.object_response(request, resource, created, 201)
+            dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
+        return _respond(request, resource, created, 201)
+
+    async def review(self, request: web.Request, info: RequestInfo) -> web.Response:
+        """``POST`` of a create-only review (:mod:`components.apiserver.reviews`): decoded as
+        a create is, validated, answered by the entry's review function; 201, nothing stored."""
+        resource = info.resource
+        obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
+        neg.check_type(resource, obj)
+        neg.decode_typed(request, resource.kind, obj)
+        user = reviews.request_user(request.headers, request.headers.getall)
+        return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user), 201)
 
     # ---------------------------------------------------------------- item
     async def get(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``GET`` of an item or its ``scale`` (``handlers/get.go``)."""
         neg.parse_rv(request.query.get("resourceVersion"))
-        obj = await self.store.get(info.resource, info.namespace, info.name or "")
+        obj = await self.store.get(_stored(info.resource), info.namespace, info.name or "")
         if info.subresource == "scale":
             return neg.json_response(self.store.scale_of(info.resource, obj))
-        return neg.object_response(request, info.resource, obj)
+        return _respond(request, info.resource, obj)
 
     async def update(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``PUT`` of an item, its ``status``, ``scale`` or ``finalize`` (``handlers/update.go``):
@@ -243,7 +262,8 @@ class RestHandlers:
                 neg.dry_run(request)))
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
-        neg.decode_typed(request, resource.kind, obj)
+        neg.decode_typed(request, resource.kind, obj, _version_of(resource))
+        obj = _to_storage(resource, obj)
         md = obj.get("metadata") or {}
         if md.get("name") != info.name:
             raise st.bad_request(f"the name of the object ({md.get('name') or ''}) does not match the name on the "
@@ -251,12 +271,13 @@ class RestHandlers:
         if resource.namespaced and md.get("namespace") and md["namespace"] != info.namespace:
             raise st.bad_request("the namespace of the provided object does not match the namespace sent on "
                                  "the request")
-        updated = await self.store.update(resource, info.namespace, name, lambda cur: codec.clone(obj),
+        updated = await self.store.update(_stored(resource), info.namespace, name, lambda cur: codec.clone(obj),
                                           subresource=info.subresource or "",
                                           precondition_rv=md.get("resourceVersion") or None,
                                           precondition_uid=md.get("uid") or None,
-                                          manager=neg.field_manager(request), dry_run=neg.dry_run(request))
-        return neg.object_response(request, resource, updated)
+                                          manager=neg.field_manager(request), dry_run=neg.dry_run(request),
+                                          api_version=_version_of(resource) or "")
+        return _respond(request, resource, updated)
 
     async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``PATCH`` of an item, its ``status`` or its ``scale`` (``handlers/patch.go``): JSON patch,
@@ -283,7 +304,7 @@ class RestHandlers:
             raise st.too_large(f"The allowed maximum operations in a JSON patch is {neg.MAX_JSON_PATCH_OPS}, "
                                f"got {len(patch)}")
         if ct != "application/apply-patch+yaml":  # an apply's configuration is checked as it is
-            self._check_patch_depth(request, kind, patch, ct)
+            self._check_patch_depth(request, kind, patch, ct, _version_of(resource))
 
         def apply(cur: dict[str, Any]) -> Any:
             try:
@@ -308,9 +329,13 @@ class RestHandlers:
                             else {}).get("resourceVersion")
 
         def apply_checked(cur: dict[str, Any]) -> Any:
+            if info.subresource != "scale":
+                cur = _served(resource, cur)
             new = apply(cur)
             if isinstance(new, dict):
-                self._decode_patched(request, kind, new, ct, patch)
+                self._decode_patched(request, kind, new, ct, patch, _version_of(resource))
+                if info.subresource != "scale":
+                    new = _to_storage(resource, new)
             return new
         try:
             if info.subresource == "scale":
@@ -318,10 +343,11 @@ class RestHandlers:
                     resource, info.namespace, name, apply_checked, neg.field_manager(request), neg.dry_run(request)))
             if ct == "application/apply-patch+yaml":
                 return await self._server_side_apply(request, info, patch)
-            updated = await self.store.update(resource, info.namespace, name, apply_checked,
+            updated = await self.store.update(_stored(resource), info.namespace, name, apply_checked,
                                               subresource=info.subresource or "", precondition_rv=precondition,
-                                              manager=neg.field_manager(request), dry_run=neg.dry_run(request))
-            return neg.object_response(request, resource, updated)
+                                              manager=neg.field_manager(request), dry_run=neg.dry_run(request),
+                                              api_version=_version_of(resource) or "")
+            return _respond(request, resource, updated)
         except APIErrorFromPatch as e:
             if e.generic:
                 # a JSON patch that does not apply (failed test, missing path, unknown op): the real
@@ -356,10 +382,15 @@ class RestHandlers:
 
         def check_patched(new: dict[str, Any]) -> None:
             self._decode_patched(request, resource.kind, new, "application/apply-patch+yaml", config)
-        obj, created = await self.store.apply(resource, info.namespace, name, config, manager=manager, force=force,
+        # a served version converted from its storage version: the configuration is applied
+        # in the storage version's form (its fields converted, as the apply of a v1 object
+        # is converted to the internal version in Kubernetes)
+        obj, created = await self.store.apply(_stored(resource), info.namespace, name, _to_storage(resource, config),
+                                              manager=manager, force=force,
                                               user_agent=request.headers.get("User-Agent", ""),
-                                              dry_run=neg.dry_run(request), check_patched=check_patched)
-        return neg.object_response(request, resource, obj, 201 if created else 200)
+                                              dry_run=neg.dry_run(request), check_patched=check_patched,
+                                              api_version=_version_of(resource) or "")
+        return _respond(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete
     def _delete_options(self, body: Any, request: web.Request) -> dict[str, Any]:
@@ -409,18 +440,18 @@ class RestHandlers:
         """``DELETE`` of an item with DeleteOptions (``handlers/delete.go``); the object as it
         is then (being deleted, or deleted)."""
         opts = await self._read_delete_options(request)
-        obj = await self.store.delete(info.resource, info.namespace, info.name or "", opts)
-        return neg.object_response(request, info.resource, obj)
+        obj = await self.store.delete(_stored(info.resource), info.namespace, info.name or "", opts)
+        return _respond(request, info.resource, obj)
 
     async def delete_collection(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``DELETE`` of a collection (``handlers/delete.go`` DeleteCollection): a List of what
         was deleted."""
         opts = await self._read_delete_options(request)
         matches = neg.list_predicate(info.resource, request.query, info.namespace)
-        out, rev = await self.store.delete_collection(info.resource, info.namespace, matches, opts)
+        out, rev = await self.store.delete_collection(_stored(info.resource), info.namespace, matches, opts)
         return neg.json_response({"kind": f"{info.resource.kind}List", "apiVersion": info.resource.api_version,
                                   "metadata": {"resourceVersion": str(rev)},
-                                  "items": [neg.with_type(info.resource, o) for o in out]})
+                                  "items": [neg.with_type(info.resource, _served(info.resource, o)) for o in out]})
 
     # ---------------------------------------------------------------- binding / eviction / log
     async def bind(self, request: web.Request, info: RequestInfo, binding: Any) -> web.Response:
@@ -515,6 +546,35 @@ class RestHandlers:
             cache.unwatch(watcher)
             self.watch.watchers.discard(watcher)
         return resp
+
+
+def _stored(resource: Any) -> Any:
+    """The entry whose objects ``resource`` serves (its storage version's, for a converted one)."""
+    return R.REGISTRY.storage_of(resource) if resource.converted else resource
+
+
+def _version_of(resource: Any) -> str | None:
+    """The apiVersion whose schema decodes ``resource``'s bodies when it is not its kind's
+    first entry (a converted version), else None (the kind's)."""
+    return resource.api_version if resource.converted else None
+
+
+def _served(resource: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    """A stored object as ``resource`` serves it (converted from the storage version)."""
+    return resource.from_storage(obj) if resource.converted else obj
+
+
+def _to_storage(resource: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    """A body of ``resource`` in its storage version's form."""
+    return resource.to_storage(obj) if resource.converted else obj
+
+
+def _respond(request: web.Request, resource: Any, stored: dict[str, Any], code: int = 200) -> web.Response:
+    """A stored object as the answer of a request to ``resource``: converted to its version,
+    or a one-row Table (printed from the stored form, which the kind's printer reads)."""
+    if resource.converted and not neg.wants_table(request):
+        return neg.object_response(request, resource, _served(resource, stored), code)
+    return neg.object_response(request, _stored(resource) if resource.converted else resource, stored, code)
 
 
 def _name_sel(request: web.Request, info: RequestInfo) -> str:

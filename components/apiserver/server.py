@@ -117,8 +117,10 @@ class APIServer:
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
 
     async def _start_cache(self, resource: R.Resource) -> None:
-        """Start and fill the watch cache of ``resource`` (none for Bindings, which are not stored)."""
-        if resource.kind == "Binding" or cache_name(resource) in self.caches:
+        """Start and fill the watch cache of ``resource`` (none for Bindings and the reviews,
+        which are not stored, nor for a version converted from its storage version's)."""
+        if resource.kind == "Binding" or not resource.stored or resource.converted \
+                or cache_name(resource) in self.caches:
             return
         c = WatchCache(self.store, resource, on_event=self.tracer.on_cache_event)
         await c.start()
@@ -129,6 +131,8 @@ class APIServer:
         self.caches[cache_name(resource)] = c
 
     async def _stop_cache(self, resource: R.Resource) -> None:
+        if resource.converted:
+            return  # the cache is its storage version's
         c = self.caches.pop(cache_name(resource), None)
         if c is not None:
             await c.stop()

@@ -253,7 +253,11 @@ class WatchServer:
 
 
 def event_line(resource: Any, ev: WatchEvent) -> bytes:
-    """The JSON line of watch event ``ev``, encoded once and kept on the (shared) event."""
+    """The JSON line of watch event ``ev``, encoded once and kept on the (shared) event; for a
+    version converted from its storage version (``resource.converted``), the event's object
+    converted and encoded for this watcher (the shared line is the storage version's)."""
+    if getattr(resource, "converted", False) and ev.type != "BOOKMARK":
+        return codec.dumps({"type": ev.type, "object": with_type(resource, resource.from_storage(ev.object))}) + b"\n"
     line = ev.line
     if line is None:
         line = ev.line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"

@@ -18,6 +18,7 @@ field in :mod:`controlplane.api.listfields`.
 from __future__ import annotations
 
 from controlplane.api import defaulters, printers, strategies, validators
+from controlplane.api.groups import apps, authentication, authorization, autoscaling, batch, rbac
 from controlplane.api.registry import JSON, FieldFn, KindSchema, Resource
 
 _ALL = "all"
@@ -216,3 +217,5 @@ BUILTIN: tuple[Resource, ...] = (
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
 )
+BUILTIN += (*apps.ENTRIES, *autoscaling.ENTRIES, *batch.ENTRIES, *rbac.ENTRIES, *authentication.ENTRIES,
+            *authorization.ENTRIES)

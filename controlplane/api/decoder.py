@@ -140,11 +140,12 @@ def _is_zero(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, float)) and v == 0
 
 
-def kind_spec(kind: str) -> tuple[Any, ...] | None:
-    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields), or
-    None for a kind without a schema. Compiled once per kind and schema: an entry replaced
-    in the registry at run time is compiled anew."""
-    ks = schemas.kind_fields(kind)
+def kind_spec(kind: str, api_version: str | None = None) -> tuple[Any, ...] | None:
+    """The compiled struct spec of ``kind`` (apiVersion, kind, metadata and its fields; at
+    ``api_version`` for a kind served at several versions), or None for a kind without a
+    schema. Compiled once per kind and schema: an entry replaced in the registry at run
+    time is compiled anew."""
+    ks = schemas.kind_fields(kind, api_version)
     if ks is None:
         return None
     return _compiled_kind(kind, ks)
@@ -355,7 +356,8 @@ def _go_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False) -> list[str]:
+def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False,
+           api_version: str | None = None) -> list[str]:
     """Check ``obj`` against ``kind``'s Go types (in place); returns the unknown fields' paths.
 
     Raises :class:`DecodeError` for the first value that does not decode (document order,
@@ -363,10 +365,11 @@ def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = 
     decoder drops them); else only report them. ``readonly``: leave ``null``s and zero values
     as they are (a merge patch's deletions, an apply configuration); otherwise the zero values
     of ``,omitempty`` fields are removed (``readyReplicas: 0``, ``ports: []``), as the object
-    Kubernetes stores and returns is Go's encoding of the decoded struct. Kinds without a
-    schema: ``[]``.
+    Kubernetes stores and returns is Go's encoding of the decoded struct. ``api_version``: the
+    version whose schema applies (a kind served at several versions; default: the kind's first
+    entry). Kinds without a schema: ``[]``.
     """
-    spec = kind_spec(kind)
+    spec = kind_spec(kind, api_version)
     if spec is None:
         return []
     ctx = _Ctx(prune, readonly)

@@ -75,6 +75,9 @@ def _merge(key: str, elem: str | None = None) -> ListField:
 
 
 ATOMIC = ListField(list_type="atomic")
+#: public names of the helpers, for the API group modules' declarations (:func:`declare`)
+map_list = _map
+merge_list = _merge
 _TCP = (("protocol", "TCP"),)
 
 #: (Go type, JSON field) → the field's tags; struct-valued fields map to their Go type name
@@ -166,17 +169,34 @@ KINDS: dict[str, dict[str, ListField | str]] = {
 }
 
 _EMPTY: dict[str, ListField | str] = {}
+#: how deep the walk follows struct fields: deep enough for the deepest built-in path
+#: (CronJob spec.jobTemplate.spec.template.spec.volumes.ephemeral.volumeClaimTemplate.metadata.ownerReferences),
+#: a bound only against recursive declarations
+_MAX_DEPTH = 16
+
+
+def declare(structs: dict[str, dict[str, ListField | str]] | None = None,
+            kinds: dict[str, dict[str, ListField | str]] | None = None) -> None:
+    """Add an API group's declarations (its Go structs' and kinds' list tags, as
+    :data:`STRUCTS` and :data:`KINDS` hold them); called by the group modules of
+    :mod:`controlplane.api.groups` when they are imported. The per-kind tables are rebuilt."""
+    for name, fields in (structs or {}).items():
+        STRUCTS.setdefault(name, {}).update(fields)
+    for kind, fields in (kinds or {}).items():
+        KINDS.setdefault(kind, {}).update(fields)
+    for_kind.cache_clear()
+
 
 
 def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListField], depth: int) -> None:
     for name, f in fields.items():
         path = f"{prefix}.{name}" if prefix else name
         if isinstance(f, str):
-            if depth < 8:
+            if depth < _MAX_DEPTH:
                 _walk(STRUCTS[f], path, out, depth + 1)
             continue
         out[path] = f
-        if f.elem is not None and depth < 8:
+        if f.elem is not None and depth < _MAX_DEPTH:
             _walk(STRUCTS.get(f.elem, _EMPTY), path, out, depth + 1)
 
 

@@ -45,6 +45,13 @@ Defaulter = Callable[[JSON], None]
 FieldFn = Callable[[JSON], str]
 #: ``(field, (type, description))`` pairs of a schema (types as in :mod:`controlplane.api.schemas`)
 Fields = Mapping[str, tuple[str, str]]
+#: named struct types a kind brings to the schema table: name → (description, fields)
+NamedTypes = Mapping[str, tuple[str, Fields]]
+#: a review's answer: ``(request object, requesting user) -> response object``; the user is
+#: ``{"username": str, "groups": [str], "uid": str, "extra": {str: [str]}}``
+Reviewer = Callable[[JSON, JSON], JSON]
+#: a conversion between a served version and the storage version: a new object from ``obj``
+Converter = Callable[[JSON], JSON]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +76,9 @@ class KindSchema:
 
     description: str
     fields: Fields
+    #: the named struct types this kind's fields refer to, besides the shared ones of
+    #: :data:`controlplane.api.schemas.TYPES` (an API group module declares its own)
+    types: NamedTypes = field(default_factory=dict)
 
 
 def _no_extra_condition(obj: JSON) -> bool:
@@ -112,6 +122,13 @@ class Resource:
     list fields merge (strategic-merge keys, server-side-apply list-map keys) is
     :attr:`list_fields`, declared in :mod:`controlplane.api.listfields`. The keyword-only
     facts (module docstring) are None / empty for the generic behaviour.
+
+    Served and storage versions (``k8s.io/apiserver/pkg/server/storage``): an entry whose
+    ``storage_version`` names another version of its group keeps no objects of its own; its
+    objects are those of the storage entry, converted by ``from_storage`` (stored → this
+    version) and ``to_storage`` (this version → stored), as ``autoscaling/v1``
+    HorizontalPodAutoscalers are ``autoscaling/v2`` ones in Kubernetes. ``review``: a
+    create-only resource never stored (:attr:`stored`).
     """
 
     group: str
@@ -134,6 +151,23 @@ class Resource:
     default: Defaulter | None = field(default=None, kw_only=True, compare=False, hash=False)
     selectable_fields: Mapping[str, FieldFn] = field(default_factory=dict, kw_only=True, compare=False, hash=False)
     strategy: Strategy = field(default=DEFAULT_STRATEGY, kw_only=True, compare=False, hash=False)
+    review: Reviewer | None = field(default=None, kw_only=True, compare=False, hash=False)
+    storage_version: str = field(default="", kw_only=True, compare=False, hash=False)
+    to_storage: Converter | None = field(default=None, kw_only=True, compare=False, hash=False)
+    from_storage: Converter | None = field(default=None, kw_only=True, compare=False, hash=False)
+
+    @property
+    def stored(self) -> bool:
+        """False for a create-only resource that is never stored (the review APIs: a
+        ``review`` function computes the answer to a POST, as the ``rest.Creater`` storages
+        of ``pkg/registry/authorization/*`` and ``pkg/registry/authentication/*`` do)."""
+        return self.review is None
+
+    @property
+    def converted(self) -> bool:
+        """Whether objects of this entry are stored at another version of the group
+        (:attr:`storage_version`) and converted on the way in and out."""
+        return bool(self.storage_version) and self.storage_version != self.version
 
     @property
     def list_fields(self) -> dict[str, listfields.ListField]:
@@ -249,6 +283,13 @@ class Registry:
                 kinds.setdefault(r.kind, r)
             self._kinds = kinds
         return kinds.get(kind)
+
+    def storage_of(self, resource: Resource) -> Resource:
+        """The entry whose objects ``resource`` serves: itself, or the entry at its
+        :attr:`~Resource.storage_version` (itself when that is not served)."""
+        if not resource.converted:
+            return resource
+        return self._entries.get((resource.group, resource.storage_version, resource.plural), resource)
 
     def add(self, resource: Resource) -> None:
         """Serve ``resource`` (replacing an entry at the same group/version/plural)."""

@@ -1315,11 +1315,29 @@ BODY_KINDS: dict[str, KindSchema] = {
 }
 
 
-def kind_fields(kind: str) -> KindSchema | None:
-    """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``), else
-    one of :data:`BODY_KINDS`; None for a kind with neither (e.g. one added at run time
-    without a schema)."""
+def _add_group_types() -> None:
+    """Add the named types the built-in entries bring (:attr:`KindSchema.types`, declared by
+    the API group modules of :mod:`controlplane.api.groups`) to :data:`TYPES`."""
+    for r in REGISTRY:
+        if r.schema is not None:
+            for name, t in r.schema.types.items():
+                TYPES.setdefault(name, (t[0], dict(t[1])))
+
+
+_add_group_types()
+
+
+def kind_fields(kind: str, api_version: str | None = None) -> KindSchema | None:
+    """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``, or the
+    entry at ``api_version`` when given and served: a kind served at several versions has
+    one schema per version), else one of :data:`BODY_KINDS`; None for a kind with neither
+    (e.g. one added at run time without a schema)."""
     r = REGISTRY.of_kind(kind)
+    if api_version is not None:
+        for e in REGISTRY:
+            if e.kind == kind and e.api_version == api_version:
+                r = e
+                break
     if r is not None and r.schema is not None:
         return r.schema
     return BODY_KINDS.get(kind)
@@ -1383,7 +1401,7 @@ def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict[st
 
 def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.") -> dict[str, Any]:
     """The top-level schema of ``kind`` (its description and fields, referring to the named types)."""
-    ks = kind_fields(kind)
+    ks = kind_fields(kind, api_version)
     desc, fields = (ks.description, ks.fields) if ks is not None else ("", {})
     props = {"apiVersion": {"type": "string", "description": "Versioned schema of this representation "
                                                              f"of an object ({api_version})."},

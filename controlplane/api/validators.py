@@ -471,6 +471,10 @@ def _validate_label_selector(sel: object, path: str, errs: ErrorList) -> None:
             errs.invalid(f"{p}.key", r.get("key", ""), m)
 
 
+#: metav1.LabelSelector validation (ValidateLabelSelector), for the API group modules
+validate_label_selector = _validate_label_selector
+
+
 def _validate_affinity(aff: object, path: str, errs: ErrorList) -> None:
     if aff is None:
         return

@@ -267,21 +267,30 @@ def test_builtin_selectable_fields_extract_strings(r):
     assert set(r.selectable_fields) <= set(fields)
 
 
+REVIEW_KINDS = ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview",
+                "SelfSubjectRulesReview", "TokenReview", "SelfSubjectReview")
+
+
 def test_builtin_facts_of_the_kinds_that_have_them():
     by = {r.kind: r for r in BUILTIN}
     assert {k for k, r in by.items() if r.strategy.tracks_generation} == {
-        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"}
+        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob"}
     assert {k for k, r in by.items() if r.strategy.grace_period is not None} == {"Pod"}
-    assert {k for k, r in by.items() if r.printer is None} == {"Binding"}
+    assert {k for k, r in by.items() if r.printer is None} == {"Binding", *REVIEW_KINDS}
     assert {k for k, r in by.items() if r.validate is not None} == {
         "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Node",
-        "Service", "ConfigMap", "Secret"}
+        "Service", "ConfigMap", "Secret", "Job", "CronJob", "Role", "ClusterRole", "RoleBinding",
+        "ClusterRoleBinding", "ControllerRevision", "HorizontalPodAutoscaler", "SubjectAccessReview",
+        "SelfSubjectAccessReview", "LocalSubjectAccessReview"}
     assert {k for k, r in by.items() if r.default is not None} == {
         "Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Namespace",
-        "Service", "Secret", "Node"}
+        "Service", "Secret", "Node", "Job", "CronJob", "RoleBinding", "ClusterRoleBinding",
+        "HorizontalPodAutoscaler"}
     assert {k for k, r in by.items() if r.selectable_fields} == {
-        "Pod", "Event", "Node", "Namespace", "ReplicaSet", "ReplicationController", "Secret"}
-    assert {k for k, r in by.items() if r.name_rule is not None} == {"Namespace", "Service"}
+        "Pod", "Event", "Node", "Namespace", "ReplicaSet", "ReplicationController", "Secret", "Job"}
+    assert {k for k, r in by.items() if r.name_rule is not None} == {
+        "Namespace", "Service", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+    assert {k for k, r in by.items() if not r.stored} == set(REVIEW_KINDS)
     # the two Event versions share one set of facts
     core, events = REGISTRY.get("events"), REGISTRY.get("events", "events.k8s.io")
     assert core.printer is events.printer and core.schema is events.schema
