@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog
+from components.apiserver import discovery, listoptions, podlog, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -110,7 +110,7 @@ class RestHandlers:
             raise st.bad_request(
                 f"pods/{sub} is not available in controlplane: the container runtime is simulated, "
                 f"so no process runs in container(s) of pod {info.name!r} (kubectl logs and describe work)")
-        if sub not in (None, "status", "scale"):
+        if sub not in (None, "status", "scale", "approval"):
             raise st.method_not_allowed()
         if m == "GET":
             return await self.get(request, info)
@@ -216,6 +216,8 @@ class RestHandlers:
         created = await self.store.create(resource, info.namespace, obj, CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
             dry_run=neg.dry_run(request)))
+        for w in strategy.warnings_on_create(resource.kind, created):
+            neg.add_warning(request, w)
         return neg.object_response(request, resource, created, 201)
 
     # ---------------------------------------------------------------- item

@@ -156,6 +156,17 @@ KINDS: dict[str, dict[str, ListField | str]] = {
 _EMPTY: dict[str, ListField | str] = {}
 
 
+def declare(kinds: dict[str, dict[str, ListField | str]], structs: dict[str, dict[str, ListField | str]]) -> None:
+    """Add an API group's kinds and structs to :data:`KINDS` / :data:`STRUCTS` (the group
+    modules of :mod:`controlplane.api.groups` call it when imported, before any lookup;
+    the per-kind tables are recomputed)."""
+    for name, fields in structs.items():
+        STRUCTS.setdefault(name, {}).update(fields)
+    for name, fields in kinds.items():
+        KINDS.setdefault(name, {}).update(fields)
+    for_kind.cache_clear()
+
+
 def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListField], depth: int) -> None:
     for name, f in fields.items():
         path = f"{prefix}.{name}" if prefix else name

@@ -471,6 +471,13 @@ def _validate_label_selector(sel: object, path: str, errs: ErrorList) -> None:
             errs.invalid(f"{p}.key", r.get("key", ""), m)
 
 
+def validate_label_selector(sel: object, path: str, errs: ErrorList) -> None:
+    """metav1.LabelSelector at ``path`` (``ValidateLabelSelector``, apimachinery
+    ``pkg/apis/meta/v1/validation``): matchLabels as labels, matchExpressions' operators,
+    values and keys; errors into ``errs``."""
+    _validate_label_selector(sel, path, errs)
+
+
 def _validate_affinity(aff: object, path: str, errs: ErrorList) -> None:
     if aff is None:
         return

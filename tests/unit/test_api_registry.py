@@ -267,8 +267,14 @@ def test_builtin_selectable_fields_extract_strings(r):
     assert set(r.selectable_fields) <= set(fields)
 
 
+#: the kinds declared in builtin.py itself (the API group modules' kinds have their own tests)
+HOUSE_KINDS = {"Namespace", "Node", "Pod", "Binding", "Event", "ReplicationController", "Service", "Endpoints",
+               "ConfigMap", "Secret", "ServiceAccount", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet",
+               "Lease"}
+
+
 def test_builtin_facts_of_the_kinds_that_have_them():
-    by = {r.kind: r for r in BUILTIN}
+    by = {r.kind: r for r in BUILTIN if r.kind in HOUSE_KINDS}
     assert {k for k, r in by.items() if r.strategy.tracks_generation} == {
         "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet"}
     assert {k for k, r in by.items() if r.strategy.grace_period is not None} == {"Pod"}
