@@ -18,7 +18,15 @@ field in :mod:`controlplane.api.listfields`.
 from __future__ import annotations
 
 from controlplane.api import defaulters, printers, strategies, validators
-from controlplane.api.groups import networking
+from controlplane.api.groups import (
+    admissionregistration,
+    certificates,
+    core_storage,
+    discovery,
+    flowcontrol,
+    networking,
+    storage,
+)
 from controlplane.api.registry import JSON, FieldFn, KindSchema, Resource
 
 _ALL = "all"
@@ -208,5 +216,6 @@ BUILTIN: tuple[Resource, ...] = (
              printer=printers.LEASE,
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
-    *networking.ENTRIES,
+    *core_storage.ENTRIES, *networking.ENTRIES, *storage.ENTRIES, *certificates.ENTRIES, *discovery.ENTRIES,
+    *admissionregistration.ENTRIES, *flowcontrol.ENTRIES,
 )
