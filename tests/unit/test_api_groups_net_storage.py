@@ -443,7 +443,7 @@ TABLE_CASES = [
     ("policy", "ValidatingAdmissionPolicy", lambda: defaulted("ValidatingAdmissionPolicy"), ["x", 1, "<unset>", "90s"]),
     ("binding", "ValidatingAdmissionPolicyBinding", lambda: defaulted("ValidatingAdmissionPolicyBinding"),
      ["x", "p", "<unset>", "90s"]),
-    ("flowschema", "FlowSchema", lambda: defaulted("FlowSchema"), ["x", "workload-low", 1000, "*", "90s", "?"]),
+    ("flowschema", "FlowSchema", lambda: defaulted("FlowSchema"), ["x", "workload-low", 1000, "<none>", "90s", "?"]),
     ("prioritylevel", "PriorityLevelConfiguration", lambda: defaulted("PriorityLevelConfiguration"),
      ["x", "Limited", 30, 64, 8, 50, "90s"]),
 ]

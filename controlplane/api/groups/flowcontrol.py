@@ -285,7 +285,7 @@ def validate_priority_level(obj: JSON, old: JSON | None, errs: ErrorList) -> Non
 def _flow_schema_row(obj: JSON, now: float) -> tuple[list[Any], list[JSON] | None]:
     spec = sub(obj, "spec")
     dm = spec.get("distinguisherMethod")
-    method = str(dm.get("type", "")) if isinstance(dm, dict) else "*"
+    method = str(dm.get("type", "")) if isinstance(dm, dict) else "<none>"
     missing = "?"
     for c in objs(sub(obj, "status").get("conditions")):
         if c.get("type") == "Dangling":
