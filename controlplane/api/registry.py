@@ -53,11 +53,14 @@ class Printer:
 
     ``columns`` are ``meta.k8s.io/v1`` TableColumnDefinition dicts (name, type, format,
     description, priority); ``row(obj, now)`` returns as many cells as there are columns
-    and the row's conditions (or None).
+    and the row's conditions (or None). ``order``: a sort key for the rows of a list, for
+    the kinds whose list printer sorts (FlowSchemas by matchingPrecedence); None keeps the
+    list's order.
     """
 
     columns: tuple[JSON, ...]
     row: RowFn
+    order: Callable[[JSON], Any] | None = None
 
 
 @dataclass(frozen=True, eq=False)

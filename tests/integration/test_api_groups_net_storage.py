@@ -205,6 +205,11 @@ def test_networking_kinds_apply_and_print(cluster):
     assert no_age(table(kubectl(cluster, "get", "netpol").stdout)) == [["NAME", "POD-SELECTOR"], ["db", "app=db"]]
     r = kubectl(cluster, "explain", "ingress.spec.rules.http.paths.backend.service.port")
     assert "FIELD: port" in r.stdout and "number" in r.stdout
+    for path in ("pvc.spec.resources.requests", "csr.status.conditions.type", "sc.allowedTopologies",
+                 "flowschema.spec.rules.subjects.serviceAccount.namespace", "pv.spec.csi.volumeHandle",
+                 "validatingwebhookconfiguration.webhooks.clientConfig.service.port",
+                 "endpointslice.endpoints.conditions.ready", "netpol.spec.ingress.from.ipBlock.cidr"):
+        assert "FIELD:" in kubectl(cluster, "explain", path).stdout, path
 
 
 def test_invalid_ingress_is_refused_as_kubernetes_words_it(cluster):
@@ -266,6 +271,7 @@ def test_certificate_approve(cluster):
 def test_flowschemas_are_listed(cluster):
     rows = table(kubectl(cluster, "get", "flowschemas").stdout)
     assert rows[0] == ["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE", "MISSINGPL"]
+    assert [r[0] for r in rows[1:3]] == ["exempt", "probes"]      # by matchingPrecedence, as printFlowSchemaList
     by = {r[0]: r for r in rows[1:]}
     assert by["exempt"][1:4] == ["exempt", "1", "<none>"] and by["exempt"][-1] == "False"
     assert by["global-default"][1:4] == ["global-default", "9900", "ByUser"]

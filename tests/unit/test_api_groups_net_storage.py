@@ -473,6 +473,16 @@ def test_column_names(kind, names):
     assert [c["name"] for c in column_definitions(kind)] == names
 
 
+def test_flowschema_rows_sorted_by_precedence_then_name():
+    from controlplane.api.tables import table
+    objs = []
+    for n, p in (("b", 500), ("a", 500), ("c", 100)):
+        o = defaulted("FlowSchema")
+        o["metadata"]["name"], o["spec"]["matchingPrecedence"] = n, p
+        objs.append(o)
+    assert [r["cells"][0] for r in table("FlowSchema", objs, "1", now=NOW)["rows"]] == ["c", "a", "b"]
+
+
 # --------------------------------------------------------------------------- strategies
 
 

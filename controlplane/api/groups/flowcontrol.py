@@ -310,6 +310,11 @@ def _priority_level_row(obj: JSON, now: float) -> tuple[list[Any], list[JSON] | 
     return [name(obj), spec.get("type", ""), ncs, queues, hand, qll, age(obj, now)], None
 
 
+def flow_schema_order(obj: JSON) -> tuple[int, str]:
+    """printFlowSchemaList's FlowSchemaSequence: by matchingPrecedence, then name."""
+    return int(sub(obj, "spec").get("matchingPrecedence") or 0), name(obj)
+
+
 FLOW_SCHEMA = Printer((
     NAME_COL,
     col("PriorityLevel", description=columndocs.doc("PriorityLevelConfigurationReference.name")),
@@ -317,7 +322,7 @@ FLOW_SCHEMA = Printer((
     col("DistinguisherMethod", description=columndocs.doc("FlowSchemaSpec.distinguisherMethod")),
     AGE_COL,
     col("MissingPL", description="references a broken or non-existent PriorityLevelConfiguration"),
-), _flow_schema_row)
+), _flow_schema_row, flow_schema_order)
 PRIORITY_LEVEL = Printer((
     NAME_COL,
     col("Type", description=columndocs.doc("PriorityLevelConfigurationSpec.type")),
