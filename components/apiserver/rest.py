@@ -358,6 +358,9 @@ class RestHandlers:
         obj, created = await self.store.apply(resource, info.namespace, name, config, manager=manager, force=force,
                                               user_agent=request.headers.get("User-Agent", ""),
                                               dry_run=neg.dry_run(request), check_patched=check_patched)
+        if created:
+            for w in strategy.warnings_on_create(resource.kind, obj):
+                neg.add_warning(request, w)
         return neg.object_response(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete
