@@ -133,6 +133,21 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "CertificateSigningRequestCondition": {1: ("type", "s"), 2: ("reason", "s"), 3: ("message", "s"),
                                            4: ("lastUpdateTime", "T"), 5: ("lastTransitionTime", "T"),
                                            6: ("status", "s")},
+    # k8s.io/api/networking/v1 (kubectl create ingress); IngressRule's field 2 is the embedded
+    # IngressRuleValue, inlined in JSON (json name "")
+    "Ingress": {1: ("metadata", "ObjectMeta"), 2: ("spec", "IngressSpec"), 3: ("status", "IngressStatus")},
+    "IngressSpec": {1: ("defaultBackend", "IngressBackend?"), 2: ("tls", "[IngressTLS"), 3: ("rules", "[IngressRule"),
+                    4: ("ingressClassName", "s?")},
+    "IngressBackend": {3: ("resource", "TypedLocalObjectReference?"), 4: ("service", "IngressServiceBackend?")},
+    "IngressServiceBackend": {1: ("name", "s"), 2: ("port", "ServiceBackendPort")},
+    "ServiceBackendPort": {1: ("name", "s"), 2: ("number", "i")},
+    "TypedLocalObjectReference": {1: ("apiGroup", "s?"), 2: ("kind", "s"), 3: ("name", "s")},
+    "IngressTLS": {1: ("hosts", "[s"), 2: ("secretName", "s")},
+    "IngressRule": {1: ("host", "s"), 2: ("", "IngressRuleValue")},
+    "IngressRuleValue": {1: ("http", "HTTPIngressRuleValue?")},
+    "HTTPIngressRuleValue": {1: ("paths", "[HTTPIngressPath")},
+    "HTTPIngressPath": {1: ("path", "s"), 2: ("backend", "IngressBackend"), 3: ("pathType", "s?")},
+    "IngressStatus": {},
     # k8s.io/api/policy/v1 (kubectl drain)
     "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions?")},
     "DeleteOptions": {1: ("gracePeriodSeconds", "i?"), 2: ("preconditions", "Preconditions?"),
@@ -142,7 +157,8 @@ SCHEMAS: dict[str, dict[int, F]] = {
 
 #: kind → top-level message, for the kinds decodable from protobuf
 KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod",
-                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "CertificateSigningRequest")}
+                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "CertificateSigningRequest",
+                     "Ingress")}
 
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:
@@ -305,6 +321,9 @@ def decode_message(name: str, b: bytes, where: str = "") -> dict:
             out.setdefault(jname, {})[k] = val
             continue
         val = _scalar(typ, wt, v, path)
+        if jname == "" and isinstance(val, dict):
+            out.update(val)  # an embedded struct, inlined in JSON
+            continue
         if not ptr and _empty(val):
             out.pop(jname, None)
             continue

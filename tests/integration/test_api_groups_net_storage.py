@@ -4,6 +4,7 @@ certificates, flowcontrol and admissionregistration kinds of `python -m controlp
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -212,6 +213,22 @@ def test_networking_kinds_apply_and_print(cluster):
         assert "FIELD:" in kubectl(cluster, "explain", path).stdout, path
 
 
+def test_kubectl_create_ingress(cluster):
+    # a typed client: the Ingress is sent as protobuf
+    r = kubectl(cluster, "create", "ingress", "simple", "--class=nginx", "--rule=foo.com/bar*=svc1:8080,tls=my-cert",
+                "--default-backend=defsvc:http")
+    assert r.stdout.strip() == "ingress.networking.k8s.io/simple created"
+    r = kubectl(cluster, "get", "ingress", "simple", "-o", "json")
+    spec = json.loads(r.stdout)["spec"]
+    assert spec == {"ingressClassName": "nginx",
+                    "defaultBackend": {"service": {"name": "defsvc", "port": {"name": "http"}}},
+                    "rules": [{"host": "foo.com", "http": {"paths": [{"path": "/bar", "pathType": "Prefix", "backend": {
+                        "service": {"name": "svc1", "port": {"number": 8080}}}}]}}],
+                    "tls": [{"hosts": ["foo.com"], "secretName": "my-cert"}]}
+    assert no_age(table(kubectl(cluster, "get", "ingress", "simple").stdout)) == [
+        ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS"], ["simple", "nginx", "foo.com", "80, 443"]]
+
+
 def test_invalid_ingress_is_refused_as_kubernetes_words_it(cluster):
     bad = NETWORKING.split("---")[1].replace("pathType: Prefix", "pathType: Regex").replace("name: web", "name: bad", 1)
     r = kubectl(cluster, "apply", "-f", "-", stdin=bad, ok=False)
@@ -236,6 +253,13 @@ def test_storage_kinds_apply_and_print(cluster):
         ["claim", "Pending", "fast", "<unset>"]]
     r = kubectl(cluster, "patch", "sc", "fast", "-p", '{"parameters": {"type": "hdd"}}', ok=False)
     assert 'The StorageClass "fast" is invalid: parameters: Forbidden: updates to parameters are forbidden.' in r.stderr
+
+
+@pytest.mark.parametrize("what", ["ingress/web", "ingressclass/nginx", "netpol/db", "sc/fast", "pv/pv1",
+                                  "pvc/claim", "flowschema/global-default", "prioritylevelconfiguration/system"])
+def test_describe(cluster, what):
+    r = kubectl(cluster, "describe", what)
+    assert r.stdout.startswith("Name:") and what.split("/")[1] in r.stdout.splitlines()[0]
 
 
 def test_apply_prune_removes_a_pvc(cluster):
