@@ -638,3 +638,24 @@ async def test_pvc_lists_and_keeps_its_spec(api):
     r = await api.patch(f"{base}/data", json={"spec": {"volumeName": "pv1"}},
                         headers={"Content-Type": "application/merge-patch+json"})
     assert r.status == 200 and (await r.json())["spec"]["volumeName"] == "pv1"
+
+
+def test_discovery_lists_the_approval_subresource():
+    from components.apiserver import discovery
+    doc = discovery.api_resource_list("certificates.k8s.io/v1")
+    subs = {r["name"]: r["verbs"] for r in doc["resources"]}
+    assert subs["certificatesigningrequests/approval"] == subs["certificatesigningrequests/status"] == [
+        "get", "patch", "update"]
+
+
+@needs_etcd
+async def test_server_side_apply_create_of_a_webhook_configuration_warns(api):
+    import json
+    body = valid("MutatingWebhookConfiguration") | {"metadata": {"name": "m"}}
+    r = await api.patch("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m?fieldManager=t",
+                        data=json.dumps(body), headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status == 201, await r.text()
+    assert any("webhooks are stored but not called" in w for w in r.headers.getall("Warning"))
+    r = await api.patch("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m?fieldManager=t",
+                        data=json.dumps(body), headers={"Content-Type": "application/apply-patch+yaml"})
+    assert r.status == 200 and not any("webhooks" in w for w in r.headers.getall("Warning", []))
