@@ -207,7 +207,7 @@ def test_networking_kinds_apply_and_print(cluster):
     r = kubectl(cluster, "explain", "ingress.spec.rules.http.paths.backend.service.port")
     assert "FIELD: port" in r.stdout and "number" in r.stdout
     for path in ("pvc.spec.resources.requests", "csr.status.conditions.type", "sc.allowedTopologies",
-                 "flowschema.spec.rules.subjects.serviceAccount.namespace", "pv.spec.csi.volumeHandle",
+                 "flowschema.spec.rules.subjects.serviceAccount.namespace", "pv.spec.csi.volumeHandle", "pv.spec.iscsi.portals",
                  "validatingwebhookconfiguration.webhooks.clientConfig.service.port",
                  "endpointslice.endpoints.conditions.ready", "netpol.spec.ingress.from.ipBlock.cidr"):
         assert "FIELD:" in kubectl(cluster, "explain", path).stdout, path
