@@ -290,6 +290,9 @@ def test_certificate_approve(cluster):
     assert table(kubectl(cluster, "get", "csr", "alice").stdout)[1][-1] == "Approved"
     r = kubectl(cluster, "get", "csr", "alice", "-o", "jsonpath={.status.conditions[0].reason}")
     assert r.stdout == "KubectlApprove"
+    r = kubectl(cluster, "get", "csr", "--field-selector", "spec.signerName=kubernetes.io/kube-apiserver-client",
+                "-o", "name")
+    assert r.stdout.split() == ["certificatesigningrequest.certificates.k8s.io/alice"]
 
 
 def test_flowschemas_are_listed(cluster):

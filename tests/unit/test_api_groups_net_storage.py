@@ -376,6 +376,18 @@ def test_pvc_bound_claim_may_grow_but_not_shrink():
         "spec: Forbidden: spec is immutable after creation except resources.requests for bound claims"]
 
 
+def test_csidriver_name_rule_reports_once():
+    obj = defaulted("CSIDriver")
+    obj["metadata"]["name"] = "Disk_Example"
+    assert [c["field"] for c in validate("CSIDriver", obj)] == ["metadata.name"]
+
+
+def test_csr_signer_name_is_a_field_label():
+    from controlplane.selectors import object_fields
+    assert object_fields("CertificateSigningRequest", defaulted("CertificateSigningRequest"))["spec.signerName"] == \
+        "kubernetes.io/kube-apiserver-client"
+
+
 # --------------------------------------------------------------------------- tables
 
 

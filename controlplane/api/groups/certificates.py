@@ -259,6 +259,11 @@ CSR = Printer((
     col("Condition", description=columndocs.doc("CertificateSigningRequestStatus.conditions")),
 ), _csr_row)
 
+def signer_name(obj: JSON) -> str:
+    """The ``spec.signerName`` field label (the CSR strategy's SelectableFields)."""
+    return str(sub(obj, "spec").get("signerName") or "")
+
+
 CSR_STRATEGY = Strategy(prepare_create=prepare_csr_create, prepare_update=prepare_csr_update)
 
 ENTRIES: tuple[Resource, ...] = (
@@ -270,5 +275,6 @@ ENTRIES: tuple[Resource, ...] = (
                                    "spec": ("CertificateSigningRequestSpec", "The request. Immutable."),
                                    "status": ("CertificateSigningRequestStatus", "Approval conditions and the "
                                                                                  "issued certificate.")}, TYPES),
-             validate=validate_csr, default=default_csr, strategy=CSR_STRATEGY),
+             validate=validate_csr, default=default_csr, selectable_fields={"spec.signerName": signer_name},
+             strategy=CSR_STRATEGY),
 )

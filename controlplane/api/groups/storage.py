@@ -131,6 +131,13 @@ def default_csi_driver(obj: JSON) -> None:
 # --------------------------------------------------------------------------- validation
 
 
+def csi_driver_name_problems(v: str) -> list[str]:
+    """ValidateCSIDriverName as a name rule: at most 63 characters, an RFC 1123 subdomain
+    once lower-cased (the CSIDriver's metadata.name)."""
+    out = ["must be no more than 63 characters"] if len(v) > 63 else []
+    return out + validators.is_dns1123_subdomain(v.lower())
+
+
 def validate_csi_driver_name(v: str, path: str, errs: ErrorList) -> None:
     """ValidateCSIDriverName: required, at most 63 characters, an RFC 1123 subdomain (lower-cased)."""
     if not v:
@@ -197,7 +204,6 @@ def validate_csi_driver(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
     """ValidateCSIDriver / ValidateCSIDriverUpdate: fsGroupPolicy and volumeLifecycleModes
     values, token requests (unique audiences, 10 minutes to 2^32 seconds); attachRequired
     and volumeLifecycleModes immutable."""
-    validate_csi_driver_name(name(obj), "metadata.name", errs)
     spec = sub(obj, "spec")
     if spec.get("attachRequired") is None:
         errs.required("spec.attachRequired", "")
@@ -368,7 +374,7 @@ ENTRIES: tuple[Resource, ...] = (
              printer=CSI_DRIVER,
              schema=KindSchema("CSIDriver describes a CSI volume driver installed in the cluster; its name is the "
                                "driver's.", {"spec": ("CSIDriverSpec", "What the driver needs.")}, TYPES),
-             validate=validate_csi_driver, default=default_csi_driver),
+             validate=validate_csi_driver, name_rule=csi_driver_name_problems, default=default_csi_driver),
     Resource(GROUP, "v1", "csinodes", "csinode", "CSINode", False,
              printer=CSI_NODE,
              schema=KindSchema("CSINode holds the CSI drivers installed on a node (named as the node).", {
