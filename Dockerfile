@@ -37,7 +37,10 @@ RUN sh docker/pip-install.sh project \
 
 # Services run unprivileged from /data; etcd keeps its data in /data/etcd (the compose
 # file mounts a named volume there, which takes this directory's owner when first created).
-RUN useradd --system --uid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin controlplane \
+# uid 10001 is an ordinary (non-system) uid, above any the host or base image hands out to
+# system users: `--system` with it would warn "uid 10001 is greater than SYS_UID_MAX".
+# --no-log-init keeps the sparse lastlog/faillog entries for a high uid out of the layer.
+RUN useradd --no-log-init --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin controlplane \
  && mkdir -p /data/etcd && chown -R controlplane:controlplane /data
 USER controlplane
 WORKDIR /data

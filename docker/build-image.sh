@@ -9,6 +9,9 @@
 #   --pypi      skip the wheelhouse; pip inside the build uses PyPI
 #   --tag TAG   image tag (default controlplane:local)
 # Env:  BASE overrides the base image; PYTHON_VERSION (3.11) and ARCH (uname -m) pick the wheels.
+# After a build it records CP_IMAGE, CP_BASE_IMAGE and CP_PIP_SOURCE in the checkout's .env
+# (other lines kept; git-ignored): compose reads them, so `docker-compose up demo` (or
+# `docker compose up demo`) runs this image and `docker-compose build` rebuilds it the same way.
 # Exit: 0 with the image built; non-zero with a one-line reason otherwise.
 set -euo pipefail
 
@@ -22,7 +25,7 @@ while [ $# -gt 0 ]; do
     --offline) OFFLINE=1 ;;
     --pypi) PYPI=1 ;;
     --tag) [ $# -ge 2 ] || { echo "build-image.sh: --tag needs a value" >&2; exit 2; }; TAG="$2"; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "build-image.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,7 +64,31 @@ if [ "$OFFLINE" = 1 ]; then
 fi
 BASE="${BASE:-python:3.11-slim}"
 
+# A docker CLI >= 23 without the buildx plugin (BuildKit) falls back to the classic builder,
+# which builds this Dockerfile the same, after a multi-line "DEPRECATED: The legacy builder ..."
+# notice on stderr. That notice is about the CLI's packaging, not this build: it is left out.
+drop_legacy_builder_notice() {
+  awk '/^DEPRECATED: The legacy builder is deprecated/ { skip = 1; next }
+       skip && /^ +/ { next }
+       skip && /^$/ { skip = 0; next }
+       { skip = 0; print; fflush() }' >&2
+}
+
 echo "build-image.sh: docker build -t $TAG (BASE=$BASE, PIP_SOURCE=$PIP_SOURCE)"
 docker build --tag "$TAG" --build-arg "BASE=$BASE" --build-arg "PIP_SOURCE=$PIP_SOURCE" "$ROOT" \
+  2> >(drop_legacy_builder_notice) \
   || die "docker build failed"
 docker run --rm --network none "$TAG" controlplane --version
+
+# Record the build for compose (the checkout's .env; any other lines in it are kept).
+ENV_FILE="$ROOT/.env"
+touch "$ENV_FILE"
+grep -v -E '^(CP_IMAGE|CP_BASE_IMAGE|CP_PIP_SOURCE)=|^# written by docker/build-image.sh' "$ENV_FILE" >"$ENV_FILE.tmp" || true
+{
+  echo "# written by docker/build-image.sh: the image compose runs, and how to rebuild it"
+  echo "CP_IMAGE=$TAG"
+  echo "CP_BASE_IMAGE=$BASE"
+  echo "CP_PIP_SOURCE=$PIP_SOURCE"
+} >>"$ENV_FILE.tmp"
+mv "$ENV_FILE.tmp" "$ENV_FILE"
+echo "build-image.sh: $TAG built; compose will run it (CP_IMAGE=$TAG in $ENV_FILE)"

@@ -1,10 +1,12 @@
 """The docker-compose demo: one image, one container per component, host network.
 
-Cheap checks (the compose file's shape, the healthcheck probes) run wherever a
-compose binary is installed. The expensive ones — build the base and the image
-(``docker/build-image.sh``), run every subcommand in the image, and run
-``compose up demo`` to the end of the 13 steps — are marked ``docker`` and are
-opt-in: they need a running docker daemon and ``CP_DOCKER_TESTS=1``.
+Cheap checks (the compose file's shape, its one build section, the one-line stop
+when no image is built, the healthcheck probes) run wherever a compose binary is
+installed. The expensive ones — build the base and the image
+(``docker/build-image.sh``), run every subcommand in the image, run ``compose up
+demo`` and ``docker/compose-demo.sh`` to the end of the 13 steps, and check that
+nothing is left behind — are marked ``docker`` and are opt-in: they need a running
+docker daemon and ``CP_DOCKER_TESTS=1``.
 
     CP_DOCKER_TESTS=1 python3 -m pytest -m docker tests/integration/test_compose.py
 
@@ -83,9 +85,22 @@ def image_present(ref: str) -> bool:
 
 
 def compose_env(etcd_port: int, apiserver_port: int) -> dict[str, str]:
-    env = dict(os.environ, CP_ETCD_PORT=str(etcd_port), CP_APISERVER_PORT=str(apiserver_port))
+    """The environment compose runs with: the ports, and CP_IMAGE (which .env holds after a build)."""
+    env = dict(os.environ, CP_ETCD_PORT=str(etcd_port), CP_APISERVER_PORT=str(apiserver_port), CP_IMAGE=IMAGE)
     env.pop("DOCKER_BUILDKIT", None)
     return env
+
+
+def compose_without_image(tmp_path, *args: str, project: str = "cpnoimage") -> subprocess.CompletedProcess:
+    """Run compose on a copy of the compose file in a directory with no .env and no CP_IMAGE."""
+    compose = compose_command()
+    if compose is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    shutil.copy(COMPOSE_FILE, tmp_path / "docker-compose.yml")
+    env = compose_env(free_port(), free_port())
+    del env["CP_IMAGE"]
+    return subprocess.run([*compose, "-f", str(tmp_path / "docker-compose.yml"), "-p", project, *args],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
 
 
 # --- cheap: the compose file and the healthcheck probes ----------------------------------
@@ -123,6 +138,26 @@ def test_compose_file_runs_every_component_on_the_host_network():
     demo_deps = services["demo"]["depends_on"]
     assert set(demo_deps) == SERVICES - {"demo", "etcd"}
     assert demo_deps["apiserver"]["condition"] == "service_healthy"
+
+
+def test_one_service_builds_the_image_every_service_runs():
+    compose = compose_command()
+    if compose is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    r = subprocess.run([*compose, "-f", COMPOSE_FILE, "config"], capture_output=True, text=True,
+                       env=compose_env(41001, 41002), timeout=60)
+    assert r.returncode == 0, r.stderr
+    services = yaml.safe_load(r.stdout)["services"]
+    assert [name for name, svc in services.items() if "build" in svc] == ["etcd"]
+    assert {svc["image"] for svc in services.values()} == {IMAGE}
+
+
+def test_compose_without_a_built_image_stops_on_one_line_naming_the_command(tmp_path):
+    r = compose_without_image(tmp_path, "config")
+    assert r.returncode != 0
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert "docker/compose-demo.sh" in lines[0]
 
 
 def run_probe(*args: str) -> subprocess.CompletedProcess:
@@ -298,3 +333,51 @@ def test_a_killed_component_is_restarted_on_failure(project: Project):
     while state()[:2] != (restarts + 1, "running"):
         assert time.monotonic() < deadline, f"scheduler not restarted: {state()}"
         tick.wait(0.2)
+
+
+def project_leftovers(name: str) -> str:
+    """Containers and volumes still labelled with compose project ``name`` (empty when none)."""
+    label = f"label=com.docker.compose.project={name}"
+    containers = subprocess.run(["docker", "ps", "-a", "-q", "--filter", label],
+                                capture_output=True, text=True, timeout=60).stdout.strip()
+    volumes = subprocess.run(["docker", "volume", "ls", "-q", "--filter", label],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    return (containers + " " + volumes).strip()
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(300)
+def test_compose_up_without_a_built_image_creates_nothing_and_pulls_nothing(tmp_path):
+    reason = docker_unavailable()
+    if reason:
+        pytest.skip(reason)
+    name = f"cptest{uuid.uuid4().hex[:10]}"
+    r = compose_without_image(tmp_path, "up", "demo", project=name)
+    assert r.returncode != 0
+    out = (r.stdout + r.stderr).strip()
+    assert len(out.splitlines()) == 1 and "docker/compose-demo.sh" in out, out
+    assert "registry" not in out and "pull" not in out.lower(), out
+    assert project_leftovers(name) == ""
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1800)
+def test_compose_demo_script_runs_the_13_steps_and_leaves_nothing_behind(image: str):
+    name = f"cptest{uuid.uuid4().hex[:10]}"
+    env = compose_env(free_port(), free_port())
+    env["COMPOSE_PROJECT_NAME"] = name
+    try:
+        r = subprocess.run([os.path.join(ROOT, "docker", "compose-demo.sh")], capture_output=True, text=True,
+                           env=env, timeout=900)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out[-4000:]
+        steps = {int(m) for m in re.findall(r"\[\s*(\d{1,2})\]\s+[+-]?\d", out)}
+        assert set(range(2, 14)) <= steps, f"steps seen: {sorted(steps)}\n{out[-4000:]}"
+        assert "every pod landed on node01" in out, out[-4000:]
+        assert "compose-demo.sh: building" not in out, "the image was built already: the script must reuse it"
+        assert project_leftovers(name) == "", out[-2000:]
+    finally:
+        compose = compose_command()
+        if compose and project_leftovers(name):
+            subprocess.run([*compose, "-f", COMPOSE_FILE, "-p", name, "down", "-v"],
+                           env=env, capture_output=True, timeout=300)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The compose demo from a fresh clone, in one command: build the image when it is missing,
+# run `compose up --exit-code-from demo demo` (seed 000's 13 steps, one container per
+# component), then `compose down -v` so that nothing is left running or on disk.
+#
+# Usage: docker/compose-demo.sh [--build] [--keep] [--offline | --pypi]
+#   --build     rebuild the image even when it exists
+#   --keep      leave the cluster running afterwards (for kubectl); stop it with
+#               `docker-compose down -v` (or `docker compose down -v`)
+#   --offline   build the base with debootstrap, install only from the wheelhouse
+#   --pypi      let pip inside the build use the package index
+#   By default the build uses python:3.11-slim when it is present or can be pulled, and
+#   otherwise (no registry answers) `docker/build-image.sh --offline`.
+# Env:  CP_COMPOSE picks the compose command (default: `docker compose` when that plugin
+#       exists, else `docker-compose`); CP_ETCD_PORT, CP_APISERVER_PORT as in docker-compose.yml.
+# Exit: the demo's exit status (0 after the 13 steps); 1 with a one-line reason when docker,
+#       compose or the build is missing or fails.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+BUILD=0
+KEEP=0
+BUILD_ARGS=()
+for arg in "$@"; do
+  case "$arg" in
+    --build) BUILD=1 ;;
+    --keep) KEEP=1 ;;
+    --offline|--pypi) BUILD_ARGS+=("$arg") ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "compose-demo.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+say() { echo "compose-demo.sh: $*"; }
+die() { echo "compose-demo.sh: $*" >&2; exit 1; }
+
+command -v docker >/dev/null || die "no docker CLI: apt-get install -y docker.io docker-compose debootstrap"
+# A daemon started just before (`dockerd ... &`) gets 30 s to answer.
+for waited in $(seq 0 30); do
+  docker info >/dev/null 2>&1 && break
+  [ "$waited" = 30 ] && die "docker daemon unreachable: start it (systemctl start docker, or: dockerd >/tmp/dockerd.log 2>&1 &)"
+  [ "$waited" = 0 ] && say "waiting for the docker daemon (up to 30 s)"
+  sleep 1
+done
+if [ -n "${CP_COMPOSE:-}" ]; then
+  read -r -a COMPOSE <<<"$CP_COMPOSE"
+elif docker compose version >/dev/null 2>&1; then
+  COMPOSE=(docker compose)
+elif command -v docker-compose >/dev/null; then
+  COMPOSE=(docker-compose)
+else
+  die "neither \`docker compose\` nor \`docker-compose\` is installed: apt-get install -y docker-compose"
+fi
+cd "$ROOT"
+
+# The image every service runs: built here when missing (or with --build).
+IMAGE="controlplane:local"
+if [ "$BUILD" = 1 ] || ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  if [ "${#BUILD_ARGS[@]}" = 0 ]; then
+    if docker image inspect python:3.11-slim >/dev/null 2>&1; then
+      :
+    elif docker image inspect controlplane-base:local >/dev/null 2>&1; then
+      BUILD_ARGS=(--offline)
+    elif timeout 120 docker pull --quiet python:3.11-slim >/dev/null 2>&1; then
+      say "pulled python:3.11-slim"
+    else
+      say "no image registry answers: building the base offline (debootstrap from this machine's apt mirror)"
+      BUILD_ARGS=(--offline)
+    fi
+  fi
+  say "building $IMAGE: docker/build-image.sh ${BUILD_ARGS[*]:-}"
+  "$HERE/build-image.sh" "${BUILD_ARGS[@]}" || die "the image build failed (output above)"
+fi
+# Compose reads CP_IMAGE from the .env that build-image.sh writes; an image built earlier by
+# other means is used as it is.
+export CP_IMAGE="${CP_IMAGE:-$IMAGE}"
+
+cleanup() {
+  if [ "$KEEP" = 1 ]; then
+    say "cluster left running (--keep): kubectl --server http://127.0.0.1:${CP_APISERVER_PORT:-6443} get pods -o wide;" \
+        "stop it with: ${COMPOSE[*]} down -v"
+  else
+    say "${COMPOSE[*]} down -v (stops every service, removes the etcd volume)"
+    "${COMPOSE[@]}" down -v --timeout 10 || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# With a service named, --exit-code-from (which implies --abort-on-container-exit) stops only
+# that service when it ends, in compose v1 and v2 alike: the six it depends on keep running
+# until `down`, which the EXIT trap above runs.
+say "${COMPOSE[*]} up --exit-code-from demo demo"
+set +e
+"${COMPOSE[@]}" up --no-build --exit-code-from demo demo
+rc=$?
+set -e
+say "demo exited with status $rc"
+exit "$rc"
