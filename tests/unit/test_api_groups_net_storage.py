@@ -152,7 +152,7 @@ def test_api_resources_facts():
     assert {r.kind for r in GROUP_ENTRIES if r.strategy.tracks_generation} == {
         "Ingress", "IngressClass", "NetworkPolicy", "EndpointSlice", "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "FlowSchema", "PriorityLevelConfiguration"}
+        "FlowSchema", "PriorityLevelConfiguration", "PodTemplate"}
 
 
 # --------------------------------------------------------------------------- defaults
@@ -559,6 +559,16 @@ def test_endpointslice_generation_follows_its_content():
     same = copy.deepcopy(old)
     strategy.prepare_for_update("EndpointSlice", same, old)
     assert same["metadata"]["generation"] == 1
+
+
+def test_podtemplate_generation_follows_its_template():
+    obj = valid("PodTemplate")
+    strategy.prepare_for_create("PodTemplate", obj, "default", True)
+    assert obj["metadata"]["generation"] == 1
+    new = copy.deepcopy(obj)
+    new["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    strategy.prepare_for_update("PodTemplate", new, obj)
+    assert new["metadata"]["generation"] == 2
 
 
 def test_webhook_kinds_warn_on_create():

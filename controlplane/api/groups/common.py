@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from typing import Any
 
 from controlplane.api import printers
@@ -130,3 +131,14 @@ def sub(obj: JSON, key: str) -> JSON:
     """``obj[key]`` when it is an object, else ``{}`` (read-only use)."""
     v = obj.get(key)
     return v if isinstance(v, dict) else {}
+
+
+def bump_generation_on(*fields: str) -> Callable[[JSON, JSON, str], None]:
+    """A ``Strategy.prepare_update`` for kinds without a ``spec`` whose generation follows
+    other top-level fields (PodTemplate's ``template``, EndpointSlice's endpoints and
+    ports): ``metadata.generation`` +1 when any of ``fields`` changed."""
+    def prepare_update(new: JSON, old: JSON, subresource: str) -> None:
+        md, omd = new.get("metadata") or {}, old.get("metadata") or {}
+        if "generation" in omd and any(new.get(f) != old.get(f) for f in fields):
+            md["generation"] = int(omd.get("generation") or 0) + 1
+    return prepare_update

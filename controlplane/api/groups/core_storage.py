@@ -8,7 +8,7 @@ ValidatePodTemplate), ``pkg/apis/core/v1/defaults.go`` (a PV's reclaim policy Re
 volumeMode Filesystem, phase Pending; a claim's volumeMode Filesystem, phase Pending),
 ``pkg/registry/core/{persistentvolume,persistentvolumeclaim,podtemplate}/strategy.go``
 (``status`` subresources; status reset on create; a PV's ``lastPhaseTransitionTime`` set
-when its phase changes) and ``pkg/printers/internalversion/printers.go``
+when its phase changes; a PodTemplate's generation 1 on create, bumped when its template changes) and ``pkg/printers/internalversion/printers.go``
 (printPersistentVolume, printPersistentVolumeClaim, printPodTemplate). No volume
 controller binds claims here: they stay Pending until a client binds them.
 
@@ -24,7 +24,19 @@ from typing import Any
 from controlplane import apitime
 from controlplane.api import defaulters, listfields, validators
 from controlplane.api.groups import columndocs
-from controlplane.api.groups.common import AGE_COL, NAME_COL, age, col, dig, immutable, name, objs, strs, sub
+from controlplane.api.groups.common import (
+    AGE_COL,
+    NAME_COL,
+    age,
+    bump_generation_on,
+    col,
+    dig,
+    immutable,
+    name,
+    objs,
+    strs,
+    sub,
+)
 from controlplane.api.quantity import format_quantity, parse_quantity
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
 from controlplane.api.validators import ErrorList
@@ -600,6 +612,8 @@ def _prepare_pvc_create(obj: JSON) -> None:
 
 PV_STRATEGY = Strategy(prepare_create=_prepare_pv_create, prepare_update=_prepare_pv_update)
 PVC_STRATEGY = Strategy(prepare_create=_prepare_pvc_create)
+#: podTemplateStrategy: generation 1 on create, +1 when the template changes
+POD_TEMPLATE_STRATEGY = Strategy(tracks_generation=True, prepare_update=bump_generation_on("template"))
 
 ENTRIES: tuple[Resource, ...] = (
     Resource("", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", False, ("pv",), ("status",),
@@ -622,5 +636,5 @@ ENTRIES: tuple[Resource, ...] = (
              printer=POD_TEMPLATE,
              schema=KindSchema("PodTemplate is a stored template of pods.", {
                  "template": ("PodTemplateSpec", "The pods' metadata and spec.")}),
-             validate=validate_pod_template, default=default_pod_template),
+             validate=validate_pod_template, default=default_pod_template, strategy=POD_TEMPLATE_STRATEGY),
 )

@@ -20,6 +20,7 @@ from controlplane.api.groups.common import (
     AGE_COL,
     NAME_COL,
     age,
+    bump_generation_on,
     col,
     immutable,
     is_valid_port_num,
@@ -178,13 +179,6 @@ def _row(obj: JSON, now: float) -> tuple[list[Any], list[JSON] | None]:
             format_endpoints(objs(obj.get("endpoints"))), age(obj, now)], None
 
 
-def _prepare_update(new: JSON, old: JSON, subresource: str) -> None:
-    """Any change of addressType, endpoints or ports bumps the generation."""
-    md, omd = new.get("metadata") or {}, old.get("metadata") or {}
-    if any(new.get(f) != old.get(f) for f in ("addressType", "endpoints", "ports")) and "generation" in omd:
-        md["generation"] = int(omd.get("generation") or 0) + 1
-
-
 ENDPOINT_SLICE = Printer((
     NAME_COL,
     col("AddressType", description=columndocs.doc("EndpointSlice.addressType")),
@@ -203,5 +197,6 @@ ENTRIES: tuple[Resource, ...] = (
                                    "ports": ("[]DiscoveryEndpointPort", "Ports of every endpoint (unique names).")},
                                TYPES),
              validate=validate_endpoint_slice, default=default_endpoint_slice,
-             strategy=Strategy(tracks_generation=True, prepare_update=_prepare_update)),
+             strategy=Strategy(tracks_generation=True,
+                               prepare_update=bump_generation_on("addressType", "endpoints", "ports"))),
 )
