@@ -315,6 +315,22 @@ INVALID_CASES = [
      ["spec.matchingPrecedence: Invalid value: 10001: must not be greater than 10000"]),
     ("flowschema-level-required", "FlowSchema", _set("spec.priorityLevelConfiguration", {}),
      ["spec.priorityLevelConfiguration.name: Required value: must reference a priority level"]),
+    ("flowschema-precedence-one-not-exempt", "FlowSchema", _set("spec.matchingPrecedence", 1),
+     ["spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1"]),
+    ("flowschema-subject-member-required", "FlowSchema", _set("spec.rules.0.subjects.0", {"kind": "User"}),
+     ["spec.rules[0].subjects[0].user: Required value: user is required when subject kind is 'User'"]),
+    ("flowschema-subject-other-member", "FlowSchema", _set("spec.rules.0.subjects.0.user", {"name": "u"}),
+     ["spec.rules[0].subjects[0].user: Forbidden: user is forbidden when subject kind is not 'User'"]),
+    ("flowschema-wildcard-with-others", "FlowSchema", _set("spec.rules.0.nonResourceRules.0.verbs", ["*", "get"]),
+     ['spec.rules[0].nonResourceRules[0].verbs: Invalid value: []string{"*", "get"}: if \'*\' is present, must '
+      "not specify other verbs"]),
+    ("binding-deny-and-warn", "ValidatingAdmissionPolicyBinding", _set("spec.validationActions", ["Deny", "Warn"]),
+     ['spec.validationActions: Invalid value: []admissionregistration.ValidationAction{"Deny", "Warn"}: '
+      "validationActions must not contain both Deny and Warn (repeating the same validation failure information in "
+      "the API response and headers serves no purpose)"]),
+    ("prioritylevel-exempt-type-needs-exempt-name", "PriorityLevelConfiguration",
+     _set("spec", {"type": "Exempt", "exempt": {}}),
+     ['spec.type: Invalid value: "Exempt": type must be \'Exempt\' if and only if name is \'exempt\'']),
     ("prioritylevel-hand-size", "PriorityLevelConfiguration",
      _set("spec.limited.limitResponse.queuing", {"queues": 4, "handSize": 8}),
      ["spec.limited.limitResponse.queuing.handSize: Invalid value: 8: should not be greater than queues (4)"]),

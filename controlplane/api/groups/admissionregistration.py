@@ -23,7 +23,19 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import listfields, validators
-from controlplane.api.groups.common import AGE_COL, NAME_COL, age, col, dig, name, objs, strs, sub
+from controlplane.api.groups.common import (
+    AGE_COL,
+    NAME_COL,
+    age,
+    col,
+    dig,
+    go_strings,
+    invalid_raw,
+    name,
+    objs,
+    strs,
+    sub,
+)
 from controlplane.api.groups.networking import format_label_selector
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
 from controlplane.api.validators import ErrorList
@@ -295,7 +307,8 @@ def _validate_webhook(h: JSON, path: str, errs: ErrorList, mutating: bool) -> No
     if not versions:
         errs.required(f"{path}.admissionReviewVersions", "must specify one of v1, v1beta1")
     elif not any(v in ACCEPTED_REVIEW_VERSIONS for v in versions):
-        errs.invalid(f"{path}.admissionReviewVersions", versions, "must include at least one of v1, v1beta1")
+        invalid_raw(errs, f"{path}.admissionReviewVersions", go_strings(versions),
+                    "must include at least one of v1, v1beta1")
     to = h.get("timeoutSeconds")
     if isinstance(to, int) and not 1 <= to <= 30:
         errs.invalid(f"{path}.timeoutSeconds", to, "the timeout value must be between 1 and 30 seconds")
@@ -391,7 +404,8 @@ def validate_binding(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
             errs.duplicate(f"spec.validationActions[{i}]", a)
         seen.add(a)
     if "Deny" in seen and "Warn" in seen:
-        errs.invalid("spec.validationActions", actions, "validationActions must not contain both Deny and Warn "
+        invalid_raw(errs, "spec.validationActions", go_strings(actions, "admissionregistration.ValidationAction"),
+                    "validationActions must not contain both Deny and Warn "
                      "(repeating the same validation failure information in the API response and headers serves "
                      "no purpose)")
     pr = spec.get("paramRef")

@@ -142,3 +142,9 @@ def bump_generation_on(*fields: str) -> Callable[[JSON, JSON, str], None]:
         if "generation" in omd and any(new.get(f) != old.get(f) for f in fields):
             md["generation"] = int(omd.get("generation") or 0) + 1
     return prepare_update
+
+
+def go_strings(values: list[str], go_type: str = "string") -> str:
+    """A Go string slice as ``%#v`` prints it: ``[]string{"a", "b"}`` (``go_type`` for a
+    named string type, e.g. ``admissionregistration.ValidationAction``)."""
+    return f"[]{go_type}{{" + ", ".join(go_repr(v) for v in values) + "}"

@@ -6,9 +6,11 @@ at start, as kube-apiserver's APF configuration controller does; objects written
 clients are stored but do not change how requests are classified.
 
 Facts from ``pkg/apis/flowcontrol/validation/validation.go`` (ValidateFlowSchema:
-matchingPrecedence 1-10000, a priority level reference, rules with subjects and at least
-one resource or non-resource rule; ValidatePriorityLevelConfiguration: Exempt or Limited
-with the matching section, queuing bounds, lendable/borrowing percentages),
+matchingPrecedence 1-10000 (1 only for ``exempt``), a priority level reference, rules with
+subjects of one kind and at least one resource or non-resource rule;
+ValidatePriorityLevelConfiguration: type Exempt exactly for ``exempt``, else Limited with
+the matching section, queuing bounds, lendable/borrowing percentages; the mandatory
+objects' fixed specs are not enforced),
 ``pkg/apis/flowcontrol/v1/defaults.go`` (matchingPrecedence 1000, nominalConcurrencyShares
 30, lendablePercent 0, queues 64, handSize 8, queueLengthLimit 50),
 ``pkg/registry/flowcontrol/*/strategy.go`` (generation tracked, ``status`` subresources,
@@ -22,9 +24,21 @@ from typing import Any
 
 from controlplane.api import listfields
 from controlplane.api.groups import columndocs
-from controlplane.api.groups.common import AGE_COL, NAME_COL, age, col, dig, name, objs, strs, sub
+from controlplane.api.groups.common import (
+    AGE_COL,
+    NAME_COL,
+    age,
+    col,
+    dig,
+    go_strings,
+    invalid_raw,
+    name,
+    objs,
+    strs,
+    sub,
+)
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
-from controlplane.api.validators import ErrorList
+from controlplane.api.validators import ErrorList, go_repr
 
 GROUP = "flowcontrol.apiserver.k8s.io"
 #: the annotation the bootstrap objects carry (the config controller keeps their spec)
@@ -159,24 +173,33 @@ def default_priority_level(obj: JSON) -> None:
 # --------------------------------------------------------------------------- validation
 
 
+_SUBJECT_FIELDS = (("User", "user"), ("Group", "group"), ("ServiceAccount", "serviceAccount"))
+
+
 def _validate_subject(s: JSON, path: str, errs: ErrorList) -> None:
+    """ValidateFlowSchemaSubject: the member of the subject's kind required, the others forbidden."""
     kind = s.get("kind")
-    if kind == "User":
-        if not sub(s, "user").get("name"):
-            errs.required(f"{path}.user.name", "username is required")
-    elif kind == "Group":
-        if not sub(s, "group").get("name"):
-            errs.required(f"{path}.group.name", "group name is required")
-    elif kind == "ServiceAccount":
-        sa = sub(s, "serviceAccount")
-        if not sa.get("name"):
-            errs.required(f"{path}.serviceAccount.name", "serviceaccount name is required")
-        if not sa.get("namespace"):
-            errs.required(f"{path}.serviceAccount.namespace", "serviceaccount namespace is required")
-    elif not kind:
-        errs.required(f"{path}.kind", "")
-    else:
-        errs.not_supported(f"{path}.kind", kind, ["Group", "ServiceAccount", "User"])
+    own = dict(_SUBJECT_FIELDS).get(str(kind))
+    if own is None:
+        errs.not_supported(f"{path}.kind", kind or "", ["Group", "ServiceAccount", "User"])
+        return
+    member = s.get(own)
+    if not isinstance(member, dict):
+        errs.required(f"{path}.{own}", f"{own} is required when subject kind is '{kind}'")
+    elif not member.get("name"):
+        errs.required(f"{path}.{own}.name", "")
+    if own == "serviceAccount" and isinstance(member, dict) and not member.get("namespace"):
+        errs.required(f"{path}.serviceAccount.namespace", "must specify namespace for service account")
+    for k, f in _SUBJECT_FIELDS:
+        if f != own and s.get(f) is not None:
+            errs.forbidden(f"{path}.{f}", f"{f} is forbidden when subject kind is not '{k}'")
+
+
+def _validate_list(values: list[str], path: str, errs: ErrorList, required: str, what: str) -> None:
+    if not values:
+        errs.required(path, required)
+    elif "*" in values and len(values) > 1:
+        invalid_raw(errs, path, go_strings(values), f"if '*' is present, must not specify other {what}")
 
 
 def validate_flow_schema(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
@@ -186,13 +209,17 @@ def validate_flow_schema(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
     if isinstance(mp, int):
         if mp <= 0:
             errs.invalid("spec.matchingPrecedence", mp, "must be a positive value")
-        elif mp > 10000:
+        if mp > 10000:
             errs.invalid("spec.matchingPrecedence", mp, "must not be greater than 10000")
+        if mp == 1 and name(obj) != "exempt":
+            errs.invalid("spec.matchingPrecedence", mp, "only the schema named 'exempt' may have matchingPrecedence 1")
     dm = spec.get("distinguisherMethod")
     if isinstance(dm, dict):
         t = dm.get("type")
         if t not in ("ByNamespace", "ByUser"):
-            errs.not_supported("spec.distinguisherMethod.type", t, ["ByNamespace", "ByUser"])
+            errs.append({"reason": "FieldValueNotSupported", "field": "spec.distinguisherMethod.type",
+                         "message": f"Unsupported value: &flowcontrol.FlowDistinguisherMethod{{Type:{go_repr(t or '')}}}"
+                                    ': supported values: "ByNamespace", "ByUser"'})
     if not sub(spec, "priorityLevelConfiguration").get("name"):
         errs.required("spec.priorityLevelConfiguration.name", "must reference a priority level")
     for i, rule in enumerate(objs(spec.get("rules"))):
@@ -207,17 +234,19 @@ def validate_flow_schema(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
             errs.required(rp, "at least one of resourceRules and nonResourceRules has to be non-empty")
         for j, r in enumerate(rrules):
             p = f"{rp}.resourceRules[{j}]"
-            for f in ("verbs", "apiGroups", "resources"):
-                if not strs(r.get(f)):
-                    errs.required(f"{p}.{f}", f"{f} must contain at least one value")
+            _validate_list(strs(r.get("verbs")), f"{p}.verbs", errs, "verbs must contain at least one value", "verbs")
+            _validate_list(strs(r.get("apiGroups")), f"{p}.apiGroups", errs,
+                           "resource rules must supply at least one api group", "api groups")
+            _validate_list(strs(r.get("resources")), f"{p}.resources", errs,
+                           "resource rules must supply at least one resource", "resources")
             if not r.get("clusterScope") and not strs(r.get("namespaces")):
                 errs.required(f"{p}.namespaces", "resource rules that are not cluster scoped must supply at "
                                                  "least one namespace")
         for j, r in enumerate(nrules):
             p = f"{rp}.nonResourceRules[{j}]"
-            for f in ("verbs", "nonResourceURLs"):
-                if not strs(r.get(f)):
-                    errs.required(f"{p}.{f}", f"{f} must contain at least one value")
+            _validate_list(strs(r.get("verbs")), f"{p}.verbs", errs, "verbs must contain at least one value", "verbs")
+            _validate_list(strs(r.get("nonResourceURLs")), f"{p}.nonResourceURLs", errs,
+                           "nonResourceURLs must contain at least one value", "non-resource URLs")
 
 
 def _percent(v: object, path: str, errs: ErrorList) -> None:
@@ -229,6 +258,8 @@ def validate_priority_level(obj: JSON, old: JSON | None, errs: ErrorList) -> Non
     """ValidatePriorityLevelConfiguration (ValidatePriorityLevelConfigurationSpec)."""
     spec = sub(obj, "spec")
     t = spec.get("type")
+    if (name(obj) == "exempt") != (t == "Exempt"):
+        errs.invalid("spec.type", t or "", "type must be 'Exempt' if and only if name is 'exempt'")
     if t == "Limited":
         if spec.get("exempt") is not None:
             errs.forbidden("spec.exempt", "must be nil if the type is Limited")
@@ -248,7 +279,8 @@ def validate_priority_level(obj: JSON, old: JSON | None, errs: ErrorList) -> Non
         if lt == "Queue":
             q = lr.get("queuing")
             if not isinstance(q, dict):
-                errs.required("spec.limited.limitResponse.queuing", "must not be empty if the type is Queue")
+                errs.required("spec.limited.limitResponse.queuing", "must not be empty if limited.limitResponse.type is "
+                                                                    "Limited")
                 return
             qp = "spec.limited.limitResponse.queuing"
             queues, hand, qll = q.get("queues"), q.get("handSize"), q.get("queueLengthLimit")
@@ -256,6 +288,8 @@ def validate_priority_level(obj: JSON, old: JSON | None, errs: ErrorList) -> Non
                 errs.invalid(f"{qp}.queueLengthLimit", qll, "must be positive")
             if isinstance(queues, int) and queues <= 0:
                 errs.invalid(f"{qp}.queues", queues, "must be positive")
+            elif isinstance(queues, int) and queues > 512:
+                errs.invalid(f"{qp}.queues", queues, "must not be greater than 512")
             if isinstance(hand, int) and hand <= 0:
                 errs.invalid(f"{qp}.handSize", hand, "must be positive")
             elif isinstance(hand, int) and isinstance(queues, int) and hand > queues:
