@@ -237,6 +237,8 @@ INVALID_CASES = [
      ["spec.controller: Required value"]),
     ("ingressclass-controller-not-prefixed", "IngressClass", _set("spec.controller", "nginx"),
      ['spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")']),
+    ("ingressclass-parameters-kind-required", "IngressClass", _set("spec.parameters.kind", ""),
+     ["spec.parameters.kind: Required value: kind is required"]),
     ("ingressclass-namespace-with-cluster-scope", "IngressClass", _set("spec.parameters.namespace", "a"),
      ["spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'"]),
     ("netpol-policy-type", "NetworkPolicy", _set("spec.policyTypes", ["Sideways"]),

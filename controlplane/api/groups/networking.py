@@ -214,11 +214,7 @@ def _validate_backend(b: JSON, path: str, errs: ErrorList) -> None:
         errs.invalid(path, "", "cannot set both resource and service backends")
         return
     if res is not None:
-        res = sub(b, "resource")
-        if not res.get("kind"):
-            errs.required(f"{path}.resource.kind", "")
-        if not res.get("name"):
-            errs.required(f"{path}.resource.name", "")
+        validate_typed_local_reference(sub(b, "resource"), f"{path}.resource", errs)
         return
     if svc is None:
         errs.invalid(path, "", "resource or service backend is required")
@@ -242,6 +238,20 @@ def _validate_backend(b: JSON, path: str, errs: ErrorList) -> None:
             errs.invalid(f"{path}.service.port.number", pnum, m)
     else:
         errs.required(path, "port name or number is required")
+
+
+def validate_typed_local_reference(ref: JSON, path: str, errs: ErrorList) -> None:
+    """validateIngressTypedLocalObjectReference: apiGroup a DNS subdomain, kind and name required."""
+    if ref.get("apiGroup") is not None:
+        for m in validators.is_dns1123_subdomain(str(ref["apiGroup"])):
+            errs.invalid(f"{path}.apiGroup", ref["apiGroup"], m)
+    for f in ("kind", "name"):
+        v = str(ref.get(f) or "")
+        if not v:
+            errs.required(f"{path}.{f}", f"{f} is required")
+        elif v in (".", "..") or "/" in v or "%" in v:
+            errs.invalid(f"{path}.{f}", v, f"may not be '{v}'" if v in (".", "..") else
+                         f"may not contain '{'/' if '/' in v else '%'}'")
 
 
 def _validate_http_path(p: JSON, path: str, errs: ErrorList) -> None:
@@ -338,10 +348,7 @@ def validate_ingress_class(obj: JSON, old: JSON | None, errs: ErrorList) -> None
     params = spec.get("parameters")
     if isinstance(params, dict):
         pp = "spec.parameters"
-        if not params.get("kind"):
-            errs.required(f"{pp}.kind", "")
-        if not params.get("name"):
-            errs.required(f"{pp}.name", "")
+        validate_typed_local_reference(params, pp, errs)
         scope = params.get("scope")
         if scope is None:
             errs.required(f"{pp}.scope", "")
@@ -349,8 +356,11 @@ def validate_ingress_class(obj: JSON, old: JSON | None, errs: ErrorList) -> None
             if params.get("namespace") is not None:
                 errs.forbidden(f"{pp}.namespace", "`parameters.scope` is set to 'Cluster'")
         elif scope == "Namespace":
-            if not params.get("namespace"):
+            if params.get("namespace") is None:
                 errs.required(f"{pp}.namespace", "`parameters.scope` is set to 'Namespace'")
+            else:
+                for m in validators.is_dns1123_label(str(params["namespace"])):
+                    errs.invalid(f"{pp}.namespace", params["namespace"], m)
         else:
             errs.not_supported(f"{pp}.scope", scope, ["Cluster", "Namespace"])
     if old is not None:
