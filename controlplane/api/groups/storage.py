@@ -155,22 +155,20 @@ def validate_storage_class(obj: JSON, old: JSON | None, errs: ErrorList) -> None
     if not prov:
         errs.required("provisioner", prov)
     else:
-        if len(prov) > 63:
-            errs.too_long("provisioner", 63)
         for m in validators.is_qualified_name(prov.lower()):
-            errs.invalid("provisioner", prov, m)
+            errs.invalid("provisioner", prov.lower(), m)
     params = obj.get("parameters")
     if isinstance(params, dict):
         if len(params) > 512:
-            errs.append({"reason": "FieldValueTooMany", "field": "parameters",
-                         "message": f"Too many: {len(params)}: must have at most 512 items"})
-        total = 0
-        for k, v in params.items():
-            if not k:
-                errs.invalid("parameters", "", "field can not be empty.")
-            total += len(k) + len(str(v))
-        if total > 256 * 1024:
-            errs.too_long("parameters", 256 * 1024)
+            errs.too_long("parameters", 512)
+        else:
+            total = 0
+            for k, v in params.items():
+                if not k:
+                    errs.invalid("parameters", "", "field can not be empty.")
+                total += len(k) + len(str(v))
+            if total > 256 * 1024:
+                errs.too_long("parameters", 256 * 1024)
     rp = obj.get("reclaimPolicy")
     if rp not in ("Delete", "Retain"):
         errs.not_supported("reclaimPolicy", rp, ["Delete", "Retain"])
