@@ -267,7 +267,9 @@ INVALID_CASES = [
     ("pv-access-mode", "PersistentVolume", _set("spec.accessModes", ["ReadWriteSometimes"]),
      ['spec.accessModes: Unsupported value: "ReadWriteSometimes": supported values: "ReadOnlyMany", '
       '"ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"']),
-    ("pv-capacity-required", "PersistentVolume", _set("spec.capacity", _DEL), ["spec.capacity: Required value"]),
+    ("pv-capacity-required", "PersistentVolume", _set("spec.capacity", _DEL),
+     ["spec.capacity: Required value", 'spec.capacity: Unsupported value: core.ResourceList(nil): supported values: '
+                                       '"storage"']),
     ("pvc-access-modes-required", "PersistentVolumeClaim", _set("spec.accessModes", _DEL),
      ["spec.accessModes: Required value: at least 1 access mode is required"]),
     ("pvc-storage-required", "PersistentVolumeClaim", _set("spec.resources", {}),

@@ -39,7 +39,7 @@ from controlplane.api.groups.common import (
 )
 from controlplane.api.quantity import format_quantity, parse_quantity
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
-from controlplane.api.validators import ErrorList
+from controlplane.api.validators import ErrorList, go_repr
 
 STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
@@ -378,8 +378,10 @@ def validate_persistent_volume(obj: JSON, old: JSON | None, errs: ErrorList) -> 
     cap = spec.get("capacity")
     if not cap:
         errs.required("spec.capacity", "")
-    if isinstance(cap, dict) and cap and ("storage" not in cap or len(cap) > 1):
-        errs.not_supported("spec.capacity", cap, ["storage"])
+    if not isinstance(cap, dict) or "storage" not in cap or len(cap) > 1:
+        shown = "core.ResourceList(nil)" if cap is None else "core.ResourceList{}" if cap == {} else go_repr(cap)
+        errs.append({"reason": "FieldValueNotSupported", "field": "spec.capacity",
+                     "message": f'Unsupported value: {shown}: supported values: "storage"'})
     if isinstance(cap, dict) and "storage" in cap:
         q = _quantity(cap["storage"])
         if q is not None and q < 0:
