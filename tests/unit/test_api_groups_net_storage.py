@@ -701,3 +701,15 @@ async def test_server_side_apply_create_of_a_webhook_configuration_warns(api):
     r = await api.patch("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m?fieldManager=t",
                         data=json.dumps(body), headers={"Content-Type": "application/apply-patch+yaml"})
     assert r.status == 200 and not any("webhooks" in w for w in r.headers.getall("Warning", []))
+
+
+def _bootstrap():
+    from components.apiserver import apfobjects
+    return [*apfobjects.priority_level_objects(), *apfobjects.flow_schema_objects(format_time(NOW))]
+
+
+@pytest.mark.parametrize("obj", _bootstrap(), ids=lambda o: f"{o['kind']}-{o['metadata']['name']}")
+def test_bootstrap_flow_control_objects_decode_and_validate(obj):
+    obj = copy.deepcopy(obj)
+    assert decoder.decode(obj["kind"], obj) == []
+    assert causes(obj["kind"], obj) == []
