@@ -23,6 +23,7 @@ from controlplane.api import resources as R
 from controlplane.api import schemas as schemas_table
 
 _SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
+              "approval": ["get", "patch", "update"],
               "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"],
               "exec": ["create", "get"], "attach": ["create", "get"], "portforward": ["create", "get"]}
 _SUB_KIND = {"scale": ("Scale", "autoscaling", "v1"), "binding": ("Binding", "", "v1"),

@@ -21,6 +21,7 @@ Responses stay JSON: client-go decodes by the response's Content-Type.
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from controlplane import apitime
@@ -45,7 +46,10 @@ SCHEMAS: dict[str, dict[int, F]] = {
                    5: ("uid", "s"), 6: ("resourceVersion", "s"), 7: ("generation", "i"),
                    8: ("creationTimestamp", "T"), 9: ("deletionTimestamp", "T?"),
                    10: ("deletionGracePeriodSeconds", "i?"), 11: ("labels", "m"), 12: ("annotations", "m"),
-                   13: ("ownerReferences", "[OwnerReference"), 14: ("finalizers", "[s")},
+                   13: ("ownerReferences", "[OwnerReference"), 14: ("finalizers", "[s"),
+                   17: ("managedFields", "[ManagedFieldsEntry")},
+    "ManagedFieldsEntry": {1: ("manager", "s"), 2: ("operation", "s"), 3: ("apiVersion", "s"), 4: ("time", "T?"),
+                           6: ("fieldsType", "s"), 7: ("fieldsV1", "FieldsV1?"), 8: ("subresource", "s")},
     "OwnerReference": {1: ("kind", "s"), 3: ("name", "s"), 4: ("uid", "s"), 5: ("apiVersion", "s"),
                        6: ("controller", "b?"), 7: ("blockOwnerDeletion", "b?")},
     "LabelSelector": {1: ("matchLabels", "m"), 2: ("matchExpressions", "[LabelSelectorRequirement")},
@@ -118,6 +122,32 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "ReplicaSetSpec": {1: ("replicas", "i?"), 2: ("selector", "LabelSelector?"), 3: ("template", "PodTemplateSpec"),
                        4: ("minReadySeconds", "i")},
     "ReplicaSetStatus": {},
+    # k8s.io/api/certificates/v1 (kubectl certificate approve|deny: PUT .../approval)
+    "CertificateSigningRequest": {1: ("metadata", "ObjectMeta"), 2: ("spec", "CertificateSigningRequestSpec"),
+                                  3: ("status", "CertificateSigningRequestStatus")},
+    "CertificateSigningRequestSpec": {1: ("request", "y"), 2: ("username", "s"), 3: ("uid", "s"),
+                                      4: ("groups", "[s"), 5: ("usages", "[s"), 7: ("signerName", "s"),
+                                      8: ("expirationSeconds", "i?")},
+    "CertificateSigningRequestStatus": {1: ("conditions", "[CertificateSigningRequestCondition"),
+                                        2: ("certificate", "y")},
+    "CertificateSigningRequestCondition": {1: ("type", "s"), 2: ("reason", "s"), 3: ("message", "s"),
+                                           4: ("lastUpdateTime", "T"), 5: ("lastTransitionTime", "T"),
+                                           6: ("status", "s")},
+    # k8s.io/api/networking/v1 (kubectl create ingress); IngressRule's field 2 is the embedded
+    # IngressRuleValue, inlined in JSON (json name "")
+    "Ingress": {1: ("metadata", "ObjectMeta"), 2: ("spec", "IngressSpec"), 3: ("status", "IngressStatus")},
+    "IngressSpec": {1: ("defaultBackend", "IngressBackend?"), 2: ("tls", "[IngressTLS"), 3: ("rules", "[IngressRule"),
+                    4: ("ingressClassName", "s?")},
+    "IngressBackend": {3: ("resource", "TypedLocalObjectReference?"), 4: ("service", "IngressServiceBackend?")},
+    "IngressServiceBackend": {1: ("name", "s"), 2: ("port", "ServiceBackendPort")},
+    "ServiceBackendPort": {1: ("name", "s"), 2: ("number", "i")},
+    "TypedLocalObjectReference": {1: ("apiGroup", "s?"), 2: ("kind", "s"), 3: ("name", "s")},
+    "IngressTLS": {1: ("hosts", "[s"), 2: ("secretName", "s")},
+    "IngressRule": {1: ("host", "s"), 2: ("", "IngressRuleValue")},
+    "IngressRuleValue": {1: ("http", "HTTPIngressRuleValue?")},
+    "HTTPIngressRuleValue": {1: ("paths", "[HTTPIngressPath")},
+    "HTTPIngressPath": {1: ("path", "s"), 2: ("backend", "IngressBackend"), 3: ("pathType", "s?")},
+    "IngressStatus": {},
     # k8s.io/api/policy/v1 (kubectl drain)
     "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions?")},
     "DeleteOptions": {1: ("gracePeriodSeconds", "i?"), 2: ("preconditions", "Preconditions?"),
@@ -194,7 +224,8 @@ KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Serv
                      "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "Job", "CronJob",
                      "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "SelfSubjectAccessReview",
                      "SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview",
-                     "SelfSubjectReview", "TokenReview", "HorizontalPodAutoscaler")}
+                     "SelfSubjectReview", "TokenReview", "HorizontalPodAutoscaler", "CertificateSigningRequest",
+                     "Ingress")}
 
 #: (apiVersion, kind) → message, for a kind whose message differs per version
 VERSIONED = {("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling/v1.HorizontalPodAutoscaler"}
@@ -321,6 +352,13 @@ def _scalar(typ: str, wt: int, v: Any, where: str) -> Any:
         return _string_field(v, 1)
     if typ == "IOS":
         return _int_or_string(v)
+    if typ == "FieldsV1":
+        # metav1.FieldsV1 {1: raw}: the raw bytes are the JSON field set
+        raw = b"".join(val for num, _, val in _fields(v) if num == 1)
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            raise ProtobufError(f"{where}: invalid FieldsV1 JSON") from None
     return decode_message(typ, v, where)
 
 
@@ -353,6 +391,9 @@ def decode_message(name: str, b: bytes, where: str = "") -> dict:
             out.setdefault(jname, {})[k] = val
             continue
         val = _scalar(typ, wt, v, path)
+        if jname == "" and isinstance(val, dict):
+            out.update(val)  # an embedded struct, inlined in JSON
+            continue
         if not ptr and _empty(val):
             out.pop(jname, None)
             continue

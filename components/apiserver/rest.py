@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog, reviews
+from components.apiserver import discovery, listoptions, podlog, reviews, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -117,7 +117,7 @@ class RestHandlers:
             raise st.bad_request(
                 f"pods/{sub} is not available in controlplane: the container runtime is simulated, "
                 f"so no process runs in container(s) of pod {info.name!r} (kubectl logs and describe work)")
-        if sub not in (None, "status", "scale"):
+        if sub not in (None, "status", "scale", "approval"):
             raise st.method_not_allowed()
         if m == "GET":
             return await self.get(request, info)
@@ -228,6 +228,8 @@ class RestHandlers:
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
             dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
+        for w in strategy.warnings_on_create(resource.kind, created):
+            neg.add_warning(request, w)
         return _respond(request, resource, created, 201)
 
     async def review(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -390,6 +392,9 @@ class RestHandlers:
                                               user_agent=request.headers.get("User-Agent", ""),
                                               dry_run=neg.dry_run(request), check_patched=check_patched,
                                               api_version=_version_of(resource) or "")
+        if created:
+            for w in strategy.warnings_on_create(resource.kind, obj):
+                neg.add_warning(request, w)
         return _respond(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, routing, serving, strategy
+from components.apiserver import apfobjects, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -34,6 +34,7 @@ from components.apiserver.routing import RequestInfo
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
+from controlplane import apitime
 from controlplane.api import resources as R
 from controlplane.log import event
 from controlplane.storage.errors import KeyExists, StorageError, Unavailable
@@ -110,11 +111,34 @@ class APIServer:
                 await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
             except KeyExists:
                 pass
+        await self._ensure_apf_objects()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
+
+    async def _ensure_apf_objects(self) -> None:
+        """The bootstrap FlowSchemas and PriorityLevelConfigurations, created when missing
+        (kube-apiserver's APF configuration controller; :mod:`components.apiserver.apfobjects`):
+        ``kubectl get flowschemas`` lists what classifies requests. An existing object is left
+        as it is."""
+        now = apitime.now()
+        for plural, objs in (("prioritylevelconfigurations", apfobjects.priority_level_objects()),
+                             ("flowschemas", apfobjects.flow_schema_objects(now))):
+            try:
+                resource = R.get(plural, "flowcontrol.apiserver.k8s.io")
+            except KeyError:
+                return
+            for obj in objs:
+                uid, status = obj["metadata"]["uid"], obj["status"]
+                strategy.prepare_for_create(resource.kind, obj, None, False)
+                obj["metadata"]["uid"] = uid  # the uid of the X-Kubernetes-PF-* headers
+                obj["status"] = status        # the config controller's status write
+                try:
+                    await self.store.create(object_key(resource, None, obj["metadata"]["name"]), obj)
+                except KeyExists:
+                    pass
 
     async def _start_cache(self, resource: R.Resource) -> None:
         """Start and fill the watch cache of ``resource`` (none for Bindings and the reviews,

@@ -93,6 +93,8 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
     Main resource: status kept for kinds serving a status subresource (:func:`resets_status`);
     generation +1 when spec changed, for kinds that track it. ``status`` subresource: spec
     (and ownership metadata) kept. ``finalize`` (namespaces): only spec.finalizers changes.
+    Then the kind's ``Strategy.prepare_update``; another subresource of the kind (``approval``)
+    gets only that.
     """
     md = new.setdefault("metadata", {})
     omd = old.get("metadata") or {}
@@ -118,6 +120,11 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
         else:
             spec.pop("finalizers", None)
         return
+    strat = kind_strategy(kind)
+    if subresource not in ("", "status") and strat.prepare_update is not None:
+        # a kind's own subresource (certificatesigningrequests/NAME/approval): its rules only
+        strat.prepare_update(new, old, subresource)
+        return
     if subresource == "status":
         if "spec" in old:
             new["spec"] = copy.deepcopy(old["spec"])
@@ -126,14 +133,23 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
         for f in ("ownerReferences", "finalizers"):
             if f in omd:
                 md[f] = copy.deepcopy(omd[f])
-        return
-    if resets_status(kind):
-        if "status" in old:
-            new["status"] = copy.deepcopy(old["status"])
-        else:
-            new.pop("status", None)
-    if tracks_generation(kind) and new.get("spec") != old.get("spec") and "generation" in omd:
-        md["generation"] = int(omd.get("generation") or 0) + 1
+    else:
+        if resets_status(kind):
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        if tracks_generation(kind) and new.get("spec") != old.get("spec") and "generation" in omd:
+            md["generation"] = int(omd.get("generation") or 0) + 1
+    if strat.prepare_update is not None:
+        strat.prepare_update(new, old, subresource)
+
+
+def warnings_on_create(kind: str, obj: dict) -> list[str]:
+    """The ``Warning`` header texts of creating ``obj`` (the strategy's WarningsOnCreate;
+    none for a kind without)."""
+    fn = kind_strategy(kind).warnings_on_create
+    return list(fn(obj)) if fn is not None else []
 
 
 #: finalizers the garbage collector acts on (``staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go``)

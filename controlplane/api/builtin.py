@@ -18,7 +18,21 @@ field in :mod:`controlplane.api.listfields`.
 from __future__ import annotations
 
 from controlplane.api import defaulters, printers, strategies, validators
-from controlplane.api.groups import apps, authentication, authorization, autoscaling, batch, rbac
+from controlplane.api.groups import (
+    admissionregistration,
+    apps,
+    authentication,
+    authorization,
+    autoscaling,
+    batch,
+    certificates,
+    core_storage,
+    discovery,
+    flowcontrol,
+    networking,
+    rbac,
+    storage,
+)
 from controlplane.api.registry import JSON, FieldFn, KindSchema, Resource
 
 _ALL = "all"
@@ -216,6 +230,8 @@ BUILTIN: tuple[Resource, ...] = (
              printer=printers.LEASE,
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
+    *core_storage.ENTRIES, *networking.ENTRIES, *storage.ENTRIES, *certificates.ENTRIES, *discovery.ENTRIES,
+    *admissionregistration.ENTRIES, *flowcontrol.ENTRIES,
 )
 BUILTIN += (*apps.ENTRIES, *autoscaling.ENTRIES, *batch.ENTRIES, *rbac.ENTRIES, *authentication.ENTRIES,
             *authorization.ENTRIES)

@@ -175,8 +175,8 @@ _EMPTY: dict[str, ListField | str] = {}
 _MAX_DEPTH = 16
 
 
-def declare(structs: dict[str, dict[str, ListField | str]] | None = None,
-            kinds: dict[str, dict[str, ListField | str]] | None = None) -> None:
+def declare(kinds: dict[str, dict[str, ListField | str]] | None = None,
+            structs: dict[str, dict[str, ListField | str]] | None = None) -> None:
     """Add an API group's declarations (its Go structs' and kinds' list tags, as
     :data:`STRUCTS` and :data:`KINDS` hold them); called by the group modules of
     :mod:`controlplane.api.groups` when they are imported. The per-kind tables are rebuilt."""
@@ -185,7 +185,6 @@ def declare(structs: dict[str, dict[str, ListField | str]] | None = None,
     for kind, fields in (kinds or {}).items():
         KINDS.setdefault(kind, {}).update(fields)
     for_kind.cache_clear()
-
 
 
 def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListField], depth: int) -> None:

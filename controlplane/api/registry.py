@@ -60,19 +60,25 @@ class Printer:
 
     ``columns`` are ``meta.k8s.io/v1`` TableColumnDefinition dicts (name, type, format,
     description, priority); ``row(obj, now)`` returns as many cells as there are columns
-    and the row's conditions (or None).
+    and the row's conditions (or None). ``order``: a sort key for the rows of a list, for
+    the kinds whose list printer sorts (FlowSchemas by matchingPrecedence); None keeps the
+    list's order.
     """
 
     columns: tuple[JSON, ...]
     row: RowFn
+    order: Callable[[JSON], Any] | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class KindSchema:
     """A kind's OpenAPI schema: its description and its top-level fields besides
     apiVersion/kind/metadata, each ``(type, description)`` with types as
-    :mod:`controlplane.api.schemas` defines them (shared named types by name). Compared
-    and hashed by identity (compiled decoders are cached per schema object)."""
+    :mod:`controlplane.api.schemas` defines them (shared named types by name). ``types``:
+    named struct types the kind brings (``name -> (description, fields)``, as
+    :data:`controlplane.api.schemas.TYPES`; an API group module declares its structs here,
+    :mod:`controlplane.api.schemas` adds them to the shared table). Compared and hashed by
+    identity (compiled decoders are cached per schema object)."""
 
     description: str
     fields: Fields
@@ -93,6 +99,10 @@ class Strategy:
       changes (the apps workloads and RCs in v1.32);
     * ``prepare_create``: PrepareForCreate's status reset and server-set fields (mutates
       the object); None keeps what the client sent;
+    * ``prepare_update``: the kind's own PrepareForUpdate, ``(new, old, subresource)``, run
+      after the generic rules (mutates ``new``; e.g. the CSR ``approval`` subresource keeps
+      everything but ``status.conditions``); None: the generic rules only;
+    * ``warnings_on_create``: WarningsOnCreate, the ``Warning`` header texts of a create;
     * ``grace_period``: CheckGracefulDelete, ``(object, requested seconds or None) ->
       seconds``; None: deleted at once (the generic store's default);
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
@@ -105,6 +115,8 @@ class Strategy:
 
     tracks_generation: bool = False
     prepare_create: Callable[[JSON], None] | None = None
+    prepare_update: Callable[[JSON, JSON, str], None] | None = None
+    warnings_on_create: Callable[[JSON], list[str]] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
 

@@ -1301,6 +1301,19 @@ TYPES: dict[str, tuple[str, Fields]] = {
 }
 
 
+
+def _add_kind_types() -> None:
+    """The named structs the registry's kinds bring (``KindSchema.types``: the API group
+    modules of :mod:`controlplane.api.groups`) join :data:`TYPES`; the first definition
+    of a name wins."""
+    for r in REGISTRY:
+        if r.schema is not None:
+            for name, t in r.schema.types.items():
+                TYPES.setdefault(name, (t[0], dict(t[1])))
+
+
+_add_kind_types()
+
 #: kinds that are request or response bodies of subresources and options, not served
 #: resources (their registry entries carry the served kinds' schemas): Scale
 #: (autoscaling/v1, ``*/scale``), Eviction (policy/v1, ``pods/NAME/eviction``) and

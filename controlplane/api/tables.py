@@ -90,9 +90,12 @@ def table(kind: str, objects: list[JSON], resource_version: str, now: float | No
     ``include_object`` is the ``?includeObject=`` value: ``Metadata`` (default:
     PartialObjectMetadata), ``Object`` (the full object) or ``None`` (no object).
     ``resource_version`` and ``continue_token`` go to the Table's list metadata; kubectl
-    watches from that resourceVersion.
+    watches from that resourceVersion. Rows follow the printer's ``order`` when it has one.
     """
     now = apitime.clock() if now is None else now
+    order = printer(kind).order
+    if order is not None:
+        objects = sorted(objects, key=order)
     meta: dict[str, Any] = {"resourceVersion": resource_version}
     if continue_token:
         meta["continue"] = continue_token

@@ -471,8 +471,11 @@ def _validate_label_selector(sel: object, path: str, errs: ErrorList) -> None:
             errs.invalid(f"{p}.key", r.get("key", ""), m)
 
 
-#: metav1.LabelSelector validation (ValidateLabelSelector), for the API group modules
-validate_label_selector = _validate_label_selector
+def validate_label_selector(sel: object, path: str, errs: ErrorList) -> None:
+    """metav1.LabelSelector at ``path`` (``ValidateLabelSelector``, apimachinery
+    ``pkg/apis/meta/v1/validation``): matchLabels as labels, matchExpressions' operators,
+    values and keys; errors into ``errs``."""
+    _validate_label_selector(sel, path, errs)
 
 
 def _validate_affinity(aff: object, path: str, errs: ErrorList) -> None:

@@ -83,3 +83,36 @@ def test_unknown_kind_and_unknown_nonzero_field():
     obj0 = bytes([0x0a, len(md0)]) + md0
     raw0 = protobuf.MAGIC + bytes([0x0a, len(tm)]) + tm + bytes([0x12, len(obj0)]) + obj0
     assert protobuf.decode(raw0)["metadata"] == {"name": "x"}
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def _ld(num: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2)."""
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_certificate_signing_request_with_managed_fields():
+    # what `kubectl certificate approve` PUTs to .../approval: the object it read, with a condition added
+    entry = _ld(1, b"kubectl") + _ld(2, b"Update") + _ld(3, b"certificates.k8s.io/v1") + _ld(6, b"FieldsV1") + \
+        _ld(7, _ld(1, b'{"f:spec":{"f:usages":{}}}'))
+    meta = _ld(1, b"alice") + _ld(17, entry)
+    spec = _ld(1, b"-----BEGIN CERTIFICATE REQUEST-----") + _ld(5, b"client auth") + \
+        _ld(7, b"kubernetes.io/kube-apiserver-client") + _varint(8 << 3) + _varint(3600)
+    cond = _ld(1, b"Approved") + _ld(2, b"KubectlApprove") + _ld(6, b"True")
+    obj = _ld(1, meta) + _ld(2, spec) + _ld(3, _ld(1, cond))
+    raw = protobuf.MAGIC + _ld(1, _ld(1, b"certificates.k8s.io/v1") + _ld(2, b"CertificateSigningRequest")) + _ld(2, obj)
+    csr = protobuf.decode(raw)
+    assert csr["metadata"] == {"name": "alice", "managedFields": [{
+        "manager": "kubectl", "operation": "Update", "apiVersion": "certificates.k8s.io/v1",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:usages": {}}}}]}
+    assert csr["spec"] == {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0=", "usages": ["client auth"],
+                           "signerName": "kubernetes.io/kube-apiserver-client", "expirationSeconds": 3600}
+    assert csr["status"] == {"conditions": [{"type": "Approved", "reason": "KubectlApprove", "status": "True"}]}

@@ -57,9 +57,9 @@ def validate_controller_revision(obj: JSON, old: JSON | None, errs: ErrorList) -
     ``data`` immutable."""
     if obj.get("data") is None:
         errs.required("data", "data is mandatory")
-    common.nonnegative(obj.get("revision"), "revision", errs)
+    common.nonnegative(errs, "revision", obj.get("revision"))
     if old is not None:
-        common.immutable(obj.get("data"), old.get("data"), "data", errs)
+        common.immutable(errs, "data", obj.get("data"), old.get("data"))
 
 
 ENTRIES: tuple[Resource, ...] = (

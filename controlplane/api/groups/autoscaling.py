@@ -413,7 +413,7 @@ def _rules(rules: object, default: JSON) -> JSON:
 def default_hpa(obj: JSON) -> None:
     """SetDefaults_HorizontalPodAutoscaler (v2): minReplicas 1; a cpu ``Utilization`` metric at
     80% when no metric is given; the behavior's rules completed when a behavior is given."""
-    spec = common.sub(obj, "spec")
+    spec = common.section(obj, "spec")
     if spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
     if not spec.get("metrics"):

@@ -350,17 +350,17 @@ def default_job_spec(spec: JSON) -> None:
 def _default_pod_template(spec: JSON) -> None:
     tpl = spec.get("template")
     if isinstance(tpl, dict) and (tpl.get("spec") is None or isinstance(tpl.get("spec"), dict)):
-        defaulters.default_pod_spec(common.sub(tpl, "spec"), admission=False)
+        defaulters.default_pod_spec(common.section(tpl, "spec"), admission=False)
 
 
 def default_job(obj: JSON) -> None:
     """SetDefaults_Job: the spec defaults (:func:`default_job_spec`) and the job's labels
     from the pod template's when the job has none."""
-    spec = common.sub(obj, "spec")
+    spec = common.section(obj, "spec")
     default_job_spec(spec)
     tpl = spec.get("template")
     labels = ((tpl or {}).get("metadata") or {}).get("labels") if isinstance(tpl, dict) else None
-    md = common.sub(obj, "metadata")
+    md = common.section(obj, "metadata")
     if labels and not md.get("labels"):
         md["labels"] = dict(labels)
 
@@ -369,7 +369,7 @@ def default_cronjob(obj: JSON) -> None:
     """SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, successfulJobsHistoryLimit
     3, failedJobsHistoryLimit 1; the job template's pod template gets the pod defaults (the
     job template's spec itself is not defaulted, as in Kubernetes)."""
-    spec = common.sub(obj, "spec")
+    spec = common.section(obj, "spec")
     if not spec.get("concurrencyPolicy"):
         spec["concurrencyPolicy"] = "Allow"
     if spec.get("suspend") is None:
@@ -393,9 +393,9 @@ def generate_selector(job: JSON) -> None:
     whose labels conflict (``ValidateGeneratedSelector``)."""
     md = job.get("metadata") or {}
     uid, jname = str(md.get("uid", "")), str(md.get("name", ""))
-    spec = common.sub(job, "spec")
-    tpl = common.sub(spec, "template")
-    tmd = common.sub(tpl, "metadata")
+    spec = common.section(job, "spec")
+    tpl = common.section(spec, "template")
+    tmd = common.section(tpl, "metadata")
     labels = tmd.get("labels")
     if not isinstance(labels, dict):
         labels = tmd["labels"] = {}
@@ -563,7 +563,7 @@ def validate_job_spec(spec: object, path: str, errs: ErrorList, *, require_selec
         return
     for f in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
               "ttlSecondsAfterFinished", "backoffLimitPerIndex", "maxFailedIndexes"):
-        common.nonnegative(spec.get(f), f"{path}.{f}", errs)
+        common.nonnegative(errs, f"{path}.{f}", spec.get(f))
     mode = spec.get("completionMode")
     if mode is not None and mode not in COMPLETION_MODES:
         errs.not_supported(f"{path}.completionMode", mode, COMPLETION_MODES)
@@ -638,14 +638,14 @@ def validate_job(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
         validate_generated_selector(obj, errs)
         return
     ospec = old.get("spec") or {}
-    common.immutable(spec.get("selector"), ospec.get("selector"), "spec.selector", errs)
+    common.immutable(errs, "spec.selector", spec.get("selector"), ospec.get("selector"))
     for f in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
-        common.immutable(spec.get(f), ospec.get(f), f"spec.{f}", errs)
+        common.immutable(errs, f"spec.{f}", spec.get(f), ospec.get(f))
     elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
     if not elastic:
-        common.immutable(spec.get("completions"), ospec.get("completions"), "spec.completions", errs)
+        common.immutable(errs, "spec.completions", spec.get("completions"), ospec.get("completions"))
     if not ospec.get("suspend"):
-        common.immutable(spec.get("template"), ospec.get("template"), "spec.template", errs)
+        common.immutable(errs, "spec.template", spec.get("template"), ospec.get("template"))
 
 
 def validate_cronjob(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
@@ -665,14 +665,14 @@ def validate_cronjob(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
     elif isinstance(schedule, str):
         validate_schedule(schedule, spec.get("timeZone"), "spec.schedule", errs)
     validate_time_zone(spec.get("timeZone"), "spec.timeZone", errs)
-    common.nonnegative(spec.get("startingDeadlineSeconds"), "spec.startingDeadlineSeconds", errs)
+    common.nonnegative(errs, "spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
     cp = spec.get("concurrencyPolicy")
     if not cp:
         errs.required("spec.concurrencyPolicy", "")
     elif cp not in CONCURRENCY_POLICIES:
         errs.not_supported("spec.concurrencyPolicy", cp, CONCURRENCY_POLICIES)
-    common.nonnegative(spec.get("successfulJobsHistoryLimit"), "spec.successfulJobsHistoryLimit", errs)
-    common.nonnegative(spec.get("failedJobsHistoryLimit"), "spec.failedJobsHistoryLimit", errs)
+    common.nonnegative(errs, "spec.successfulJobsHistoryLimit", spec.get("successfulJobsHistoryLimit"))
+    common.nonnegative(errs, "spec.failedJobsHistoryLimit", spec.get("failedJobsHistoryLimit"))
     jt = spec.get("jobTemplate")
     if not isinstance(jt, dict):
         errs.required("spec.jobTemplate", "")
