@@ -35,6 +35,7 @@ from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
 from controlplane.api import resources as R
+from controlplane.api.groups import scheduling
 from controlplane.log import event
 from controlplane.storage.errors import KeyExists, StorageError, Unavailable
 from controlplane.storage.store import Store, object_key
@@ -110,11 +111,24 @@ class APIServer:
                 await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
             except KeyExists:
                 pass
+        await self.ensure_system_priority_classes()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
+
+    async def ensure_system_priority_classes(self) -> None:
+        """Create ``system-node-critical`` and ``system-cluster-critical`` when absent (the
+        scheduling post-start hook, ``pkg/registry/scheduling/rest/storage_scheduling.go``
+        AddSystemPriorityClasses; an existing one is left as it is)."""
+        for name in scheduling.SYSTEM_PRIORITY_CLASSES:
+            obj = scheduling.system_priority_class(name)
+            strategy.prepare_for_create("PriorityClass", obj, None, False)
+            try:
+                await self.store.create(object_key(scheduling.PRIORITYCLASSES, None, name), obj)
+            except KeyExists:
+                pass
 
     async def _start_cache(self, resource: R.Resource) -> None:
         """Start and fill the watch cache of ``resource`` (none for Bindings, which are not stored)."""

@@ -99,7 +99,7 @@ def _spec(typ: str) -> tuple[Any, ...]:
         return _SCALARS[typ]
     if typ.startswith("object:"):
         return ("free", typ[len("object:"):])
-    if typ in schemas.TYPES:
+    if typ in schemas.struct_types():
         return ("struct", typ, _Fields(typ), typ not in schemas.OPEN_TYPES)
     raise KeyError(f"unknown schema type {typ!r}")
 
@@ -113,7 +113,7 @@ class _Fields:
 
     def get(self, k: str) -> tuple[Any, ...] | None:
         if self._map is None:
-            raw = self._raw if self._raw is not None else schemas.TYPES[self.name][1]
+            raw = self._raw if self._raw is not None else schemas.struct_types()[self.name][1]
             self._map = {f: _spec(t) for f, (t, _d) in raw.items()}
         return self._map.get(k)
 

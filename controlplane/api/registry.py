@@ -69,6 +69,10 @@ class KindSchema:
 
     description: str
     fields: Fields
+    #: named struct types this kind's schema introduces (a group module's own types):
+    #: name → ``(description, fields)``, looked up with the shared ones of
+    #: :data:`controlplane.api.schemas.TYPES` (:func:`controlplane.api.schemas.struct_types`)
+    types: Mapping[str, tuple[str, Fields]] = field(default_factory=dict)
 
 
 def _no_extra_condition(obj: JSON) -> bool:
@@ -87,7 +91,9 @@ class Strategy:
       seconds``; None: deleted at once (the generic store's default);
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
       being deleted to delete it (``ShouldDeleteDuringUpdate``; namespaces also need an
-      empty ``spec.finalizers``).
+      empty ``spec.finalizers``);
+    * ``delete_forbidden``: ``(object) -> reason or None``: a reason answers the DELETE 403
+      Forbidden (the system PriorityClasses, ``pkg/registry/scheduling/priorityclass/storage``).
 
     Whether status is reset on main-resource updates and spec on status updates follows
     from the resource serving a ``status`` subresource (:attr:`Resource.status_subresource`).
@@ -97,6 +103,7 @@ class Strategy:
     prepare_create: Callable[[JSON], None] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
+    delete_forbidden: Callable[[JSON], str | None] | None = None
 
 
 #: the strategy of a kind that declares none (and of every kind added at run time)

@@ -526,6 +526,26 @@ BODY_KINDS: dict[str, KindSchema] = {
 }
 
 
+_struct_cache: tuple[int, dict[str, tuple[str, Fields]]] | None = None
+
+
+def struct_types() -> dict[str, tuple[str, Fields]]:
+    """Every named struct type: the shared :data:`TYPES` plus those the registry's kind
+    schemas introduce (:attr:`KindSchema.types`, e.g. a group module's
+    ``PriorityClass``-only types), memoized per ``REGISTRY.generation``."""
+    global _struct_cache
+    gen = REGISTRY.generation
+    if _struct_cache is not None and _struct_cache[0] == gen:
+        return _struct_cache[1]
+    out: dict[str, tuple[str, Fields]] = dict(TYPES)
+    for r in REGISTRY:
+        if r.schema is not None:
+            for name, t in r.schema.types.items():
+                out.setdefault(name, (t[0], dict(t[1])))
+    _struct_cache = (gen, out)
+    return out
+
+
 def kind_fields(kind: str) -> KindSchema | None:
     """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``), else
     one of :data:`BODY_KINDS`; None for a kind with neither (e.g. one added at run time
@@ -579,7 +599,7 @@ def _prop(field: str, typ: str, desc: str, prefix: str, owner: str = "") -> dict
         return {"type": "string", "format": "byte", "description": desc}
     if typ.startswith(_OBJ):
         return {"type": "object", "description": desc}
-    if typ in TYPES:
+    if typ in struct_types():
         return {"allOf": [{"$ref": f"#/components/schemas/{prefix}{typ}"}], "default": {}, "description": desc}
     return {"type": typ, "description": desc}
 
@@ -588,7 +608,7 @@ def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict[st
     """The named types as OpenAPI v3 ``components.schemas`` (``prefix`` + type name)."""
     return {prefix + name: {"type": "object", "description": desc,
                             "properties": {f: _prop(f, t, d, prefix, name) for f, (t, d) in fields.items()}}
-            for name, (desc, fields) in TYPES.items()}
+            for name, (desc, fields) in struct_types().items()}
 
 
 def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.") -> dict[str, Any]:

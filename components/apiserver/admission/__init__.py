@@ -1,0 +1,177 @@
+"""Admission: the plugin chain every create, update and delete passes, as kube-apiserver's.
+
+As ``staging/src/k8s.io/apiserver/pkg/admission`` (``interfaces.go``: Attributes,
+MutationInterface ``Admit``, ValidationInterface ``Validate``, ``Handles(operation)``;
+``chain.go``: the plugins in order, every mutating one, then every validating one) with the
+default plugins of ``plugin/pkg/admission/...`` in kube-apiserver's order
+(``pkg/kubeapiserver/options/plugins.go`` AllOrderedPlugins), one module each:
+NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
+RuntimeClass, ResourceQuota.
+
+:class:`~components.apiserver.registrystore.RegistryStore` calls :meth:`Chain.admit` after
+defaulting (and the create's managedFields) and before validation, and
+:meth:`Chain.validate` after validation, before the write — where ``handlers/create.go``,
+``update.go`` and ``delete.go`` call them. A plugin rejects with an
+:class:`~components.apiserver.status.APIError` (mostly :func:`forbidden`, as
+``admission.NewForbidden``: 403 ``<resource> "<name>" is forbidden: <reason>``).
+
+Plugins read other objects from the apiserver's watch caches (:class:`Context`, as the
+plugins' informer listers of the loopback client) and may write through the storage
+(ResourceQuota's usage).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from components.apiserver import status as st
+from components.apiserver.cache import WatchCache, cache_name
+from controlplane.storage.store import Store, object_key
+
+CREATE, UPDATE, DELETE, CONNECT = "CREATE", "UPDATE", "DELETE", "CONNECT"
+JSON = dict[str, Any]
+
+
+@dataclasses.dataclass
+class Attributes:
+    """What is admitted (admission.Attributes): the operation (:data:`CREATE`, :data:`UPDATE`,
+    :data:`DELETE`), the registry resource and subresource (``""`` for the main resource),
+    namespace and name (a create's generated name is known), the object (mutable by mutating
+    plugins; None on delete) and the stored one (update, delete), and whether it is a dry run."""
+
+    operation: str
+    resource: Any
+    namespace: str | None
+    name: str
+    object: JSON | None
+    old_object: JSON | None = None
+    subresource: str = ""
+    dry_run: bool = False
+
+    @property
+    def kind(self) -> str:
+        return str(self.resource.kind)
+
+    def is_pod(self) -> bool:
+        """A pod itself (no subresource), what most plugins act on."""
+        return self.resource.kind == "Pod" and self.resource.group == "" and not self.subresource
+
+
+class Context:
+    """What plugins see of the cluster: the watch caches (``caches``: the server's live
+    mapping of :func:`~components.apiserver.cache.cache_name` → cache) and the storage."""
+
+    def __init__(self, store: Store, caches: Any) -> None:
+        self.store = store
+        self.caches = caches
+
+    def cache(self, resource: Any) -> WatchCache | None:
+        c: WatchCache | None = self.caches.get(cache_name(resource))
+        return c
+
+    def list(self, resource: Any, namespace: str | None = None) -> list[JSON]:
+        """The cached objects of ``resource`` (in ``namespace`` when given); [] without a cache."""
+        c = self.cache(resource)
+        if c is None:
+            return []
+        items, _rev = c.list(None, namespace)
+        return items
+
+    def get(self, resource: Any, namespace: str | None, name: str) -> JSON | None:
+        """The cached object, or None."""
+        c = self.cache(resource)
+        return c.get(object_key(resource, namespace, name)) if c is not None else None
+
+
+class Plugin:
+    """One admission plugin. ``operations``: what it handles (``Handles``); a mutating plugin
+    overrides :meth:`admit` and sets ``mutating``, a validating one :meth:`validate` and
+    ``validating`` (a plugin may be both, as LimitRanger)."""
+
+    name: ClassVar[str] = ""
+    operations: ClassVar[frozenset[str]] = frozenset({CREATE, UPDATE})
+    mutating: ClassVar[bool] = False
+    validating: ClassVar[bool] = False
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def handles(self, operation: str) -> bool:
+        return operation in self.operations
+
+    async def admit(self, a: Attributes) -> None:
+        """Mutate ``a.object``; raise an APIError to reject."""
+
+    async def validate(self, a: Attributes) -> None:
+        """Raise an APIError to reject; never mutates."""
+
+
+class Chain:
+    """The plugins in order (``chain.go``): :meth:`admit` runs every mutating plugin that
+    handles the operation, :meth:`validate` every validating one; the first error wins."""
+
+    def __init__(self, plugins: Sequence[Plugin]) -> None:
+        self.plugins = tuple(plugins)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.plugins]
+
+    async def admit(self, a: Attributes) -> None:
+        for p in self.plugins:
+            if p.mutating and p.handles(a.operation):
+                await p.admit(a)
+
+    async def validate(self, a: Attributes) -> None:
+        for p in self.plugins:
+            if p.validating and p.handles(a.operation):
+                await p.validate(a)
+
+
+def forbidden(a: Attributes, err: str | Iterable[str]) -> st.APIError:
+    """``admission.NewForbidden``: 403 ``<resource> "<name>" is forbidden: <err>``; several
+    reasons are aggregated as ``utilerrors.NewAggregate`` prints them (``[a, b]``)."""
+    if isinstance(err, str):
+        msg = err
+    else:
+        msgs: list[str] = []
+        for m in err:
+            if m not in msgs:
+                msgs.append(m)
+        msg = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    name = a.name
+    if not name and a.object is not None:
+        md = a.object.get("metadata") or {}
+        name = md.get("name") or md.get("generateName") or ""
+    return st.forbidden(a.resource, name, msg)
+
+
+#: the default plugins in kube-apiserver's order (module name, class name)
+DEFAULT_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
+                   "RuntimeClass", "ResourceQuota")
+
+
+def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Chain:
+    """The chain of ``enabled`` plugins (kube-apiserver's ``--enable-admission-plugins``
+    defaults), ordered as :data:`DEFAULT_PLUGINS`. Raises ValueError for an unknown name."""
+    from components.apiserver.admission import (
+        defaulttolerationseconds,
+        limitranger,
+        namespacelifecycle,
+        priority,
+        resourcequota,
+        runtimeclass,
+        serviceaccount,
+    )
+    known: dict[str, type[Plugin]] = {
+        "NamespaceLifecycle": namespacelifecycle.NamespaceLifecycle, "LimitRanger": limitranger.LimitRanger,
+        "ServiceAccount": serviceaccount.ServiceAccount, "Priority": priority.Priority,
+        "DefaultTolerationSeconds": defaulttolerationseconds.DefaultTolerationSeconds,
+        "RuntimeClass": runtimeclass.RuntimeClass, "ResourceQuota": resourcequota.ResourceQuota}
+    want = list(enabled)
+    for n in want:
+        if n not in known:
+            raise ValueError(f"unknown admission plugin {n!r}")
+    return Chain([known[n](ctx) for n in DEFAULT_PLUGINS if n in want])
