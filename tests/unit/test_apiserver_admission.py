@@ -56,6 +56,12 @@ class FakeStore:
             raise KeyNotFound(key)
         return copy.deepcopy(hit[1])
 
+    async def list(self, prefix: str):
+        class Res:
+            items = [copy.deepcopy(o) for c in self.caches.values() for k, o in c.objects.items()
+                     if k.startswith(prefix)]
+        return Res()
+
     async def guaranteed_update(self, key, mutate, **kw):
         hit = self._find(key)
         if hit is None:

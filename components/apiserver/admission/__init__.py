@@ -22,13 +22,15 @@ plugins' informer listers of the loopback client) and may write through the stor
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
-from controlplane.storage.store import Store, object_key
+from controlplane.storage.errors import KeyNotFound
+from controlplane.storage.store import Store, collection_prefix, object_key
 
 CREATE, UPDATE, DELETE, CONNECT = "CREATE", "UPDATE", "DELETE", "CONNECT"
 JSON = dict[str, Any]
@@ -83,6 +85,28 @@ class Context:
         """The cached object, or None."""
         c = self.cache(resource)
         return c.get(object_key(resource, namespace, name)) if c is not None else None
+
+    async def list_live(self, resource: Any, namespace: str | None) -> builtins.list[JSON]:
+        """:meth:`list`, and when the cache has none a live list (limitranger's and
+        resourcequota's live lookup: a LimitRange or quota created a moment ago counts)."""
+        items = self.list(resource, namespace)
+        if items:
+            return items
+        res = await self.store.list(collection_prefix(resource, namespace))
+        out: builtins.list[JSON] = res.items
+        return out
+
+    async def lookup(self, resource: Any, namespace: str | None, name: str) -> JSON | None:
+        """The cached object, else a live read (the plugins' live lookup on a cache miss, so an
+        object created a moment ago counts), or None when absent."""
+        obj = self.get(resource, namespace, name)
+        if obj is not None:
+            return obj
+        try:
+            found: JSON = await self.store.get(object_key(resource, namespace, name))
+        except KeyNotFound:
+            return None
+        return found
 
 
 class Plugin:

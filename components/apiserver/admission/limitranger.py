@@ -143,18 +143,18 @@ class LimitRanger(Plugin):
     mutating = True
     validating = True
 
-    def _ranges(self, a: Attributes) -> list[dict[str, Any]]:
-        return self.ctx.list(core.LIMITRANGES, a.namespace) if a.namespace else []
+    async def _ranges(self, a: Attributes) -> list[dict[str, Any]]:
+        return await self.ctx.list_live(core.LIMITRANGES, a.namespace) if a.namespace else []
 
     async def admit(self, a: Attributes) -> None:
         if a.is_pod() and a.object is not None:
-            ranges = self._ranges(a)
+            ranges = await self._ranges(a)
             if ranges:
                 mutate(ranges, a.object)
 
     async def validate(self, a: Attributes) -> None:
         if a.is_pod() and a.object is not None:
-            ranges = self._ranges(a)
+            ranges = await self._ranges(a)
             errs = check(ranges, a.object) if ranges else []
             if errs:
                 raise forbidden(a, errs)

@@ -9,8 +9,6 @@ from __future__ import annotations
 from components.apiserver import status as st
 from components.apiserver.admission import CREATE, Attributes, Plugin, forbidden
 from controlplane.api import resources as R
-from controlplane.storage.errors import KeyNotFound
-from controlplane.storage.store import object_key
 
 
 class NamespaceLifecycle(Plugin):
@@ -21,12 +19,9 @@ class NamespaceLifecycle(Plugin):
     async def validate(self, a: Attributes) -> None:
         if not a.resource.namespaced or not a.namespace:
             return
-        ns = self.ctx.get(R.NAMESPACES, None, a.namespace)
+        ns = await self.ctx.lookup(R.NAMESPACES, None, a.namespace)
         if ns is None:
-            try:
-                ns = await self.ctx.store.get(object_key(R.NAMESPACES, None, a.namespace))
-            except KeyNotFound:
-                raise st.not_found(R.NAMESPACES, a.namespace) from None
+            raise st.not_found(R.NAMESPACES, a.namespace)
         if (ns.get("status") or {}).get("phase") == "Terminating" or (ns.get("metadata") or {}).get("deletionTimestamp"):
             raise forbidden(a, f"unable to create new content in namespace {a.namespace} because it is being "
                                "terminated")

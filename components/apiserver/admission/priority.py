@@ -56,7 +56,7 @@ class Priority(Plugin):
             if pc is not None:
                 spec["priorityClassName"] = (pc.get("metadata") or {}).get("name", "")
         else:
-            pc = self.ctx.get(scheduling.PRIORITYCLASSES, None, name)
+            pc = await self.ctx.lookup(scheduling.PRIORITYCLASSES, None, name)
             if pc is None:
                 raise forbidden(a, f"no PriorityClass with name {name} was found")
         value = int(pc.get("value") or 0) if pc is not None else 0

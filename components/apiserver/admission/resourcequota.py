@@ -63,7 +63,7 @@ class ResourceQuota(Plugin):
     async def validate(self, a: Attributes) -> None:
         if a.subresource or a.object is None or not a.resource.namespaced or not a.namespace:
             return
-        quotas = self.ctx.list(core.RESOURCEQUOTAS, a.namespace)
+        quotas = await self.ctx.list_live(core.RESOURCEQUOTAS, a.namespace)
         if not quotas:
             return
         r = a.resource

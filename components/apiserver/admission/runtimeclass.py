@@ -24,11 +24,11 @@ class RuntimeClass(Plugin):
     mutating = True
     validating = True
 
-    def _class(self, a: Attributes, spec: dict[str, Any]) -> dict[str, Any] | None:
+    async def _class(self, a: Attributes, spec: dict[str, Any]) -> dict[str, Any] | None:
         name = spec.get("runtimeClassName")
         if not name:
             return None
-        rc = self.ctx.get(node.RUNTIMECLASSES, None, name)
+        rc = await self.ctx.lookup(node.RUNTIMECLASSES, None, name)
         if rc is None:
             raise forbidden(a, f'pod rejected: RuntimeClass "{name}" not found')
         return rc
@@ -37,7 +37,7 @@ class RuntimeClass(Plugin):
         if not a.is_pod() or a.object is None or not isinstance(a.object.get("spec"), dict):
             return
         spec = a.object["spec"]
-        rc = self._class(a, spec)
+        rc = await self._class(a, spec)
         if rc is None:
             return
         fixed = (rc.get("overhead") or {}).get("podFixed")
@@ -71,6 +71,6 @@ class RuntimeClass(Plugin):
             return
         if not spec.get("runtimeClassName"):
             raise forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass")
-        rc = self._class(a, spec)
+        rc = await self._class(a, spec)
         if rc is not None and not (rc.get("overhead") or {}).get("podFixed"):
             raise forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
