@@ -200,6 +200,11 @@ class RegistryStore:
                                        strategy.resets_status(resource.kind))
         attrs = adm.Attributes(adm.CREATE, resource, namespace, name, obj, dry_run=opts.dry_run)
         await self.admission.admit(attrs)
+        prepare = strategy.kind_strategy(resource.kind).prepare_create
+        if prepare is not None:
+            # kube-apiserver runs PrepareForCreate (rest.BeforeCreate) after mutating admission:
+            # the status it derives (a pod's qosClass) sees what admission added (LimitRanger)
+            prepare(obj)
         self.validate(resource, obj)
         await self.admission.validate(attrs)
         self.allocate(resource, obj, None, opts.dry_run)

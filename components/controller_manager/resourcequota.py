@@ -3,10 +3,11 @@ keeps every ResourceQuota's ``status.hard`` equal to ``spec.hard`` and ``status.
 to what its namespace uses (:func:`controlplane.quota.namespace_usage` over the shared
 informers' stores), written through ``/status`` when it differs.
 
-A quota is synced when it is added or its spec changes, when an object it may count is
-added, deleted or changes (a pod turning terminal releases its usage: the replenishment
-controller), and every ``resource_quota_sync_period`` seconds (``--resource-quota-sync-period``,
-5 min). The apiserver's ResourceQuota admission charges creates as they happen; this
+A quota is synced when it is added or its hard limits change (not on its own status
+writes: admission's charges would be recounted before the informers see the charged
+object), when an object it may count is deleted or a pod turns terminal (the replenishment
+controller: usage given back), and every ``resource_quota_sync_period`` seconds
+(``--resource-quota-sync-period``, 5 min). The apiserver's ResourceQuota admission charges creates as they happen; this
 controller gives back what deletions release and corrects what admission could not know.
 """
 
@@ -46,12 +47,21 @@ class ResourceQuotaController(Controller):
         self.sync_period = sync_period
         self.quotas = ctx.informers.informer(RESOURCEQUOTAS)
         self.watched = {r.plural + "." + r.group: ctx.informers.informer(r) for r in COUNTED}
-        self.quotas.add_handlers(self._quota_changed, lambda old, new: self._quota_changed(new), None)
+        self.quotas.add_handlers(self._quota_changed, self._quota_updated, None)
         for r in COUNTED:
             if r is RESOURCEQUOTAS:
                 continue
-            self.watched[r.plural + "." + r.group].add_handlers(
-                self._object_changed, lambda old, new: self._object_changed(new), self._object_changed)
+            on_update = self._pod_updated if r.kind == "Pod" else None
+            self.watched[r.plural + "." + r.group].add_handlers(None, on_update, self._object_changed)
+
+    def _quota_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        hard = (new.get("spec") or {}).get("hard")
+        if hard != (old.get("spec") or {}).get("hard") or hard != (new.get("status") or {}).get("hard"):
+            self._quota_changed(new)
+
+    def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if quota.pod_is_charged(old) and not quota.pod_is_charged(new):
+            self._object_changed(new)
 
     def _quota_changed(self, q: dict[str, Any]) -> None:
         md = meta(q)

@@ -72,6 +72,17 @@ async def test_created_pod_passes_the_admission_chain(api):
     assert (await r.json())["spec"]["volumes"] == s["volumes"]
 
 
+async def test_qos_class_sees_limit_range_defaults(api):
+    ns = await new_ns(api)
+    await create(api, f"/api/v1/namespaces/{ns}/limitranges", {
+        "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
+        "spec": {"limits": [{"type": "Container", "default": {"cpu": "1", "memory": "1Gi"}}]}})
+    p = await create(api, f"/api/v1/namespaces/{ns}/pods", pod_obj("a"))
+    assert p["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1", "memory": "1Gi"},
+                                                       "requests": {"cpu": "1", "memory": "1Gi"}}
+    assert p["status"]["qosClass"] == "Guaranteed"
+
+
 async def test_missing_namespace_is_404_after_validation(api):
     r = await api.post("/api/v1/namespaces/nope-ns/pods", json=pod_obj("a"))
     assert r.status == 404 and (await r.json())["message"] == 'namespaces "nope-ns" not found'
