@@ -4,14 +4,16 @@ As ``genericregistry.Store`` (``staging/src/k8s.io/apiserver/pkg/registry/generi
 with ``rest.BeforeCreate`` / ``rest.BeforeUpdate`` / ``rest.BeforeDelete``
 (``pkg/registry/rest/{create,update,delete}.go``): create / get / list / update /
 server-side apply / delete / deletecollection on a :class:`~controlplane.api.resources.Resource`,
-running the strategy (:mod:`components.apiserver.strategy`), defaulting, validation, the
-NamespaceLifecycle admission check, Service IP/port allocation, managedFields
+running the strategy (:mod:`components.apiserver.strategy`), defaulting, the admission
+chain (:mod:`components.apiserver.admission`: mutating plugins after defaulting, validating
+plugins after validation, as ``handlers/create.go`` / ``update.go`` / ``delete.go`` call
+them), validation, Service IP/port allocation, managedFields
 (:mod:`components.apiserver.fieldmanager`), tracing and logging. ``pods/binding``
 (``pkg/registry/core/pod/storage/storage.go`` assignPod) and the ``scale`` subresource too.
 
 There is **one create pipeline** (:meth:`RegistryStore.create`): a POST and a server-side
 apply of an absent object (``PATCH`` with ``application/apply-patch+yaml``) both go
-through it, so both are traced, logged, namespace-checked and get managedFields the same
+through it, so both are traced, logged, admitted and get managedFields the same
 way; they differ only in the managedFields operation (``Update`` for a POST, ``Apply`` for
 an apply, as ``fieldmanager.go`` records them).
 

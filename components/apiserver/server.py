@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, routing, serving, strategy
+from components.apiserver import admission, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -59,7 +59,8 @@ class APIServer:
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
                  service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
-                 enable_priority_and_fairness: bool = True) -> None:
+                 enable_priority_and_fairness: bool = True,
+                 admission_plugins: list[str] | None = None) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -83,7 +84,12 @@ class APIServer:
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
             services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
-        self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator)
+        #: the admission chain (``admission_plugins``: the enabled plugins; None: all defaults)
+        self.admission = admission.default_chain(admission.Context(self.store, self.caches),
+                                                 admission.DEFAULT_PLUGINS if admission_plugins is None
+                                                 else admission_plugins)
+        self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator,
+                                            self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
         self.app = self._make_app()

@@ -117,6 +117,20 @@ def test_default_chain_order_is_kube_apiservers():
                                        "DefaultTolerationSeconds", "RuntimeClass", "ResourceQuota"]
 
 
+@pytest.mark.parametrize("enable, disable, want", [
+    ("", "", list(adm.DEFAULT_PLUGINS)),
+    ("ResourceQuota", "LimitRanger,Priority", ["NamespaceLifecycle", "ServiceAccount", "DefaultTolerationSeconds",
+                                               "RuntimeClass", "ResourceQuota"]),
+], ids=["defaults", "some disabled"])
+def test_enabled_plugins_flags(enable, disable, want):
+    assert adm.enabled_plugins(enable.split(","), disable.split(",")) == want
+
+
+def test_enabled_plugins_unknown_name():
+    with pytest.raises(ValueError, match='admission-control plugin "AlwaysPullImages" is unknown'):
+        adm.enabled_plugins(["AlwaysPullImages"])
+
+
 def test_unknown_plugin_is_refused():
     with pytest.raises(ValueError, match="unknown admission plugin 'Nope'"):
         adm.default_chain(Cluster().ctx, ["Nope"])

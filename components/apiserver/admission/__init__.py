@@ -177,6 +177,17 @@ DEFAULT_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Prior
                    "RuntimeClass", "ResourceQuota")
 
 
+def enabled_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> list[str]:
+    """kube-apiserver's ``--enable-admission-plugins`` / ``--disable-admission-plugins``: the
+    default plugins plus ``enable``, minus ``disable`` (in :data:`DEFAULT_PLUGINS` order).
+    Raises ValueError naming an unknown plugin."""
+    en, dis = [n for n in enable if n], [n for n in disable if n]
+    for n in en + dis:
+        if n not in DEFAULT_PLUGINS:
+            raise ValueError(f'admission-control plugin "{n}" is unknown')
+    return [n for n in DEFAULT_PLUGINS if n not in dis]
+
+
 def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Chain:
     """The chain of ``enabled`` plugins (kube-apiserver's ``--enable-admission-plugins``
     defaults), ordered as :data:`DEFAULT_PLUGINS`. Raises ValueError for an unknown name."""
