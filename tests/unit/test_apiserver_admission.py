@@ -353,10 +353,14 @@ async def test_runtime_class_overhead_and_scheduling():
     ({"runtimeClassName": "gvisor", "nodeSelector": {"sandbox": "no"}},
      _rc(scheduling={"nodeSelector": {"sandbox": "true"}}),
      "conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = no"),
-    ({"overhead": {"cpu": "1"}}, None, "pod rejected: Pod Overhead set without corresponding RuntimeClass"),
+    ({"overhead": {"cpu": "1"}}, None,
+     "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"),
+    ({"runtimeClassName": "gvisor", "overhead": {"cpu": "1"}}, _rc(overhead={"podFixed": {"cpu": "2"}}),
+     "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"),
     ({"runtimeClassName": "gvisor", "overhead": {"cpu": "1"}}, _rc(),
      "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"),
-], ids=["class not found", "node selector conflict", "overhead without class", "overhead the class lacks"])
+], ids=["class not found", "node selector conflict", "overhead without class", "overhead differs",
+        "overhead the class lacks"])
 async def test_runtime_class_rejections(spec, rc, message):
     cl = Cluster()
     if rc is not None:

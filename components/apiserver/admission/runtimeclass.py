@@ -6,8 +6,9 @@ class's nodeSelector merged into the pod's (403 on a conflicting value) and its
 tolerations appended unless already present. A class that does not exist → 403 ``pod
 rejected: RuntimeClass "<x>" not found``.
 
-Validating: a pod with ``spec.overhead`` needs a class that defines one (403 ``pod
-rejected: Pod Overhead set without corresponding RuntimeClass`` / ``... defined Overhead``).
+Validating: a pod with ``spec.overhead`` needs a class that defines that overhead (403 ``pod
+rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead`` / ``pod
+rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead``).
 """
 
 from __future__ import annotations
@@ -67,10 +68,11 @@ class RuntimeClass(Plugin):
         if not a.is_pod() or a.object is None or not isinstance(a.object.get("spec"), dict):
             return
         spec = a.object["spec"]
+        rc = await self._class(a, spec)
         if not spec.get("overhead"):
             return
-        if not spec.get("runtimeClassName"):
-            raise forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass")
-        rc = await self._class(a, spec)
-        if rc is not None and not (rc.get("overhead") or {}).get("podFixed"):
-            raise forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+        if rc is not None and rc.get("overhead") is not None:
+            if (rc.get("overhead") or {}).get("podFixed") != spec["overhead"]:
+                raise forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+            return
+        raise forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
