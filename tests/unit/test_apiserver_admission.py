@@ -195,6 +195,21 @@ async def test_namespace_lifecycle_terminating_namespace_is_403():
                                "it is being terminated")
 
 
+@pytest.mark.parametrize("name, allowed", [("default", False), ("kube-system", False), ("kube-public", False),
+                                           ("kube-node-lease", True), ("team", True)])
+async def test_namespace_lifecycle_immortal_namespaces(name, allowed):
+    cl = Cluster()
+    ns = {"metadata": {"name": name}}
+    a = adm.Attributes(adm.DELETE, R.NAMESPACES, None, name, None, ns)
+    if allowed:
+        await cl.chain().validate(a)
+        return
+    with pytest.raises(APIError) as e:
+        await cl.chain().validate(a)
+    assert (e.value.code, e.value.message) == (403, f'namespaces "{name}" is forbidden: this namespace may not be '
+                                                     "deleted")
+
+
 # ----------------------------------------------------------------------------- ServiceAccount, Priority, tolerations
 
 async def test_pod_admission_defaults():
