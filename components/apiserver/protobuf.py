@@ -1,7 +1,7 @@
 """Decoding of Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``).
 
 kubectl 1.32's typed-client commands (``create namespace|deployment|configmap|secret|
-serviceaccount|service``, and other client-go clientsets) send their objects as protobuf
+serviceaccount|service|quota|priorityclass|poddisruptionbudget``, and other client-go clientsets) send their objects as protobuf
 and do not fall back to JSON; the real apiserver accepts them. The wire format
 (``staging/src/k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go``):
 the 4-byte magic ``k8s\\x00``, then a ``runtime.Unknown`` message
@@ -118,6 +118,23 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "ReplicaSetSpec": {1: ("replicas", "i?"), 2: ("selector", "LabelSelector?"), 3: ("template", "PodTemplateSpec"),
                        4: ("minReadySeconds", "i")},
     "ReplicaSetStatus": {},
+    # k8s.io/api/core/v1 (kubectl create quota)
+    "ResourceQuota": {1: ("metadata", "ObjectMeta"), 2: ("spec", "ResourceQuotaSpec"),
+                      3: ("status", "ResourceQuotaStatus")},
+    "ResourceQuotaSpec": {1: ("hard", "mq"), 2: ("scopes", "[s"), 3: ("scopeSelector", "ScopeSelector?")},
+    "ScopeSelector": {1: ("matchExpressions", "[ScopedResourceSelectorRequirement")},
+    "ScopedResourceSelectorRequirement": {1: ("scopeName", "s"), 2: ("operator", "s"), 3: ("values", "[s")},
+    "ResourceQuotaStatus": {1: ("hard", "mq"), 2: ("used", "mq")},
+    # k8s.io/api/scheduling/v1 (kubectl create priorityclass)
+    "PriorityClass": {1: ("metadata", "ObjectMeta"), 2: ("value", "i"), 3: ("globalDefault", "b"),
+                      4: ("description", "s"), 5: ("preemptionPolicy", "s?")},
+    # k8s.io/api/policy/v1 (kubectl create poddisruptionbudget)
+    "PodDisruptionBudget": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodDisruptionBudgetSpec"),
+                            3: ("status", "PodDisruptionBudgetStatus")},
+    "PodDisruptionBudgetSpec": {1: ("minAvailable", "IOS?"), 2: ("selector", "LabelSelector?"),
+                                3: ("maxUnavailable", "IOS?"), 4: ("unhealthyPodEvictionPolicy", "s?")},
+    "PodDisruptionBudgetStatus": {1: ("observedGeneration", "i"), 3: ("disruptionsAllowed", "i"),
+                                  4: ("currentHealthy", "i"), 5: ("desiredHealthy", "i"), 6: ("expectedPods", "i")},
     # k8s.io/api/policy/v1 (kubectl drain)
     "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions?")},
     "DeleteOptions": {1: ("gracePeriodSeconds", "i?"), 2: ("preconditions", "Preconditions?"),
@@ -127,7 +144,8 @@ SCHEMAS: dict[str, dict[int, F]] = {
 
 #: kind → top-level message, for the kinds decodable from protobuf
 KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod",
-                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction")}
+                     "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "ResourceQuota",
+                     "PriorityClass", "PodDisruptionBudget")}
 
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:
