@@ -43,6 +43,7 @@ class FakeStore:
     def __init__(self, caches: dict[str, FakeCache]) -> None:
         self.caches = caches
         self.writes: list[str] = []
+        self.lists = 0
 
     def _find(self, key: str) -> tuple[FakeCache, dict] | None:
         for c in self.caches.values():
@@ -57,6 +58,8 @@ class FakeStore:
         return copy.deepcopy(hit[1])
 
     async def list(self, prefix: str):
+        self.lists += 1
+
         class Res:
             items = [copy.deepcopy(o) for c in self.caches.values() for k, o in c.objects.items()
                      if k.startswith(prefix)]
@@ -173,6 +176,17 @@ def test_forbidden_aggregates_like_utilerrors():
     e = adm.forbidden(a, ["one", "two", "one"])
     assert (e.code, e.reason, e.message) == (403, "Forbidden", 'pods "web" is forbidden: [one, two]')
     assert adm.forbidden(a, ["only"]).message == 'pods "web" is forbidden: only'
+
+
+async def test_live_lookup_when_the_cache_has_none_is_remembered():
+    cl = Cluster()
+    cl.caches["limitranges"] = FakeCache(core.LIMITRANGES)
+    assert await cl.ctx.list_live(core.LIMITRANGES, "default") == []
+    assert await cl.ctx.list_live(core.LIMITRANGES, "default") == []
+    assert cl.store.lists == 1                      # one storage read per namespace and TTL
+    cl.add(core.LIMITRANGES, _lr({"type": "Container", "default": {"cpu": "1"}}))
+    assert len(await cl.ctx.list_live(core.LIMITRANGES, "default")) == 1   # the cache wins once it has some
+    assert cl.store.lists == 1
 
 
 # ----------------------------------------------------------------------------- NamespaceLifecycle

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
@@ -33,6 +34,10 @@ from controlplane.storage.errors import KeyNotFound
 from controlplane.storage.store import Store, collection_prefix, object_key
 
 CREATE, UPDATE, DELETE, CONNECT = "CREATE", "UPDATE", "DELETE", "CONNECT"
+#: how long a live lookup's answer is reused when the cache holds nothing (limitranger liveTTL)
+LIVE_LOOKUP_TTL = 30.0
+#: entries kept at most (the plugins' LRU size: 10000)
+LIVE_LOOKUP_SIZE = 10000
 JSON = dict[str, Any]
 
 
@@ -65,9 +70,11 @@ class Context:
     """What plugins see of the cluster: the watch caches (``caches``: the server's live
     mapping of :func:`~components.apiserver.cache.cache_name` → cache) and the storage."""
 
-    def __init__(self, store: Store, caches: Any) -> None:
+    def __init__(self, store: Store, caches: Any, live_ttl: float = LIVE_LOOKUP_TTL) -> None:
         self.store = store
         self.caches = caches
+        self.live_ttl = live_ttl
+        self._live: dict[tuple[str, str | None], tuple[float, builtins.list[JSON]]] = {}
 
     def cache(self, resource: Any) -> WatchCache | None:
         c: WatchCache | None = self.caches.get(cache_name(resource))
@@ -87,13 +94,23 @@ class Context:
         return c.get(object_key(resource, namespace, name)) if c is not None else None
 
     async def list_live(self, resource: Any, namespace: str | None) -> builtins.list[JSON]:
-        """:meth:`list`, and when the cache has none a live list (limitranger's and
-        resourcequota's live lookup: a LimitRange or quota created a moment ago counts)."""
+        """:meth:`list`, and when the cache has none a live list, remembered for ``live_ttl``
+        seconds per namespace (limitranger's and resourcequota's live lookup with its LRU
+        of 30 s: a LimitRange or quota created a moment ago counts, and a namespace without
+        any costs one storage read per TTL, not one per create)."""
         items = self.list(resource, namespace)
         if items:
             return items
+        key = (cache_name(resource), namespace)
+        now = time.monotonic()
+        hit = self._live.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
         res = await self.store.list(collection_prefix(resource, namespace))
         out: builtins.list[JSON] = res.items
+        if len(self._live) >= LIVE_LOOKUP_SIZE:
+            self._live.clear()
+        self._live[key] = (now + self.live_ttl, out)
         return out
 
     async def lookup(self, resource: Any, namespace: str | None, name: str) -> JSON | None:
