@@ -26,7 +26,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 compaction_interval: float, service_cluster_ip_range: str = "10.96.0.0/12",
                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                 max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
-                enable_priority_and_fairness: bool = True) -> None:
+                enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening.
 
     On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
@@ -48,7 +48,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        min_request_timeout=min_request_timeout,
                        max_requests_inflight=max_requests_inflight,
                        max_mutating_requests_inflight=max_mutating_requests_inflight,
-                       enable_priority_and_fairness=enable_priority_and_fairness)
+                       enable_priority_and_fairness=enable_priority_and_fairness,
+                       admission_plugins=admission_plugins)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -100,11 +101,21 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
               help="Mutating requests in flight (with priority and fairness: its share of the seats).")
 @click.option("--enable-priority-and-fairness", default=True, show_default=True, type=click.BOOL,
               help="API Priority and Fairness instead of the two in-flight limits.")
+@click.option("--enable-admission-plugins", default="", help="Admission plugins to enable besides the default "
+              "ones (comma-separated; every plugin served is on by default).")
+@click.option("--disable-admission-plugins", default="", help="Default admission plugins to turn off "
+              "(comma-separated: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, "
+              "DefaultTolerationSeconds, RuntimeClass, ResourceQuota).")
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
             service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
-            enable_priority_and_fairness: bool) -> None:
+            enable_priority_and_fairness: bool, enable_admission_plugins: str, disable_admission_plugins: str) -> None:
     """Kubernetes API server (HTTP) backed by etcd."""
+    from components.apiserver.admission import enabled_plugins
+    try:
+        plugins = enabled_plugins(enable_admission_plugins.split(","), disable_admission_plugins.split(","))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--enable-admission-plugins / --disable-admission-plugins")
     try:
         for url in etcd_servers.split(","):
             parse_endpoint(url)
@@ -127,6 +138,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
                                      param_hint="--max-requests-inflight / --max-mutating-requests-inflight")
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
-                   max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness))
+                   max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
+                   plugins))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

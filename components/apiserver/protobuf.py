@@ -1,7 +1,7 @@
 """Decoding of Kubernetes protobuf request bodies (``application/vnd.kubernetes.protobuf``).
 
 kubectl 1.32's typed-client commands (``create namespace|deployment|configmap|secret|
-serviceaccount|service``, and other client-go clientsets) send their objects as protobuf
+serviceaccount|service|quota|priorityclass|poddisruptionbudget``, and other client-go clientsets) send their objects as protobuf
 and do not fall back to JSON; the real apiserver accepts them. The wire format
 (``staging/src/k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go``):
 the 4-byte magic ``k8s\\x00``, then a ``runtime.Unknown`` message
@@ -148,6 +148,23 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "HTTPIngressRuleValue": {1: ("paths", "[HTTPIngressPath")},
     "HTTPIngressPath": {1: ("path", "s"), 2: ("backend", "IngressBackend"), 3: ("pathType", "s?")},
     "IngressStatus": {},
+    # k8s.io/api/core/v1 (kubectl create quota)
+    "ResourceQuota": {1: ("metadata", "ObjectMeta"), 2: ("spec", "ResourceQuotaSpec"),
+                      3: ("status", "ResourceQuotaStatus")},
+    "ResourceQuotaSpec": {1: ("hard", "mq"), 2: ("scopes", "[s"), 3: ("scopeSelector", "ScopeSelector?")},
+    "ScopeSelector": {1: ("matchExpressions", "[ScopedResourceSelectorRequirement")},
+    "ScopedResourceSelectorRequirement": {1: ("scopeName", "s"), 2: ("operator", "s"), 3: ("values", "[s")},
+    "ResourceQuotaStatus": {1: ("hard", "mq"), 2: ("used", "mq")},
+    # k8s.io/api/scheduling/v1 (kubectl create priorityclass)
+    "PriorityClass": {1: ("metadata", "ObjectMeta"), 2: ("value", "i"), 3: ("globalDefault", "b"),
+                      4: ("description", "s"), 5: ("preemptionPolicy", "s?")},
+    # k8s.io/api/policy/v1 (kubectl create poddisruptionbudget)
+    "PodDisruptionBudget": {1: ("metadata", "ObjectMeta"), 2: ("spec", "PodDisruptionBudgetSpec"),
+                            3: ("status", "PodDisruptionBudgetStatus")},
+    "PodDisruptionBudgetSpec": {1: ("minAvailable", "IOS?"), 2: ("selector", "LabelSelector?"),
+                                3: ("maxUnavailable", "IOS?"), 4: ("unhealthyPodEvictionPolicy", "s?")},
+    "PodDisruptionBudgetStatus": {1: ("observedGeneration", "i"), 3: ("disruptionsAllowed", "i"),
+                                  4: ("currentHealthy", "i"), 5: ("desiredHealthy", "i"), 6: ("expectedPods", "i")},
     # k8s.io/api/policy/v1 (kubectl drain)
     "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions?")},
     "DeleteOptions": {1: ("gracePeriodSeconds", "i?"), 2: ("preconditions", "Preconditions?"),
@@ -225,7 +242,7 @@ KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Serv
                      "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "SelfSubjectAccessReview",
                      "SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview",
                      "SelfSubjectReview", "TokenReview", "HorizontalPodAutoscaler", "CertificateSigningRequest",
-                     "Ingress")}
+                     "Ingress", "ResourceQuota", "PriorityClass", "PodDisruptionBudget")}
 
 #: (apiVersion, kind) → message, for a kind whose message differs per version
 VERSIONED = {("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling/v1.HorizontalPodAutoscaler"}

@@ -4,14 +4,16 @@ As ``genericregistry.Store`` (``staging/src/k8s.io/apiserver/pkg/registry/generi
 with ``rest.BeforeCreate`` / ``rest.BeforeUpdate`` / ``rest.BeforeDelete``
 (``pkg/registry/rest/{create,update,delete}.go``): create / get / list / update /
 server-side apply / delete / deletecollection on a :class:`~controlplane.api.resources.Resource`,
-running the strategy (:mod:`components.apiserver.strategy`), defaulting, validation, the
-NamespaceLifecycle admission check, Service IP/port allocation, managedFields
+running the strategy (:mod:`components.apiserver.strategy`), defaulting, the admission
+chain (:mod:`components.apiserver.admission`: mutating plugins after defaulting, validating
+plugins after validation, as ``handlers/create.go`` / ``update.go`` / ``delete.go`` call
+them), validation, Service IP/port allocation, managedFields
 (:mod:`components.apiserver.fieldmanager`), tracing and logging. ``pods/binding``
 (``pkg/registry/core/pod/storage/storage.go`` assignPod) and the ``scale`` subresource too.
 
 There is **one create pipeline** (:meth:`RegistryStore.create`): a POST and a server-side
 apply of an absent object (``PATCH`` with ``application/apply-patch+yaml``) both go
-through it, so both are traced, logged, namespace-checked and get managedFields the same
+through it, so both are traced, logged, admitted and get managedFields the same
 way; they differ only in the managedFields operation (``Update`` for a POST, ``Apply`` for
 an apply, as ``fieldmanager.go`` records them).
 
@@ -27,6 +29,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from components.apiserver import admission as adm
 from components.apiserver import fieldmanager, listoptions, servicealloc, strategy
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -103,14 +106,16 @@ class RegistryStore:
     ``caches``: the live mapping of :func:`~components.apiserver.cache.cache_name` → cache
     (owned by the server, which adds and drops entries as resources come and go).
     ``tracer``: records the trace steps of workload objects. ``service_allocator``: ClusterIP
-    and NodePort allocation of Services (None: none)."""
+    and NodePort allocation of Services (None: none). ``admission``: the admission chain
+    (:mod:`components.apiserver.admission`; None: kube-apiserver's default plugins)."""
 
     def __init__(self, store: Store, caches: Mapping[str, WatchCache], tracer: Tracer,
-                 service_allocator: ServiceAllocator | None = None) -> None:
+                 service_allocator: ServiceAllocator | None = None, admission: adm.Chain | None = None) -> None:
         self.store = store
         self.caches = caches
         self.tracer = tracer
         self.service_allocator = service_allocator
+        self.admission = admission if admission is not None else adm.default_chain(adm.Context(store, caches))
 
     # ------------------------------------------------------------------ helpers
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -150,21 +155,6 @@ class RegistryStore:
             raise st.invalid_fields("Service", "", name, st.error_list(e.causes),
                                     sem.invalid_message("Service", name, e.causes)) from None
 
-    async def check_namespace(self, resource: Any, namespace: str, name: str) -> None:
-        """NamespaceLifecycle admission (``plugin/pkg/admission/namespace/lifecycle``): the
-        namespace must exist (404 NotFound of the namespace) and not be Terminating (403)."""
-        key = object_key(R.NAMESPACES, None, namespace)
-        cache = self.caches.get("namespaces")
-        ns = cache.get(key) if cache is not None else None
-        if ns is None:
-            try:
-                ns = await self.store.get(key)
-            except KeyNotFound:
-                raise st.not_found(R.NAMESPACES, namespace) from None
-        if (ns.get("status") or {}).get("phase") == "Terminating" or (ns.get("metadata") or {}).get("deletionTimestamp"):
-            raise st.forbidden(resource, name, f"unable to create new content in namespace {namespace} "
-                                               "because it is being terminated")
-
     @staticmethod
     def request_namespace(resource: Any, namespace: str | None, obj: dict[str, Any]) -> str | None:
         """The namespace of a create: the request's, else the body's; a body namespace other
@@ -190,8 +180,9 @@ class RegistryStore:
         The one create pipeline (``store.go`` Create with ``rest.BeforeCreate``): namespace of
         the request, strategy ``PrepareForCreate`` (uid, creationTimestamp, status reset; a
         ``generateName`` name), trace step "received", defaulting, managedFields (``Update``
-        entry or, for an apply, ``Apply`` entry), validation (422), NamespaceLifecycle (404 /
-        403), Service allocation (422), the write (409 AlreadyExists; a generated name that
+        entry or, for an apply, ``Apply`` entry), mutating admission, validation (422),
+        validating admission (NamespaceLifecycle 404 / 403, LimitRanger, ResourceQuota... 403),
+        Service allocation (422), the write (409 AlreadyExists; a generated name that
         collides is retried with a new suffix, :data:`MAX_NAME_GENERATION_ATTEMPTS` times),
         trace step "stored" and the ``object.created`` log event."""
         md = obj.setdefault("metadata", {})
@@ -213,9 +204,18 @@ class RegistryStore:
             # field manager on every create): managedFields in the body are not kept
             fieldmanager.record_create(resource.kind, obj, opts.manager, opts.api_version or resource.api_version, now,
                                        strategy.resets_status(resource.kind))
+        attrs = adm.Attributes(adm.CREATE, resource, namespace, name, obj, dry_run=opts.dry_run)
+        await self.admission.admit(attrs)
+        prepare = strategy.kind_strategy(resource.kind).prepare_create
+        if prepare is not None:
+            # kube-apiserver runs PrepareForCreate (rest.BeforeCreate) after mutating admission:
+            # the status it derives (a pod's qosClass) sees what admission added (LimitRanger)
+            prepare(obj)
+            # what it cleared and defaulting sets (a PVC's status.phase Pending) is back as the
+            # stored object is read: kube-apiserver's storage codec decodes with defaulting
+            sem.apply_defaults(resource.kind, obj)
         self.validate(resource, obj)
-        if resource.namespaced and namespace:
-            await self.check_namespace(resource, namespace, name)
+        await self.admission.validate(attrs)
         self.allocate(resource, obj, None, opts.dry_run)
         if opts.dry_run:
             return await self._dry_create(resource, object_key(resource, namespace, name), obj)
@@ -283,8 +283,9 @@ class RegistryStore:
                      precondition_uid: str | None = None, manager: str | None = None,
                      dry_run: bool = False, api_version: str = "") -> dict[str, Any]:
         """Guaranteed update of the item (``store.go`` Update): ``make_new(current) -> new``
-        then strategy ``PrepareForUpdate``, defaulting, validation, Service allocation (main
-        resource) and managedFields; returns the stored object.
+        then strategy ``PrepareForUpdate``, defaulting, mutating admission, validation,
+        validating admission, Service allocation (main resource) and managedFields; returns
+        the stored object.
 
         ``precondition_rv`` / ``precondition_uid`` (a PUT body's, ``rest.DefaultUpdatedObjectInfo.
         Preconditions``) mismatching → 409. An object being deleted whose update leaves no
@@ -296,7 +297,7 @@ class RegistryStore:
         deleting: dict[str, Any] = {}
         key = object_key(resource, namespace, name)
 
-        def mutate(cur: dict[str, Any]) -> dict[str, Any]:
+        async def mutate(cur: dict[str, Any]) -> dict[str, Any]:
             # cur is the store's private copy; make_new (the PUT body, or a patch function,
             # which returns a new value) leaves it untouched for the checks against "old"
             new = make_new(cur)
@@ -318,7 +319,10 @@ class RegistryStore:
             strategy.prepare_for_update(resource.kind, new, cur, sub)
             new["metadata"].pop("resourceVersion", None)
             sem.apply_defaults(resource.kind, new)
+            attrs = adm.Attributes(adm.UPDATE, resource, namespace, name, new, cur, sub, dry_run)
+            await self.admission.admit(attrs)
             self.validate(resource, new, cur)
+            await self.admission.validate(attrs)
             if sub == "":
                 self.allocate(resource, new, cur, dry_run)
             if manager is not None:
@@ -430,6 +434,11 @@ class RegistryStore:
             raise st.conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
                                               f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                                               f"{md.get('resourceVersion')}")
+        reason = strategy.kind_strategy(resource.kind).delete_forbidden
+        if reason is not None and reason(cur) is not None:
+            raise st.forbidden(resource, name, str(reason(cur)))
+        await self.admission.validate(adm.Attributes(adm.DELETE, resource, namespace, name, None, cur,
+                                                     dry_run=bool(opts.get("dryRun"))))
         if opts.get("dryRun"):
             return cur  # dryRun=All: checks done, nothing written
         if resource.kind == "Namespace":

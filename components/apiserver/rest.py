@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog, reviews, strategy
+from components.apiserver import discovery, eviction, listoptions, podlog, reviews, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -483,8 +483,9 @@ class RestHandlers:
 
     async def evict(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``POST pods/NAME/eviction`` with a policy/v1 Eviction: delete the pod with the
-        Eviction's ``deleteOptions``; 201 Success Status (``pkg/registry/core/pod/storage/eviction.go``).
-        PodDisruptionBudgets are not served, so every eviction is allowed."""
+        Eviction's ``deleteOptions``; 201 Success Status (``pkg/registry/core/pod/storage/eviction.go``)
+        once the pod's PodDisruptionBudget allows it (:mod:`components.apiserver.eviction`:
+        429 when it does not)."""
         body = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), _EVICTION)
         if body.get("kind", "Eviction") != "Eviction":
             raise st.bad_request("the body of the request must be an Eviction (policy/v1)")
@@ -497,6 +498,8 @@ class RestHandlers:
             raise st.bad_request("deleteOptions must be an object")
         opts = self._delete_options(dopts, request)
         opts["dryRun"] = neg.dry_run(request) or bool(dopts.get("dryRun"))
+        pod = await eviction.pod_for_eviction(self.store.store, info.namespace or "", info.name or "")
+        await eviction.check_budget(self.store.store, info.namespace or "", pod, opts["dryRun"])
         await self.store.delete(info.resource, info.namespace, info.name or "", opts)
         event(log, "pod.evicted", pod=f"{info.namespace}/{info.name}", dry_run=opts["dryRun"])
         return neg.json_response(st.success(code=201), 201)

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import apfobjects, discovery, listoptions, routing, serving, strategy
+from components.apiserver import admission, apfobjects, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -36,6 +36,7 @@ from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
 from controlplane import apitime
 from controlplane.api import resources as R
+from controlplane.api.groups import scheduling
 from controlplane.log import event
 from controlplane.storage.errors import KeyExists, StorageError, Unavailable
 from controlplane.storage.store import Store, object_key
@@ -59,7 +60,8 @@ class APIServer:
                  max_mutating_requests_inflight: int = 200, request_timeout: float = 60.0,
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
                  service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
-                 enable_priority_and_fairness: bool = True) -> None:
+                 enable_priority_and_fairness: bool = True,
+                 admission_plugins: list[str] | None = None) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -83,7 +85,12 @@ class APIServer:
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
             services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
-        self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator)
+        #: the admission chain (``admission_plugins``: the enabled plugins; None: all defaults)
+        self.admission = admission.default_chain(admission.Context(self.store, self.caches),
+                                                 admission.DEFAULT_PLUGINS if admission_plugins is None
+                                                 else admission_plugins)
+        self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator,
+                                            self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
         self.app = self._make_app()
@@ -112,6 +119,7 @@ class APIServer:
             except KeyExists:
                 pass
         await self._ensure_apf_objects()
+        await self.ensure_system_priority_classes()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
@@ -139,6 +147,18 @@ class APIServer:
                     await self.store.create(object_key(resource, None, obj["metadata"]["name"]), obj)
                 except KeyExists:
                     pass
+
+    async def ensure_system_priority_classes(self) -> None:
+        """Create ``system-node-critical`` and ``system-cluster-critical`` when absent (the
+        scheduling post-start hook, ``pkg/registry/scheduling/rest/storage_scheduling.go``
+        AddSystemPriorityClasses; an existing one is left as it is)."""
+        for name in scheduling.SYSTEM_PRIORITY_CLASSES:
+            obj = scheduling.system_priority_class(name)
+            strategy.prepare_for_create("PriorityClass", obj, None, False)
+            try:
+                await self.store.create(object_key(scheduling.PRIORITYCLASSES, None, name), obj)
+            except KeyExists:
+                pass
 
     async def _start_cache(self, resource: R.Resource) -> None:
         """Start and fill the watch cache of ``resource`` (none for Bindings and the reviews,

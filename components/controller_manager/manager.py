@@ -20,12 +20,15 @@ from controlplane.trace.emitter import TraceEmitter
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
 from .deployment import DeploymentController
+from .disruption import DisruptionController
 from .endpoint import EndpointController
 from .garbagecollector import GarbageCollector
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .podgc import PodGCController
 from .replicaset import REPLICASET_KIND, REPLICATIONCONTROLLER_KIND, ReplicaController
+from .resourcequota import ResourceQuotaController
+from .rootcacertpublisher import RootCACertPublisher
 from .serviceaccount import ServiceAccountsController
 from .tainteviction import TaintEvictionController
 
@@ -43,6 +46,9 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "podgc": PodGCController,
     "serviceaccount": ServiceAccountsController,
     "endpoint": EndpointController,
+    "resourcequota": ResourceQuotaController,
+    "disruption": DisruptionController,
+    "root-ca-cert-publisher": RootCACertPublisher,
 }
 
 

@@ -26,11 +26,15 @@ from controlplane.api.groups import (
     autoscaling,
     batch,
     certificates,
+    core,
     core_storage,
     discovery,
     flowcontrol,
     networking,
+    node,
+    policy,
     rbac,
+    scheduling,
     storage,
 )
 from controlplane.api.registry import JSON, FieldFn, KindSchema, Resource
@@ -230,8 +234,23 @@ BUILTIN: tuple[Resource, ...] = (
              printer=printers.LEASE,
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
-    *core_storage.ENTRIES, *networking.ENTRIES, *storage.ENTRIES, *certificates.ENTRIES, *discovery.ENTRIES,
-    *admissionregistration.ENTRIES, *flowcontrol.ENTRIES,
 )
-BUILTIN += (*apps.ENTRIES, *autoscaling.ENTRIES, *batch.ENTRIES, *rbac.ENTRIES, *authentication.ENTRIES,
-            *authorization.ENTRIES)
+#: the API group modules' entries (controlplane/api/groups), one line per group
+BUILTIN += (
+    *core.ENTRIES, *core_storage.ENTRIES,
+    *apps.ENTRIES,
+    *batch.ENTRIES,
+    *autoscaling.ENTRIES,
+    *policy.ENTRIES,
+    *scheduling.ENTRIES,
+    *node.ENTRIES,
+    *rbac.ENTRIES,
+    *authentication.ENTRIES,
+    *authorization.ENTRIES,
+    *networking.ENTRIES,
+    *storage.ENTRIES,
+    *certificates.ENTRIES,
+    *discovery.ENTRIES,
+    *admissionregistration.ENTRIES,
+    *flowcontrol.ENTRIES,
+)

@@ -101,7 +101,7 @@ def _spec(typ: str) -> tuple[Any, ...]:
         return _SCALARS[typ]
     if typ.startswith("object:"):
         return ("free", typ[len("object:"):])
-    if typ in schemas.TYPES:
+    if typ in schemas.struct_types():
         return ("struct", typ, _Fields(typ), typ not in schemas.OPEN_TYPES)
     raise KeyError(f"unknown schema type {typ!r}")
 

@@ -10,19 +10,18 @@ and update; :mod:`controlplane.api.builtin` attaches them to the registry entrie
   SetDefaults_Namespace, SetDefaults_Service, SetDefaults_Secret...),
 * ``pkg/apis/apps/v1/defaults.go`` (SetDefaults_Deployment, SetDefaults_ReplicaSet,
   SetDefaults_DaemonSet, SetDefaults_StatefulSet),
-* admission plugins enabled by default: ServiceAccount (``serviceAccountName: default``),
-  DefaultTolerationSeconds (``plugin/pkg/admission/defaulttolerationseconds/admission.go``),
-  Priority (``spec.priority``),
 * ``pkg/registry/core/pod/strategy.go`` PrepareForCreate (``status.phase: Pending``,
   ``status.qosClass`` from ``pkg/apis/core/helper/qos/qos.go``).
 
-Tables below list the simple "set if absent" fields; functions handle the rest.
+Tables below list the simple "set if absent" fields; functions handle the rest. What the
+admission plugins add to pods (the service account and its token volume, priority, the
+default tolerations, LimitRange defaults...) is the apiserver's admission chain
+(``components/apiserver/admission/``), not defaulting: it applies to pods, never to templates.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.registry import JSON
@@ -41,13 +40,6 @@ CONTAINER_DEFAULTS: dict[str, object] = {
     "terminationMessagePolicy": "File",
     "resources": {},
 }
-DEFAULT_TOLERATION_SECONDS = 300
-DEFAULT_TOLERATIONS: tuple[JSON, ...] = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": DEFAULT_TOLERATION_SECONDS},
-)
 DEPLOYMENT_SPEC_DEFAULTS: dict[str, object] = {
     "replicas": 1,
     "revisionHistoryLimit": 10,
@@ -121,23 +113,8 @@ def default_container(c: JSON) -> None:
             vf["fieldRef"].setdefault("apiVersion", "v1")
 
 
-def _has_toleration(tolerations: list[Any], key: str) -> bool:
-    for t in tolerations:
-        if not isinstance(t, dict):
-            continue
-        # DefaultTolerationSeconds skips a pod that already tolerates the taint
-        # (same key with NoExecute or any effect), or tolerates everything.
-        if t.get("operator") == "Exists" and not t.get("key") and t.get("effect") in (None, "", "NoExecute"):
-            return True
-        if t.get("key") == key and t.get("effect") in (None, "", "NoExecute"):
-            return True
-    return False
-
-
-def default_pod_spec(spec: JSON, admission: bool = True) -> None:
-    """Pod spec defaults (SetDefaults_PodSpec + containers). ``admission=True`` also
-    applies the ServiceAccount, Priority and DefaultTolerationSeconds admission
-    defaults, which a real apiserver applies to pods but not to pod templates."""
+def default_pod_spec(spec: JSON) -> None:
+    """Pod spec defaults (SetDefaults_PodSpec + containers, volumes), for pods and pod templates alike."""
     _set_absent(spec, POD_SPEC_DEFAULTS)
     for key in ("initContainers", "containers", "ephemeralContainers"):
         for c in spec.get(key) or []:
@@ -149,20 +126,6 @@ def default_pod_spec(spec: JSON, admission: bool = True) -> None:
                     v[kind].setdefault("defaultMode", 420)
             if not any(k for k in v if k != "name"):
                 v["emptyDir"] = {}
-    if admission:
-        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-        spec["serviceAccountName"] = sa
-        spec["serviceAccount"] = sa
-        if spec.get("priority") is None:
-            spec["priority"] = 0
-        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        tol = spec.get("tolerations")
-        if not isinstance(tol, list):
-            tol = []
-        for d in DEFAULT_TOLERATIONS:
-            if not _has_toleration(tol, d["key"]):
-                tol.append(copy.deepcopy(d))
-        spec["tolerations"] = tol
 
 
 def qos_class(spec: JSON) -> str:
@@ -200,7 +163,7 @@ def qos_class(spec: JSON) -> str:
 def default_pod(obj: JSON) -> None:
     """The defaults of a pod (see the module docstring for the sources)."""
     spec = _sub(obj, "spec")
-    default_pod_spec(spec, admission=True)
+    default_pod_spec(spec)
     status = _sub(obj, "status")
     if not status.get("phase"):
         status["phase"] = "Pending"
@@ -211,7 +174,7 @@ def default_pod(obj: JSON) -> None:
 def _default_template(spec: JSON) -> None:
     tpl = spec.get("template")
     if isinstance(tpl, dict):
-        default_pod_spec(_sub(tpl, "spec"), admission=False)
+        default_pod_spec(_sub(tpl, "spec"))
 
 
 def default_deployment(obj: JSON) -> None:

@@ -11,7 +11,6 @@ modules use are re-exported below.
 from __future__ import annotations
 
 from controlplane.api.defaulters import (
-    DEFAULT_TOLERATION_SECONDS,
     default_container,
     default_pod_spec,
     image_pull_policy,
@@ -22,7 +21,7 @@ from controlplane.api.resources import REGISTRY
 
 #: the public names (with those re-exported from the modules below)
 __all__ = [
-    "DEFAULT_TOLERATION_SECONDS", "default_container", "default_pod_spec", "image_pull_policy", "qos_class",
+    "default_container", "default_pod_spec", "image_pull_policy", "qos_class",
     "apply_defaults",
 ]
 

@@ -107,7 +107,9 @@ class Strategy:
       seconds``; None: deleted at once (the generic store's default);
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
       being deleted to delete it (``ShouldDeleteDuringUpdate``; namespaces also need an
-      empty ``spec.finalizers``).
+      empty ``spec.finalizers``);
+    * ``delete_forbidden``: ``(object) -> reason or None``: a reason answers the DELETE 403
+      Forbidden (the system PriorityClasses, ``pkg/registry/scheduling/priorityclass/storage``).
 
     Whether status is reset on main-resource updates and spec on status updates follows
     from the resource serving a ``status`` subresource (:attr:`Resource.status_subresource`).
@@ -119,6 +121,7 @@ class Strategy:
     warnings_on_create: Callable[[JSON], list[str]] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
+    delete_forbidden: Callable[[JSON], str | None] | None = None
 
 
 #: the strategy of a kind that declares none (and of every kind added at run time)

@@ -1328,16 +1328,24 @@ BODY_KINDS: dict[str, KindSchema] = {
 }
 
 
-def _add_group_types() -> None:
-    """Add the named types the built-in entries bring (:attr:`KindSchema.types`, declared by
-    the API group modules of :mod:`controlplane.api.groups`) to :data:`TYPES`."""
+_struct_cache: tuple[int, dict[str, tuple[str, Fields]]] | None = None
+
+
+def struct_types() -> dict[str, tuple[str, Fields]]:
+    """Every named struct type: :data:`TYPES` (the built-in entries' group types joined it
+    at import, :func:`_add_kind_types`) plus those of kinds added to the registry at run
+    time (:attr:`KindSchema.types`), memoized per ``REGISTRY.generation``."""
+    global _struct_cache
+    gen = REGISTRY.generation
+    if _struct_cache is not None and _struct_cache[0] == gen:
+        return _struct_cache[1]
+    out: dict[str, tuple[str, Fields]] = dict(TYPES)
     for r in REGISTRY:
         if r.schema is not None:
             for name, t in r.schema.types.items():
-                TYPES.setdefault(name, (t[0], dict(t[1])))
-
-
-_add_group_types()
+                out.setdefault(name, (t[0], dict(t[1])))
+    _struct_cache = (gen, out)
+    return out
 
 
 def kind_fields(kind: str, api_version: str | None = None) -> KindSchema | None:
@@ -1400,7 +1408,7 @@ def _prop(field: str, typ: str, desc: str, prefix: str, owner: str = "") -> dict
         return {"type": "string", "format": "byte", "description": desc}
     if typ.startswith(_OBJ):
         return {"type": "object", "description": desc}
-    if typ in TYPES:
+    if typ in struct_types():
         return {"allOf": [{"$ref": f"#/components/schemas/{prefix}{typ}"}], "default": {}, "description": desc}
     return {"type": typ, "description": desc}
 
@@ -1409,7 +1417,7 @@ def component_schemas(prefix: str = "io.k8s.controlplane.") -> dict[str, dict[st
     """The named types as OpenAPI v3 ``components.schemas`` (``prefix`` + type name)."""
     return {prefix + name: {"type": "object", "description": desc,
                             "properties": {f: _prop(f, t, d, prefix, name) for f, (t, d) in fields.items()}}
-            for name, (desc, fields) in TYPES.items()}
+            for name, (desc, fields) in struct_types().items()}
 
 
 def kind_schema(kind: str, api_version: str, prefix: str = "io.k8s.controlplane.") -> dict[str, Any]:

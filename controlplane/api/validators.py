@@ -961,3 +961,11 @@ def validate_statefulset(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
 def validate_daemonset(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
     """ValidateDaemonSet (``pkg/apis/apps/validation/validation.go``)."""
     validate_apps_workload("DaemonSet", obj, old, errs)
+
+
+# --------------------------------------------------------------------------- shared with the group modules
+
+#: tolerations as ValidateTolerations checks them (RuntimeClass scheduling uses it too)
+validate_tolerations = _validate_tolerations
+#: an IntOrString that is a non-negative integer or a percentage (ValidatePositiveIntOrPercent)
+validate_int_or_percent = _validate_int_or_percent

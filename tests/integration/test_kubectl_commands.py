@@ -459,9 +459,14 @@ def test_delete_file_all_and_force(up, tmp_path):
 
     for name in ("d1", "d2"):
         up("create", "configmap", name, "-n", "kube-system", "--from-literal=a=b")
+    up("wait", "--for=create", "configmap/kube-root-ca.crt", "-n", "kube-system", "--timeout=30s")
+    ca_uid = up("get", "cm", "kube-root-ca.crt", "-n", "kube-system", "-o", "jsonpath={.metadata.uid}").stdout
     out = up("delete", "configmap", "--all", "-n", "kube-system").stdout.splitlines()
-    assert {'configmap "d1" deleted', 'configmap "d2" deleted'} <= set(out)
-    assert up("get", "cm", "-n", "kube-system", "-o", "name").stdout == ""
+    assert {'configmap "d1" deleted', 'configmap "d2" deleted', 'configmap "kube-root-ca.crt" deleted'} <= set(out)
+    # all deleted; what is left is only the root-ca-cert-publisher's new kube-root-ca.crt, as on a real cluster
+    left = up("get", "cm", "-n", "kube-system", "-o",
+              "jsonpath={range .items[*]}{.metadata.name}/{.metadata.uid} {end}").stdout.split()
+    assert all(n.startswith("kube-root-ca.crt/") and n != f"kube-root-ca.crt/{ca_uid}" for n in left), left
     missing = up("delete", "pod", "nope", check=False)
     assert missing.returncode != 0 and missing.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
     assert up("delete", "pod", "nope", "--ignore-not-found").stdout == ""

@@ -36,15 +36,31 @@ def test_create_typed_objects(cluster):
     assert ns["spec"]["finalizers"] == ["kubernetes"] and ns["status"]["phase"] == "Active"
 
 
+def test_create_typed_admission_kinds(cluster):
+    ok(cluster, "create", "namespace", "typed-adm")
+    assert ok(cluster, "create", "quota", "q", "-n", "typed-adm", "--hard=pods=2,requests.cpu=1").strip() == \
+        "resourcequota/q created"
+    assert ok(cluster, "create", "priorityclass", "typed-high", "--value=1000", "--description=high",
+              "--preemption-policy=Never").strip() == "priorityclass.scheduling.k8s.io/typed-high created"
+    assert ok(cluster, "create", "poddisruptionbudget", "web", "-n", "typed-adm", "--selector=app=web",
+              "--min-available=50%").strip() == "poddisruptionbudget.policy/web created"
+    q = json.loads(ok(cluster, "get", "quota", "q", "-n", "typed-adm", "-o", "json"))
+    assert q["spec"]["hard"] == {"pods": "2", "requests.cpu": "1"}
+    pc = json.loads(ok(cluster, "get", "pc", "typed-high", "-o", "json"))
+    assert (pc["value"], pc["description"], pc["preemptionPolicy"]) == (1000, "high", "Never")
+    pdb = json.loads(ok(cluster, "get", "pdb", "web", "-n", "typed-adm", "-o", "json"))
+    assert pdb["spec"] == {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}
+
+
 def test_typed_errors_are_statuses(cluster):
     ok(cluster, "create", "namespace", "dup")
     r = kubectl(cluster, "create", "namespace", "dup")
     assert r.returncode != 0 and 'namespaces "dup" already exists' in r.stderr
     r = kubectl(cluster, "create", "deployment", "Bad_Name", "--image=nginx")
     assert r.returncode != 0 and "invalid" in r.stderr.lower()
-    # a resource this apiserver does not serve: a plain 404, not 405
-    r = kubectl(cluster, "create", "quota", "q", "--hard=pods=2")
-    assert r.returncode != 0 and "could not find the requested resource" in r.stderr
+    # a subresource this apiserver does not serve (serviceaccounts/token): a plain 404, not 405
+    r = kubectl(cluster, "create", "token", "default")
+    assert r.returncode != 0 and "could not find the requested resource" in r.stderr, r.stderr
 
 
 def test_namespace_delete_leaves_it_terminating_for_the_controller(cluster):

@@ -74,8 +74,16 @@ class Env:
 
 
 def pod_yaml(name: str, cpu: str, priority: int) -> str:
-    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  priority: {priority}\n"
+    """A pod of ``priority``: through the PriorityClass ``prio-<priority>`` (:func:`class_yaml`;
+    the Priority admission plugin computes spec.priority from it), none for 0."""
+    cls = f"  priorityClassName: prio-{priority}\n" if priority else ""
+    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n{cls}"
             f"  containers: [{{name: c, image: nginx, resources: {{requests: {{cpu: {cpu}}}}}}}]\n")
+
+
+def class_yaml(priority: int) -> str:
+    return (f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: prio-{priority}}}\n"
+            f"value: {priority}\n")
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +104,7 @@ def env(tmp_path_factory):
 
 
 def test_preemption_evicts_the_lowest_priority_pod(env: Env):
+    env.kubectl("apply", "-f", "-", input=class_yaml(5) + "---\n" + class_yaml(1000))
     env.kubectl("apply", "-f", "-", input=pod_yaml("low0", "900m", 0) + "---\n" + pod_yaml("low5", "900m", 5))
     env.kubectl("wait", "--for=condition=Ready", "pod/low0", "pod/low5", "--timeout=60s")
     env.kubectl("apply", "-f", "-", input=pod_yaml("high", "900m", 1000))

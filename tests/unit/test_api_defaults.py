@@ -1,5 +1,6 @@
 """Defaulting as the apiserver does it (pkg/apis/core/v1/defaults.go, apps/v1/defaults.go,
-DefaultTolerationSeconds/ServiceAccount/Priority admission, pod strategy PrepareForCreate)."""
+pod strategy PrepareForCreate). What the DefaultTolerationSeconds, ServiceAccount and
+Priority admission plugins add is tested in test_apiserver_admission.py."""
 import pytest
 
 from controlplane.api.defaults import apply_defaults, image_pull_policy, qos_class
@@ -20,18 +21,14 @@ def test_pod_spec_defaults():
     assert s["terminationGracePeriodSeconds"] == 30
     assert s["securityContext"] == {}
     assert s["enableServiceLinks"] is True
-    assert s["priority"] == 0
-    assert s["serviceAccountName"] == s["serviceAccount"] == "default"
-    assert s["preemptionPolicy"] == "PreemptLowerPriority"
+    # admission's, not defaulting's (tests/unit/test_apiserver_admission.py)
+    assert not {"priority", "serviceAccountName", "serviceAccount", "preemptionPolicy", "tolerations"} & set(s)
     c = s["containers"][0]
     assert c["terminationMessagePath"] == "/dev/termination-log"
     assert c["terminationMessagePolicy"] == "File"
     assert c["resources"] == {}
     assert c["imagePullPolicy"] == "Always"
     assert p["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
-    keys = [(t["key"], t["operator"], t["effect"], t["tolerationSeconds"]) for t in s["tolerations"]]
-    assert keys == [("node.kubernetes.io/not-ready", "Exists", "NoExecute", 300),
-                    ("node.kubernetes.io/unreachable", "Exists", "NoExecute", 300)]
 
 
 def test_client_values_are_kept():
@@ -43,12 +40,11 @@ def test_client_values_are_kept():
     apply_defaults("Pod", p)
     s = p["spec"]
     assert s["restartPolicy"] == "Never"
-    assert s["serviceAccount"] == "builder"
+    assert s["serviceAccountName"] == "builder"
     assert s["containers"][0]["imagePullPolicy"] == "Never"
     assert [x["protocol"] for x in s["containers"][0]["ports"]] == ["TCP", "UDP"]
-    not_ready = [t for t in s["tolerations"] if t["key"] == "node.kubernetes.io/not-ready"]
-    assert len(not_ready) == 1 and not_ready[0]["tolerationSeconds"] == 10
-    assert any(t["key"] == "node.kubernetes.io/unreachable" for t in s["tolerations"])
+    assert s["tolerations"] == [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                 "effect": "NoExecute", "tolerationSeconds": 10}]
 
 
 def test_init_containers_defaulted():

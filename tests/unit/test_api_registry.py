@@ -250,7 +250,7 @@ def test_builtin_schema_resolves(r):
     assert s["description"] == r.schema.description
     assert set(s["properties"]) == {"apiVersion", "kind", "metadata", *r.schema.fields}
     refs = [p["allOf"][0]["$ref"].rsplit(".", 1)[-1] for p in s["properties"].values() if "allOf" in p]
-    assert all(t in schemas.TYPES for t in refs)
+    assert all(t in schemas.struct_types() for t in refs)  # shared types and the group modules' own
 
 
 @pytest.mark.parametrize("r", BUILTIN, ids=BUILTIN_IDS)
@@ -272,28 +272,32 @@ def test_builtin_selectable_fields_extract_strings(r):
 REVIEW_KINDS = ("SubjectAccessReview", "SelfSubjectAccessReview", "LocalSubjectAccessReview",
                 "SelfSubjectRulesReview", "TokenReview", "SelfSubjectReview")
 #: the kinds whose facts are pinned here: those declared in builtin.py itself and the batch,
-#: rbac, apps, autoscaling and review groups (the other API group modules' kinds have their own tests)
+#: rbac, apps, autoscaling, review and admission-policy groups (the other API group modules' kinds have their own tests)
 HOUSE_KINDS = {"Namespace", "Node", "Pod", "Binding", "Event", "ReplicationController", "Service", "Endpoints",
                "ConfigMap", "Secret", "ServiceAccount", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet",
                "Lease", "Job", "CronJob", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
-               "ControllerRevision", "HorizontalPodAutoscaler", *REVIEW_KINDS}
+               "ControllerRevision", "HorizontalPodAutoscaler", *REVIEW_KINDS,
+               "LimitRange", "ResourceQuota", "PriorityClass", "RuntimeClass", "PodDisruptionBudget"}
 
 
 def test_builtin_facts_of_the_kinds_that_have_them():
     by = {r.kind: r for r in BUILTIN if r.kind in HOUSE_KINDS}
     assert {k for k, r in by.items() if r.strategy.tracks_generation} == {
-        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+        "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob",
+        "PodDisruptionBudget"}
+    assert {k for k, r in by.items() if r.strategy.delete_forbidden is not None} == {"PriorityClass"}
     assert {k for k, r in by.items() if r.strategy.grace_period is not None} == {"Pod"}
     assert {k for k, r in by.items() if r.printer is None} == {"Binding", *REVIEW_KINDS}
     assert {k for k, r in by.items() if r.validate is not None} == {
         "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Node",
         "Service", "ConfigMap", "Secret", "Job", "CronJob", "Role", "ClusterRole", "RoleBinding",
         "ClusterRoleBinding", "ControllerRevision", "HorizontalPodAutoscaler", "SubjectAccessReview",
-        "SelfSubjectAccessReview", "LocalSubjectAccessReview"}
+        "SelfSubjectAccessReview", "LocalSubjectAccessReview", "LimitRange", "ResourceQuota", "PriorityClass",
+        "RuntimeClass", "PodDisruptionBudget"}
     assert {k for k, r in by.items() if r.default is not None} == {
         "Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Namespace",
         "Service", "Secret", "Node", "Job", "CronJob", "RoleBinding", "ClusterRoleBinding",
-        "HorizontalPodAutoscaler"}
+        "HorizontalPodAutoscaler", "LimitRange", "PriorityClass"}
     assert {k for k, r in by.items() if r.selectable_fields} == {
         "Pod", "Event", "Node", "Namespace", "ReplicaSet", "ReplicationController", "Secret", "Job"}
     assert {k for k, r in by.items() if r.name_rule is not None} == {

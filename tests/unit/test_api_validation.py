@@ -7,9 +7,13 @@ import pytest
 from controlplane.api.defaults import apply_defaults
 from controlplane.api.validation import DNS1123_SUBDOMAIN_ERR, invalid_message, validate
 
+#: what DefaultTolerationSeconds admission gives a stored pod
+ADMITTED_TOLERATIONS = [{"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+                        for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
+
 
 def pod(name="p", **spec_over):
-    spec = {"containers": [{"name": "c", "image": "nginx"}]}
+    spec = {"containers": [{"name": "c", "image": "nginx"}], "tolerations": copy.deepcopy(ADMITTED_TOLERATIONS)}
     spec.update(spec_over)
     p = {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
     apply_defaults("Pod", p)

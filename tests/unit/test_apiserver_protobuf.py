@@ -67,9 +67,9 @@ def test_malformed(raw, err):
 
 
 def test_unknown_kind_and_unknown_nonzero_field():
-    tm = b"\x0a\x02v1\x12\x0dResourceQuota"
+    tm = b"\x0a\x02v1\x12\x0fComponentStatus"   # a kind never decoded (ResourceQuota now is)
     raw = protobuf.MAGIC + bytes([0x0a, len(tm)]) + tm + b"\x12\x00"
-    with pytest.raises(protobuf.UnsupportedKind, match="ResourceQuota"):
+    with pytest.raises(protobuf.UnsupportedKind, match="ComponentStatus"):
         protobuf.decode(raw)
     # a non-zero field 40 of ObjectMeta, which the table does not know, is refused
     md = b"\x0a\x01x" + bytes([0xc0, 0x02, 0x01])  # field 40 varint 1

@@ -350,7 +350,7 @@ def default_job_spec(spec: JSON) -> None:
 def _default_pod_template(spec: JSON) -> None:
     tpl = spec.get("template")
     if isinstance(tpl, dict) and (tpl.get("spec") is None or isinstance(tpl.get("spec"), dict)):
-        defaulters.default_pod_spec(common.section(tpl, "spec"), admission=False)
+        defaulters.default_pod_spec(common.section(tpl, "spec"))
 
 
 def default_job(obj: JSON) -> None:

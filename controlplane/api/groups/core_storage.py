@@ -345,7 +345,7 @@ def default_pod_template(obj: JSON) -> None:
     """A PodTemplate's ``template.spec`` gets the pod spec defaults (SetDefaults_PodSpec)."""
     spec = dig(obj, "template", "spec")
     if isinstance(spec, dict):
-        defaulters.default_pod_spec(spec, admission=False)
+        defaulters.default_pod_spec(spec)
 
 # --------------------------------------------------------------------------- validation
 

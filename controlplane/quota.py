@@ -1,0 +1,185 @@
+"""Resource quota usage, shared by the apiserver's ResourceQuota admission and the
+controller-manager's resourcequota controller (``pkg/quota/v1/evaluator/core/pods.go``,
+``staging/src/k8s.io/apiserver/pkg/quota/v1/generic/evaluator.go`` object counts,
+``pkg/quota/v1/resources.go`` Add / LessThanOrEqual / Mask).
+
+Usage is a mapping resource name → :class:`fractions.Fraction`. A pod is charged
+``pods``, ``count/pods`` and, from its effective requests and limits (the sum over its
+containers, or the largest init container when that is larger, plus ``spec.overhead``:
+``resourcehelper.PodRequests``), ``requests.cpu`` (= ``cpu``), ``requests.memory``
+(= ``memory``), ``limits.cpu``, ``limits.memory``, ``requests.ephemeral-storage``...;
+a terminal pod (Succeeded / Failed) or one past its deletion grace period is not charged.
+Any other object counts ``count/<plural>[.<group>]`` and, for the core kinds with a legacy
+quota name, ``<plural>`` (services, configmaps, secrets, replicationcontrollers,
+resourcequotas, persistentvolumeclaims).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from controlplane import apitime
+from controlplane.api.quantity import format_quantity, parse_quantity
+
+Usage = dict[str, Fraction]
+#: core resources with a legacy (uncounted-prefix) quota name
+LEGACY_COUNTED = frozenset({"services", "configmaps", "secrets", "replicationcontrollers", "resourcequotas",
+                            "persistentvolumeclaims"})
+#: the compute resources each container must state when a quota limits them (pods.go
+#: podComputeAndObjectResources / the backward-compatibility requirement)
+CONTAINER_REQUIRED = ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+
+
+def count_name(plural: str, group: str) -> str:
+    """``count/<plural>`` for the core group, ``count/<plural>.<group>`` otherwise."""
+    return f"count/{plural}.{group}" if group else f"count/{plural}"
+
+
+def _q(v: Any) -> Fraction:
+    try:
+        return parse_quantity(v)
+    except (ValueError, TypeError):
+        return Fraction(0)
+
+
+def pod_resources(pod: dict[str, Any], section: str) -> Usage:
+    """The pod's effective ``requests`` or ``limits`` (``section``): per resource, the larger
+    of the containers' sum and the largest init container's, plus the overhead."""
+    spec = pod.get("spec") or {}
+    total: Usage = {}
+    for c in spec.get("containers") or []:
+        for k, v in (((c or {}).get("resources") or {}).get(section) or {}).items():
+            total[k] = total.get(k, Fraction(0)) + _q(v)
+    for c in spec.get("initContainers") or []:
+        for k, v in (((c or {}).get("resources") or {}).get(section) or {}).items():
+            if _q(v) > total.get(k, Fraction(0)):
+                total[k] = _q(v)
+    for k, v in (spec.get("overhead") or {}).items():
+        if k in total or section == "requests":
+            total[k] = total.get(k, Fraction(0)) + _q(v)
+    return total
+
+
+def pod_is_charged(pod: dict[str, Any], now: float | None = None) -> bool:
+    """QuotaV1Pod: not terminal and not past its deletion grace period."""
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return False
+    md = pod.get("metadata") or {}
+    ts = apitime.time_or_none(md.get("deletionTimestamp"))
+    if ts is not None:
+        grace = md.get("deletionGracePeriodSeconds") or 0
+        if (apitime.clock() if now is None else now) > ts + grace:
+            return False
+    return True
+
+
+def pod_usage(pod: dict[str, Any]) -> Usage:
+    """What a pod is charged (module docstring)."""
+    u: Usage = {"pods": Fraction(1), "count/pods": Fraction(1)}
+    for k, v in pod_resources(pod, "requests").items():
+        u[f"requests.{k}"] = v
+        if k in ("cpu", "memory", "ephemeral-storage"):
+            u[k] = v
+    for k, v in pod_resources(pod, "limits").items():
+        u[f"limits.{k}"] = v
+    return u
+
+
+def object_usage(plural: str, group: str, kind: str, obj: dict[str, Any]) -> Usage:
+    """What one object of the resource is charged (a pod: :func:`pod_usage`)."""
+    if kind == "Pod" and not group:
+        return pod_usage(obj) if pod_is_charged(obj) else {}
+    u: Usage = {count_name(plural, group): Fraction(1)}
+    if not group and plural in LEGACY_COUNTED:
+        u[plural] = Fraction(1)
+    return u
+
+
+def add(a: Usage, b: Usage) -> Usage:
+    """The sum of two usages."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, Fraction(0)) + v
+    return out
+
+
+def parse(rl: dict[str, Any] | None) -> Usage:
+    """A ResourceList (``{"pods": "2", "requests.cpu": "500m"}``) as a usage."""
+    return {k: _q(v) for k, v in (rl or {}).items()}
+
+
+def fmt(u: Usage, names: Any = None) -> dict[str, str]:
+    """A usage as a ResourceList (canonical quantities; memory-like values in binary form
+    when exact), limited to ``names`` when given."""
+    keys = sorted(u) if names is None else sorted(names)
+    out = {}
+    for k in keys:
+        v = u.get(k, Fraction(0))
+        binary = ("memory" in k or "storage" in k) and v.denominator == 1 and v % 1024 == 0
+        out[k] = format_quantity(v, binary=binary)
+    return out
+
+
+def pretty(rl: dict[str, str]) -> str:
+    """``prettyPrint``: ``k=v`` pairs, sorted, comma-separated."""
+    return ",".join(f"{k}={rl[k]}" for k in sorted(rl))
+
+
+def matches_scopes(quota: dict[str, Any], obj: dict[str, Any], kind: str) -> bool:
+    """Whether ``obj`` is tracked by ``quota``'s scopes and scopeSelector (BestEffort,
+    NotBestEffort, Terminating, NotTerminating, PriorityClass; ``pods.go`` podMatchesScopeFunc).
+    Scopes only track pods: with a scope, other kinds are not tracked."""
+    spec = quota.get("spec") or {}
+    scopes: list[tuple[Any, Any, list[Any]]] = [(s, "Exists", []) for s in spec.get("scopes") or []]
+    for e in ((spec.get("scopeSelector") or {}).get("matchExpressions") or []):
+        scopes.append((e.get("scopeName"), e.get("operator"), e.get("values") or []))
+    if not scopes:
+        return True
+    if kind != "Pod":
+        return False
+    pspec = obj.get("spec") or {}
+    for name, op, values in scopes:
+        if name in ("BestEffort", "NotBestEffort"):
+            best = not pod_resources(obj, "requests") and not pod_resources(obj, "limits")
+            ok = best if name == "BestEffort" else not best
+        elif name in ("Terminating", "NotTerminating"):
+            term = pspec.get("activeDeadlineSeconds") is not None
+            ok = term if name == "Terminating" else not term
+        elif name == "PriorityClass":
+            pc = pspec.get("priorityClassName") or ""
+            ok = {"In": pc in values, "NotIn": pc not in values, "Exists": bool(pc),
+                  "DoesNotExist": not pc}.get(str(op), False)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def charged_names(plural: str, group: str, kind: str, names: set[str]) -> set[str]:
+    """Which of the quota resource ``names`` objects of this resource are charged."""
+    out = {quota_name for quota_name in names if quota_name == count_name(plural, group)}
+    if kind == "Pod" and not group:
+        out |= {n for n in names if n == "pods" or n.startswith(("requests.", "limits."))
+                or n in ("cpu", "memory", "ephemeral-storage")}
+    elif not group and plural in LEGACY_COUNTED and plural in names:
+        out.add(plural)
+    return out
+
+
+def namespace_usage(q: dict[str, Any], listings: Any, names: set[str]) -> Usage:
+    """The usage of ``names`` in ``q``'s namespace, recalculated (the resourcequota
+    controller's syncResourceQuota): ``listings`` yields ``(plural, group, kind, objects)``
+    per resource; only objects ``q``'s scopes track count."""
+    used: Usage = {n: Fraction(0) for n in names}
+    for plural, group, kind, objects in listings:
+        if not charged_names(plural, group, kind, names):
+            continue
+        for obj in objects:
+            if not matches_scopes(q, obj, kind):
+                continue
+            for k, v in object_usage(plural, group, kind, obj).items():
+                if k in used:
+                    used[k] += v
+    return used
