@@ -11,6 +11,7 @@ which makes kubectl skip client-side validation and send ``fieldValidation=Stric
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import controlplane
+from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.api import schemas as schemas_table
 
@@ -136,7 +138,18 @@ def openapi_doc(gv: str) -> dict | None:
     for r in rs:
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         ref = f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"
-        schemas[ref] = {**schemas_table.kind_schema(r.kind, r.api_version), "x-kubernetes-group-version-kind": [gvk]}
+        base = schemas_table.kind_schema(r.kind, r.api_version)
+        if r.openapi_schema is not None:
+            # a custom resource: its CRD version's openAPIV3Schema as written, with the
+            # standard apiVersion / kind / metadata properties (apiextensions-apiserver
+            # pkg/controller/openapi/builder: metadata refers to ObjectMeta)
+            raw = copy.deepcopy(r.openapi_schema)
+            props = raw.setdefault("properties", {})
+            for f in ("apiVersion", "kind", "metadata"):
+                if f == "metadata" or f not in props:
+                    props[f] = base["properties"][f]
+            base = raw
+        schemas[ref] = {**base, "x-kubernetes-group-version-kind": [gvk]}
         item = r.path("{namespace}" if r.namespaced else None, "{name}")
         op = lambda verb, extra=(): {  # noqa: E731
             "operationId": f"{verb}{r.kind}", "x-kubernetes-action": verb,
@@ -230,6 +243,13 @@ def _discovery_resource(r: R.Resource) -> dict[str, Any]:
     if subs:
         e["subresources"] = subs
     return e
+
+
+@per_registry_generation
+def aggregated_etag(core: bool) -> str:
+    """The ETag of :func:`aggregated_discovery`: the upper-case hex SHA-512 of the document,
+    quoted (``endpoints/discovery/aggregated/etag.go`` calculateETag / ServeHTTPWithETag)."""
+    return '"' + hashlib.sha512(codec.dumps(aggregated_discovery(core))).hexdigest().upper() + '"'
 
 
 @per_registry_generation

@@ -37,6 +37,7 @@ from components.apiserver.tracing import Tracer
 from controlplane import apitime
 from controlplane.api import codec
 from controlplane.api import resources as R
+from controlplane.api.groups import apiextensions
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
 from controlplane.storage.store import Store, collection_prefix, object_key
@@ -130,11 +131,11 @@ class RegistryStore:
     @staticmethod
     def validate(resource: Any, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
         """The kind's validation (``strategy.Validate`` / ``ValidateUpdate``); 422 Invalid."""
-        causes = sem.validate(resource.kind, obj, old)
+        causes = sem.validate(resource.facts_key, obj, old)
         if causes:
             name = (obj.get("metadata") or {}).get("name", "")
             raise st.invalid_fields(resource.kind, resource.group, name, st.error_list(causes),
-                                    sem.invalid_message(resource.kind, name, causes))
+                                    sem.invalid_message(resource.facts_key, name, causes))
 
     def allocate(self, resource: Any, obj: dict[str, Any], old: dict[str, Any] | None, dry: bool) -> None:
         """Services: ClusterIP / NodePort allocation (:mod:`components.apiserver.servicealloc`); 422."""
@@ -194,10 +195,10 @@ class RegistryStore:
         md = obj.setdefault("metadata", {})
         namespace = self.request_namespace(resource, namespace, obj)
         generated = not md.get("name") and bool(md.get("generateName"))
-        strategy.prepare_for_create(resource.kind, obj, namespace, resource.namespaced)
+        strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced)
         name = obj["metadata"].get("name", "")
         self.tracer.on_create_received(resource, obj, opts.user_agent, opts.verb)
-        sem.apply_defaults(resource.kind, obj)
+        sem.apply_defaults(resource.facts_key, obj)
         now = apitime.now()
         if opts.apply_config is not None:
             obj["metadata"]["managedFields"] = [{
@@ -208,7 +209,7 @@ class RegistryStore:
             # the creator owns every field it set (operation Update; handlers/create.go runs the
             # field manager on every create): managedFields in the body are not kept
             fieldmanager.record_create(resource.kind, obj, opts.manager, resource.api_version, now,
-                                       strategy.resets_status(resource.kind))
+                                       strategy.resets_status(resource.facts_key))
         self.validate(resource, obj)
         if resource.namespaced and namespace:
             await self.check_namespace(resource, namespace, name)
@@ -311,9 +312,9 @@ class RegistryStore:
                     nmd["managedFields"] = cur_mf
                 else:
                     nmd.pop("managedFields", None)
-            strategy.prepare_for_update(resource.kind, new, cur, sub)
+            strategy.prepare_for_update(resource.facts_key, new, cur, sub)
             new["metadata"].pop("resourceVersion", None)
-            sem.apply_defaults(resource.kind, new)
+            sem.apply_defaults(resource.facts_key, new)
             self.validate(resource, new, cur)
             if sub == "":
                 self.allocate(resource, new, cur, dry_run)
@@ -322,8 +323,8 @@ class RegistryStore:
                     del new["metadata"]["managedFields"]
                 fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
                                            apitime.now(), sub,
-                                           strategy.resets_status(resource.kind))
-            if strategy.should_delete_during_update(resource.kind, new, cur):
+                                           strategy.resets_status(resource.facts_key))
+            if strategy.should_delete_during_update(resource.facts_key, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
                 deleting["obj"] = new
                 raise _DeleteInstead()
@@ -374,7 +375,7 @@ class RegistryStore:
                 # the path's namespace wins over the configuration's, as it always has here
                 # (Kubernetes' patch.go checkName would answer 400 for a different one)
                 obj["metadata"]["namespace"] = namespace
-            decoder.decode(resource.kind, obj)  # an apply's configuration, checked: drops nothing else
+            decoder.decode(resource.facts_key, obj)  # an apply's configuration, checked: drops nothing else
             created = await self.create(resource, namespace, obj, CreateOptions(
                 manager, apply_config=config, user_agent=user_agent, verb="PATCH", dry_run=dry_run))
             return created, True
@@ -436,7 +437,7 @@ class RegistryStore:
                     return cur  # graceful deletion pending: nothing changes (finalizers neither)
                 graceful, grace = True, max(req, 0)
         else:
-            grace = strategy.grace_period(resource.kind, cur, opts.get("gracePeriodSeconds"))
+            grace = strategy.grace_period(resource.facts_key, cur, opts.get("gracePeriodSeconds"))
             graceful = grace > 0
         fins_old = list(md.get("finalizers") or [])
         fins = strategy.gc_finalizers(fins_old, opts)
@@ -573,7 +574,10 @@ class RegistryStore:
     @staticmethod
     def scale_of(resource: Any, obj: dict[str, Any]) -> dict[str, Any]:
         """The autoscaling/v1 Scale of a workload (``pkg/registry/apps/deployment/storage``
-        ScaleREST: spec.replicas, status.replicas and the selector as a string)."""
+        ScaleREST: spec.replicas, status.replicas and the selector as a string); a custom
+        resource's from its CRD's scale paths (:func:`controlplane.api.groups.apiextensions.custom_scale`)."""
+        if apiextensions.scale_paths(resource) is not None:
+            return apiextensions.custom_scale(resource, obj)
         md = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         sel = spec.get("selector") or {}
@@ -611,6 +615,14 @@ class RegistryStore:
                                         f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
                                         f'{rep}: must be greater than or equal to 0')
             new = codec.clone(cur)
+            paths = apiextensions.scale_paths(resource)
+            if paths is not None:
+                if apiextensions.get_path(new, paths["specReplicasPath"]) != rep:
+                    apiextensions.set_path(new, paths["specReplicasPath"], rep)
+                    new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
+                    fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                                               apitime.now(), "scale")
+                return new
             if new.get("spec", {}).get("replicas") != rep:
                 new.setdefault("spec", {})["replicas"] = rep
                 new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1

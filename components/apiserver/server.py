@@ -24,6 +24,7 @@ from aiohttp import web
 from components.apiserver import discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
+from components.apiserver.crd import CRDController
 from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
@@ -85,6 +86,8 @@ class APIServer:
         self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
+        #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
+        self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -110,6 +113,7 @@ class APIServer:
                 await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
             except KeyExists:
                 pass
+        self.crds.start()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
@@ -160,8 +164,20 @@ class APIServer:
             if prev is not None:
                 await asyncio.gather(prev, return_exceptions=True)
             if type_ == "DELETED":
+                cache = self.caches.get(name)
+                if cache is not None and cache.resource is not resource:
+                    return  # another version of a custom resource owns the shared cache
                 await self._stop_cache(resource)
+                for other in R.REGISTRY:  # a CRD's other served versions share its cache
+                    if cache_name(other) == name:
+                        await self._start_cache(other)
+                        break
                 return
+            cache = self.caches.get(name)
+            if cache is not None and cache.resource is not resource and resource.extra.get("crd") \
+                    and R.REGISTRY.lookup(cache.resource.group, cache.resource.version,
+                                          cache.resource.plural) is cache.resource:
+                return  # another served version of the same CRD: its cache serves this one too
             await self._stop_cache(resource)  # ADDED replaces an entry at the same path
             await self._start_cache(resource)
         task = asyncio.get_running_loop().create_task(run(), name=f"registry-{type_}-{name}")
@@ -214,6 +230,7 @@ class APIServer:
               endpoint=f"{host}:{port}")
 
     async def stop(self) -> None:
+        await self.crds.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -266,8 +283,14 @@ class APIServer:
         def disco(make, core: bool):
             async def handler(request: web.Request) -> web.Response:
                 if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                    # ETag + 304 to If-None-Match, as the aggregated discovery handler
+                    # (endpoints/discovery/aggregated/etag.go ServeHTTPWithETag)
+                    etag = discovery.aggregated_etag(core)
+                    headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
+                    if request.headers.get("If-None-Match") == etag:
+                        return web.Response(status=304, headers=headers)
                     resp = json_response(discovery.aggregated_discovery(core), content_type=discovery.AGGREGATED_CT)
-                    resp.headers["Vary"] = "Accept"
+                    resp.headers.update(headers)
                     return resp
                 return json_response(make())
             return handler

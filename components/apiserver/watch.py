@@ -214,7 +214,7 @@ class WatchServer:
                 "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
                 "columnDefinitions": [], "rows": []}}) + b"\n"
         obj = with_type(resource, ev.object)
-        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""))
+        obj = sem.table(resource.facts_key, [obj], obj["metadata"].get("resourceVersion", ""))
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"
 
     @staticmethod
@@ -225,6 +225,10 @@ class WatchServer:
 def event_line(resource: Any, ev: WatchEvent) -> bytes:
     """The JSON line of watch event ``ev``, encoded once and kept on the (shared) event."""
     line = ev.line
-    if line is None:
-        line = ev.line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"
+    if line is None or getattr(resource, "extra", {}).get("crd"):
+        # a custom resource's versions share one cache: the line is encoded per version
+        obj = with_type(resource, ev.object)
+        line = codec.dumps({"type": ev.type, "object": obj}) + b"\n"
+        if obj.get("apiVersion") == (ev.object or {}).get("apiVersion") and ev.line is None:
+            ev.line = line
     return line

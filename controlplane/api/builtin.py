@@ -18,6 +18,7 @@ field in :mod:`controlplane.api.listfields`.
 from __future__ import annotations
 
 from controlplane.api import defaulters, printers, strategies, validators
+from controlplane.api.groups import apiextensions
 from controlplane.api.registry import JSON, FieldFn, KindSchema, Resource
 
 _ALL = "all"
@@ -207,4 +208,5 @@ BUILTIN: tuple[Resource, ...] = (
              printer=printers.LEASE,
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
+    *apiextensions.ENTRIES,
 )

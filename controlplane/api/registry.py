@@ -13,7 +13,12 @@ names, subresources) and, as data, what the apiserver does with its objects:
 * ``default`` — the defaulting function (``pkg/apis/<group>/v1/defaults.go``);
 * ``selectable_fields`` — the selectable fields besides ``metadata.name`` / ``metadata.namespace``,
   label → extractor (the strategy's ``GetAttrs`` / ``ToSelectableFields``);
-* :class:`Strategy` — create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``).
+* :class:`Strategy` — create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``);
+* ``openapi_schema`` — a kind's OpenAPI v3 schema as raw JSON (a CRD version's
+  ``openAPIV3Schema``), published as is instead of one built from ``schema``;
+* ``prune`` — for a kind without Go types (a custom resource): drops the fields its schema
+  does not know, in place, and returns their paths (the structural pruning of
+  ``apiextensions-apiserver/pkg/apiserver/schema/pruning``, run by the CR decoder).
 
 An entry without a fact gets the generic behaviour (NAME/AGE table, ObjectMeta
 validation only, no defaults, name/namespace fields, no generation, immediate deletion),
@@ -41,6 +46,8 @@ Validator = Callable[[JSON, JSON | None, Any], None]
 NameRule = Callable[[str], list[str]]
 #: a defaulter: fills in the defaults of an object in place
 Defaulter = Callable[[JSON], None]
+#: a pruner: drops unknown fields of an object in place, returns their dotted paths
+Pruner = Callable[[JSON], list[str]]
 #: a selectable field's extractor: the field's value of an object, as a string
 FieldFn = Callable[[JSON], str]
 #: ``(field, (type, description))`` pairs of a schema (types as in :mod:`controlplane.api.schemas`)
@@ -75,6 +82,10 @@ def _no_extra_condition(obj: JSON) -> bool:
     return True
 
 
+def _spec(obj: JSON) -> Any:
+    return obj.get("spec")
+
+
 @dataclass(frozen=True)
 class Strategy:
     """A kind's create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``).
@@ -87,7 +98,10 @@ class Strategy:
       seconds``; None: deleted at once (the generic store's default);
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
       being deleted to delete it (``ShouldDeleteDuringUpdate``; namespaces also need an
-      empty ``spec.finalizers``).
+      empty ``spec.finalizers``);
+    * ``generation_of``: the part of an object whose change bumps the generation (``spec``;
+      a custom resource: everything but metadata and status, ``customresource/strategy.go``
+      PrepareForUpdate).
 
     Whether status is reset on main-resource updates and spec on status updates follows
     from the resource serving a ``status`` subresource (:attr:`Resource.status_subresource`).
@@ -97,6 +111,7 @@ class Strategy:
     prepare_create: Callable[[JSON], None] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
+    generation_of: Callable[[JSON], Any] = _spec
 
 
 #: the strategy of a kind that declares none (and of every kind added at run time)
@@ -134,11 +149,21 @@ class Resource:
     default: Defaulter | None = field(default=None, kw_only=True, compare=False, hash=False)
     selectable_fields: Mapping[str, FieldFn] = field(default_factory=dict, kw_only=True, compare=False, hash=False)
     strategy: Strategy = field(default=DEFAULT_STRATEGY, kw_only=True, compare=False, hash=False)
+    openapi_schema: JSON | None = field(default=None, kw_only=True, compare=False, hash=False)
+    prune: Pruner | None = field(default=None, kw_only=True, compare=False, hash=False)
 
     @property
     def list_fields(self) -> dict[str, listfields.ListField]:
         """Every declared list field of this kind by dotted path (:func:`controlplane.api.listfields.for_kind`)."""
         return listfields.for_kind(self.kind)
+
+    @property
+    def facts_key(self) -> str | Resource:
+        """What the kind-keyed entry points (validation, defaults, tables, selectors, the
+        decoder, the apiserver's strategy) are given for this resource: the kind for the
+        built-in entries, the entry itself for a custom resource (``extra["crd"]``), whose kind
+        may repeat in other groups."""
+        return self if self.extra.get("crd") else self.kind
 
     @property
     def status_subresource(self) -> bool:
@@ -184,6 +209,15 @@ class Resource:
             if subresource:
                 p += f"/{subresource}"
         return p
+
+
+#: what the kind-keyed entry points take: a kind, or a registry entry (:attr:`Resource.facts_key`)
+KindKey = str | Resource
+
+
+def kind_name(kind: KindKey) -> str:
+    """The kind of a :data:`KindKey`."""
+    return kind.kind if isinstance(kind, Resource) else kind
 
 
 class Registry:
@@ -239,9 +273,12 @@ class Registry:
                 return r
         raise KeyError(kind)
 
-    def of_kind(self, kind: str) -> Resource | None:
+    def of_kind(self, kind: KindKey) -> Resource | None:
         """The first registered resource of ``kind``, or None: where the kind-keyed
-        semantics (tables, validation, defaults, field selectors, strategy) find its facts."""
+        semantics (tables, validation, defaults, field selectors, strategy) find its facts.
+        Given a Resource (:attr:`Resource.facts_key` of a custom resource), that entry."""
+        if isinstance(kind, Resource):
+            return kind
         kinds = self._kinds
         if kinds is None:
             kinds = {}

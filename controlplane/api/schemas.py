@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import listfields
-from controlplane.api.registry import KindSchema
+from controlplane.api.registry import KindKey, KindSchema
 from controlplane.api.resources import REGISTRY
 
 Fields = dict[str, tuple[str, str]]
@@ -526,14 +526,14 @@ BODY_KINDS: dict[str, KindSchema] = {
 }
 
 
-def kind_fields(kind: str) -> KindSchema | None:
+def kind_fields(kind: KindKey) -> KindSchema | None:
     """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``), else
     one of :data:`BODY_KINDS`; None for a kind with neither (e.g. one added at run time
     without a schema)."""
     r = REGISTRY.of_kind(kind)
     if r is not None and r.schema is not None:
         return r.schema
-    return BODY_KINDS.get(kind)
+    return BODY_KINDS.get(kind) if isinstance(kind, str) else None
 
 
 def list_extensions(owner: str, field: str) -> dict[str, Any]:
