@@ -1,0 +1,90 @@
+"""Structural OpenAPI v3 schemas as the apiextensions-apiserver handles them: pure functions
+(no HTTP, no apiserver) that the CustomResourceDefinition support calls.
+
+* :func:`check_schema` — whether a CRD version's ``openAPIV3Schema`` is acceptable
+  (``pkg/apis/apiextensions/validation/validation.go``, ``pkg/apiserver/schema/validation.go``,
+  ``schema/defaulting/validation.go``); causes as Kubernetes words them, warnings for CEL
+  rules that cannot be evaluated here;
+* :func:`prune` — unknown fields dropped (``schema/pruning/algorithm.go``), paths returned;
+* :func:`apply_defaults` — defaults filled in (``schema/defaulting/algorithm.go``);
+* :func:`validate` — value validation (kube-openapi via ``pkg/apiserver/validation``) and
+  embedded resources' apiVersion/kind/metadata (``schema/objectmeta/validation.go``);
+* :func:`validate_list_types` — ``x-kubernetes-list-type`` set/map uniqueness
+  (``schema/listtype/validation.go``);
+* :func:`cel_rules` / :func:`validate_cel` — ``x-kubernetes-validations``
+  (``schema/cel/validation.go``) with cel-python;
+* :func:`validate_custom_resource` — all of the above in the order of the custom resource
+  strategy's ``Validate`` (``pkg/registry/customresource/strategy.go``);
+* :func:`openapi_for_kind` — the schema as ``/openapi/v3`` publishes it.
+
+Schemas are the JSON dicts a CRD holds (``JSONSchemaProps``); objects are decoded JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
+from controlplane.api.structural.defaulting import apply_defaults as _apply_defaults
+from controlplane.api.structural.listtype import validate_list_types
+from controlplane.api.structural.objectmeta import validate_embedded
+from controlplane.api.structural.openapi import openapi_for_kind
+from controlplane.api.structural.pruning import prune as _prune
+from controlplane.api.structural.pruning import prune_nulls, prune_unknown
+from controlplane.api.structural.schemacheck import SchemaErrors, check_schema
+from controlplane.api.structural.values import validate_values
+from controlplane.api.validators import ErrorList
+
+JSON = dict[str, Any]
+
+#: the reasons that stop CEL evaluation (``hasBlockingErr`` in the custom resource strategy)
+BLOCKING_REASONS = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong",
+                              "FieldValueTooMany", "FieldValueTypeInvalid"})
+CEL_NOT_CHECKED = ("some validation rules were not checked because the object was invalid; "
+                   "correct the existing errors to complete validation")
+
+
+def validate(schema: JSON, obj: Any, path: str = "") -> ErrorList:
+    """Value validation of ``obj`` against ``schema`` plus the embedded resources' checks:
+    StatusCause dicts (``{"reason", "message", "field"}``), empty when valid; fields are
+    prefixed by ``path``. Does not check the root's ObjectMeta (the apiserver does) nor list
+    types or CEL rules (:func:`validate_custom_resource` runs all)."""
+    errs = validate_values(schema, obj, path)
+    errs.extend(validate_embedded(schema, obj, path, is_resource_root=True))
+    return errs
+
+
+def apply_defaults(schema: JSON, obj: Any) -> None:
+    """Fill in the schema's ``default`` values into ``obj`` in place (absent properties and
+    non-nullable nulls, nested objects and array items included)."""
+    _apply_defaults(schema, obj)
+
+
+def prune(schema: JSON, obj: Any, *, is_resource_root: bool = True) -> list[str]:
+    """Drop ``obj``'s unknown fields (and non-nullable nulls without a default) in place;
+    returns the sorted dotted paths of the unknown fields dropped (``spec.x``,
+    ``spec.items[0].y``); apiVersion/kind/metadata are kept at the resource root and in
+    embedded resources."""
+    return _prune(schema, obj, is_resource_root=is_resource_root)
+
+
+def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str = "") -> ErrorList:
+    """The custom resource strategy's schema checks, in its order: value validation,
+    embedded resources, list types, then the CEL rules (skipped with one ``Invalid value:
+    null: some validation rules were not checked ...`` cause when an earlier error is of a
+    blocking kind). ``old``: the stored object on update (transition rules)."""
+    errs = validate(schema, obj, path)
+    errs.extend(validate_list_types(schema, obj, path))
+    if any(c.get("reason") in BLOCKING_REASONS for c in errs):
+        errs.invalid("", None, CEL_NOT_CHECKED)
+    else:
+        errs.extend(validate_cel(schema, obj, old, path))
+    return errs
+
+
+__all__ = [
+    "BLOCKING_REASONS", "CEL_NOT_CHECKED", "CelRule", "SchemaErrors", "apply_defaults", "cel_rules",
+    "check_schema", "openapi_for_kind", "prune", "prune_nulls", "prune_unknown", "validate",
+    "validate_cel", "validate_custom_resource", "validate_embedded", "validate_list_types",
+    "validate_values",
+]
