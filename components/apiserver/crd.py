@@ -18,7 +18,8 @@ does what the apiextensions-apiserver's controllers do:
   ``Terminating`` True ``InstanceDeletionInProgress``, every custom resource is deleted,
   then ``Terminating`` False ``InstanceDeletionCompleted`` and the
   ``customresourcecleanup.apiextensions.k8s.io`` finalizer is removed, which deletes the
-  CRD; its entries leave ``REGISTRY`` when it is gone.
+  CRD; its entries leave ``REGISTRY`` once the instances are gone, before the finalizer is
+  removed (so a client that saw the CRD deleted finds discovery and routes without it).
 
 Writes go through the :class:`~components.apiserver.registrystore.RegistryStore` as the
 field manager ``kube-apiserver``. Work is keyed by CRD name and serialised (one worker).
@@ -48,10 +49,10 @@ MANAGER = "kube-apiserver"
 REQUEUE_DELAY = 0.5
 
 
-def _conditions_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    def strip(c: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in c.items() if k != "lastTransitionTime"}
-    return [strip(c) for c in (a.get("conditions") or [])] == [strip(c) for c in (b.get("conditions") or [])]
+def accepted_names_ok(crd: dict[str, Any]) -> bool:
+    """Whether the CRD's NamesAccepted condition is True."""
+    c = ax.condition(crd, "NamesAccepted")
+    return c is not None and c.get("status") == "True"
 
 
 class CRDController:
@@ -139,14 +140,14 @@ class CRDController:
             self._unserve(name)
             return False
         if (crd.get("metadata") or {}).get("deletionTimestamp"):
+            term = ax.condition(crd, "Terminating") or {}
+            if name not in self.served and ax.established(crd) and accepted_names_ok(crd) \
+                    and term.get("reason") != "InstanceDeletionCompleted" \
+                    and ax.CLEANUP_FINALIZER in (crd["metadata"].get("finalizers") or []):
+                self._serve(crd)  # still served while its instances are deleted (e.g. after a restart)
             return await self._finalize(crd)
         names, accepted, est = self.names_and_conditions(crd)
-        status = crd.get("status") or {}
-        if names != (status.get("acceptedNames") or {}) or not _conditions_equal(
-                {"conditions": [c for c in (status.get("conditions") or [])
-                                if c.get("type") in ("NamesAccepted", "Established")]},
-                {"conditions": [c for c in ([ax.condition(crd, "NamesAccepted"), ax.condition(crd, "Established")])
-                                if c is not None]}) or not self._same(crd, accepted, est):
+        if names != ((crd.get("status") or {}).get("acceptedNames") or {}) or not self._same(crd, accepted, est):
             await self._write_status(name, lambda c: self._set_names(c, names, accepted, est))
             return False  # the status write comes back as an event
         if accepted["status"] != "True":
@@ -284,22 +285,24 @@ class CRDController:
         if ax.CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
             return False  # other finalizers: not ours to wait for
         term = ax.condition(crd, "Terminating")
-        if term is None or term.get("reason") not in ("InstanceDeletionInProgress",):
-            if term is None or term.get("status") != "False":
-                await self._write_status(name, lambda c: ax.set_condition(c, {
-                    "type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
-                    "message": "CustomResource deletion is in progress"}))
-                return False
-        if ax.established(crd):
-            remaining = await self._delete_instances(crd)
-            if remaining:
-                return True
-            done = {"type": "Terminating", "status": "False", "reason": "InstanceDeletionCompleted",
-                    "message": "removed all instances"}
-        else:
-            done = {"type": "Terminating", "status": "False", "reason": "NeverEstablished",
-                    "message": "resource was never established"}
-        await self._write_status(name, lambda c: ax.set_condition(c, done))
+        if term is None:
+            await self._write_status(name, lambda c: ax.set_condition(c, {
+                "type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+                "message": "CustomResource deletion is in progress"}))
+            return False  # the status write comes back as an event
+        if term.get("status") == "True":
+            if ax.established(crd):
+                if await self._delete_instances(crd):
+                    return True  # instances left (finalizers of their own, or just created): again
+                done = {"type": "Terminating", "status": "False", "reason": "InstanceDeletionCompleted",
+                        "message": "removed all instances"}
+            else:
+                done = {"type": "Terminating", "status": "False", "reason": "NeverEstablished",
+                        "message": "resource was never established"}
+            await self._write_status(name, lambda c: ax.set_condition(c, done))
+        # the instances are gone: stop serving before the CRD itself goes, so whoever sees
+        # it deleted (kubectl delete waits for that) finds the routes and discovery gone too
+        self._unserve(name)
 
         def drop(cur: dict[str, Any]) -> dict[str, Any]:
             md = cur.setdefault("metadata", {})

@@ -182,6 +182,15 @@ def test_crd_lifecycle_with_kubectl(cluster):
     r = kubectl(cluster, "delete", "crd", "widgets.example.com")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "customresourcedefinition.apiextensions.k8s.io \"widgets.example.com\" deleted"
+    # kubectl's discovery cache (6 h) still names widgets: the list itself answers 404, as
+    # kube-apiserver's does for a route that is gone
+    r = kubectl(cluster, "get", "widgets")
+    assert r.returncode != 0
+    assert r.stderr.strip() == ('Error from server (NotFound): Unable to list "example.com/v1, Resource=widgets": '
+                                "the server could not find the requested resource"), r.stderr
+    # api-resources refreshes the cache (it invalidates it unless --cached): widgets is gone
+    r = kubectl(cluster, "api-resources", "--api-group", "example.com", "-o", "name")
+    assert r.returncode == 0 and r.stdout.strip() == "", r.stdout + r.stderr
     r = kubectl(cluster, "get", "widgets")
     assert r.returncode != 0
     assert r.stderr.strip() == 'error: the server doesn\'t have a resource type "widgets"', r.stderr

@@ -296,7 +296,9 @@ def validate_crd(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
         elif not isinstance(schema, dict):
             errs.invalid(f"{p}.schema.openAPIV3Schema", schema, "must be an object")
         else:
-            errs.extend(structural.check_schema(schema, f"{p}.schema.openAPIV3Schema"))
+            subs = v.get("subresources") if isinstance(v.get("subresources"), dict) else spec.get("subresources")
+            status_sub = isinstance(subs, dict) and subs.get("status") is not None
+            errs.extend(structural.check_schema(schema, f"{p}.schema.openAPIV3Schema", status_subresource=status_sub))
         _validate_subresources(v.get("subresources"), f"{p}.subresources", errs)
         _validate_printer_columns(v.get("additionalPrinterColumns"), f"{p}.additionalPrinterColumns", errs)
     if not unique:
@@ -548,8 +550,23 @@ def _selectable(path: str) -> Any:
     return extract
 
 
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(name: str) -> tuple[int, int, int, str]:
+    """The sort key of a version by Kubernetes' version priority (``apimachinery/pkg/version``
+    CompareKubeAwareVersionStrings): GA before beta before alpha, higher numbers first,
+    other names last in alphabetical order. Discovery lists a CRD's versions so, the first
+    being the group's preferred version."""
+    m = _KUBE_VERSION.match(name)
+    if m is None:
+        return (3, 0, 0, name)
+    rank = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (rank, -int(m.group(1)), -int(m.group(3) or 0), name)
+
+
 def custom_resources(crd: JSON) -> list[Resource]:
-    """One Resource per served version of an accepted CRD (names from ``status.acceptedNames``;
+    """One Resource per served version of an accepted CRD, in version priority order (names from ``status.acceptedNames``;
     an entry's ``extra`` holds ``crd`` (its name), ``etcd_dir`` (``<group>/<plural>``, shared
     by the versions, as ``/registry/<group>/<plural>``), ``storage_version`` and ``scale``).
     Objects are validated, defaulted and pruned by the schema of their own apiVersion."""
@@ -560,7 +577,8 @@ def custom_resources(crd: JSON) -> list[Resource]:
     kind = str(names.get("kind") or "")
     singular = str(names.get("singular") or kind.lower())
     sub_top = spec.get("subresources") if isinstance(spec.get("subresources"), dict) else None
-    versions = [v for v in (spec.get("versions") or []) if isinstance(v, dict)]
+    versions = sorted((v for v in _list(spec.get("versions")) if isinstance(v, dict)),
+                      key=lambda v: version_priority(str(v.get("name"))))
     schemas = {str(v.get("name")): copy.deepcopy((v.get("schema") or {}).get("openAPIV3Schema") or {})
                for v in versions}
     storage = storage_version(crd)
@@ -570,9 +588,7 @@ def custom_resources(crd: JSON) -> list[Resource]:
         return schemas.get(av.rsplit("/", 1)[-1]) or schemas.get(storage) or {}
 
     def validate(obj: JSON, old: JSON | None, errs: Any) -> None:
-        sch = schema_of(obj)
-        errs.extend(structural.validate(sch, obj))
-        errs.extend(structural.validate_list_types(sch, obj))
+        errs.extend(structural.validate_custom_resource(schema_of(obj), obj, old))
 
     def default(obj: JSON) -> None:
         structural.apply_defaults(schema_of(obj), obj)
