@@ -163,6 +163,22 @@ class RegistryStore:
             raise st.forbidden(resource, name, f"unable to create new content in namespace {namespace} "
                                                "because it is being terminated")
 
+    def check_crd_terminating(self, resource: Any, verb: str) -> None:
+        """A custom resource whose CRD is being deleted takes no new objects: 405
+        MethodNotAllowed ``create not allowed while custom resource definition is terminating``
+        (``customresource_handler.go`` ServeHTTP)."""
+        crd_name = resource.extra.get("crd") if hasattr(resource, "extra") else None
+        if not crd_name:
+            return
+        cache = self.caches.get(cache_name(apiextensions.CUSTOMRESOURCEDEFINITIONS))
+        crd = cache.get(object_key(apiextensions.CUSTOMRESOURCEDEFINITIONS, None, crd_name)) if cache else None
+        term = apiextensions.condition(crd, "Terminating") if crd is not None else None
+        if crd is not None and ((crd.get("metadata") or {}).get("deletionTimestamp")
+                                or (term is not None and term.get("status") == "True")):
+            raise st.APIError(405, "MethodNotAllowed",
+                              f"{verb} not allowed while custom resource definition is terminating",
+                              {"group": resource.group, "kind": resource.plural})
+
     @staticmethod
     def request_namespace(resource: Any, namespace: str | None, obj: dict[str, Any]) -> str | None:
         """The namespace of a create: the request's, else the body's; a body namespace other
@@ -193,6 +209,7 @@ class RegistryStore:
         collides is retried with a new suffix, :data:`MAX_NAME_GENERATION_ATTEMPTS` times),
         trace step "stored" and the ``object.created`` log event."""
         md = obj.setdefault("metadata", {})
+        self.check_crd_terminating(resource, "create")
         namespace = self.request_namespace(resource, namespace, obj)
         generated = not md.get("name") and bool(md.get("generateName"))
         strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced)

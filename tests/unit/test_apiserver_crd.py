@@ -244,7 +244,8 @@ async def test_two_versions_conversion_none(api, registry_restored):
     g = new_group()
     ns = await new_ns(api)
     vs = [{"name": "v1beta1", "served": True, "storage": False, "schema": {"openAPIV3Schema": SCHEMA}},
-          {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA}}]
+          {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA},
+           "selectableFields": [{"jsonPath": ".spec.color"}]}]
     await established(api, crd_body(g, versions=vs))
     r = await api.post(f"/apis/{g}/v1beta1/namespaces/{ns}/widgets",
                        json={"apiVersion": f"{g}/v1beta1", "kind": "Widget", "metadata": {"name": "w"},
@@ -254,6 +255,16 @@ async def test_two_versions_conversion_none(api, registry_restored):
     assert r.status == 200 and (await r.json())["apiVersion"] == f"{g}/v1"
     r = await api.get(f"/apis/{g}/v1beta1/namespaces/{ns}/widgets")
     assert [i["apiVersion"] for i in (await r.json())["items"]] == [f"{g}/v1beta1"]
+    # selectableFields: a field selector on .spec.color (only where the version declares it)
+    r = await api.post(f"/apis/{g}/v1/namespaces/{ns}/widgets",
+                       json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "red"},
+                             "spec": {"size": 1, "color": "red"}})
+    assert r.status == 201
+    r = await api.get(f"/apis/{g}/v1/namespaces/{ns}/widgets", params={"fieldSelector": "spec.color=red"})
+    assert r.status == 200, await r.text()
+    assert [i["metadata"]["name"] for i in (await r.json())["items"]] == ["red"]
+    r = await api.get(f"/apis/{g}/v1/namespaces/{ns}/widgets", params={"fieldSelector": "spec.size=1"})
+    assert r.status == 400
     # Age is the default printer column of a version without additionalPrinterColumns
     r = await api.get(f"/apis/{g}/v1/namespaces/{ns}/widgets",
                       headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
@@ -283,6 +294,38 @@ async def test_crd_deletion_removes_instances_and_routes(api, registry_restored)
     assert R.REGISTRY.lookup(g, "v1", "widgets") is None
     res = await api.server_obj.store.list(f"/registry/{g}/widgets/")
     assert res.items == []
+
+
+async def test_crd_deletion_waits_for_instance_finalizers(api, registry_restored):
+    g = new_group()
+    ns = await new_ns(api)
+    body = crd_body(g)
+    name = body["metadata"]["name"]
+    await established(api, body)
+    path = f"/apis/{g}/v1/namespaces/{ns}/widgets"
+    r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget",
+                                   "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+                                   "spec": {"size": 1}})
+    assert r.status == 201
+    assert (await api.delete(f"{CRDS}/{name}")).status == 200
+    crd = await wait_crd(api, name, "Terminating")
+    term = next(c for c in crd["status"]["conditions"] if c["type"] == "Terminating")
+    assert (term["reason"], term["message"]) == ("InstanceDeletionInProgress", "CustomResource deletion is in progress")
+    # the instance is being deleted (its finalizer holds it), and no new one is taken
+    async with asyncio.timeout(10):
+        while not (await (await api.get(f"{path}/held")).json())["metadata"].get("deletionTimestamp"):
+            await asyncio.sleep(0.05)  # polling the API for the controller's delete
+    r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "new"}})
+    assert r.status == 405
+    st = await r.json()
+    assert (st["reason"], st["message"]) == ("MethodNotAllowed",
+                                             "create not allowed while custom resource definition is terminating")
+    assert (await api.get(f"{CRDS}/{name}")).status == 200
+    r = await api.patch(f"{path}/held", json={"metadata": {"finalizers": None}},
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200, await r.text()
+    await wait_gone(api, f"{CRDS}/{name}")
+    assert R.REGISTRY.lookup(g, "v1", "widgets") is None
 
 
 async def test_aggregated_discovery_etag(api, registry_restored):
