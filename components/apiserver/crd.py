@@ -36,6 +36,7 @@ from components.apiserver import status as st
 from components.apiserver.cache import cache_name
 from components.apiserver.registrystore import RegistryStore
 from controlplane import aio
+from controlplane.api import listfields
 from controlplane.api import resources as R
 from controlplane.api.groups import apiextensions as ax
 from controlplane.log import event
@@ -265,7 +266,9 @@ class CRDController:
         for r in (prev[1] if prev else []):
             if (r.group, r.version, r.plural) not in keep:
                 R.REGISTRY.remove(r.group, r.version, r.plural)
+                listfields.unregister_kind(r.lists_key)
         for r in entries:
+            listfields.register_kind(r.lists_key, ax.schema_list_fields(r.openapi_schema))
             R.REGISTRY.add(r)
         self.served[name] = (fingerprint, entries)
         event(log, "crd.served", crd=name, versions=",".join(r.version for r in entries))
@@ -275,6 +278,7 @@ class CRDController:
         for r in (prev[1] if prev else []):
             if R.REGISTRY.lookup(r.group, r.version, r.plural) is r:
                 R.REGISTRY.remove(r.group, r.version, r.plural)
+                listfields.unregister_kind(r.lists_key)
         if prev:
             event(log, "crd.unserved", crd=name)
 

@@ -221,11 +221,11 @@ class RegistryStore:
             obj["metadata"]["managedFields"] = [{
                 "manager": opts.manager, "operation": "Apply", "apiVersion": resource.api_version, "time": now,
                 "fieldsType": "FieldsV1",
-                "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.kind, opts.apply_config))}]
+                "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.lists_key, opts.apply_config))}]
         else:
             # the creator owns every field it set (operation Update; handlers/create.go runs the
             # field manager on every create): managedFields in the body are not kept
-            fieldmanager.record_create(resource.kind, obj, opts.manager, resource.api_version, now,
+            fieldmanager.record_create(resource.lists_key, obj, opts.manager, resource.api_version, now,
                                        strategy.resets_status(resource.facts_key))
         self.validate(resource, obj)
         if resource.namespaced and namespace:
@@ -338,7 +338,7 @@ class RegistryStore:
             if manager is not None:
                 if new["metadata"].get("managedFields") == []:
                     del new["metadata"]["managedFields"]
-                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
                                            apitime.now(), sub,
                                            strategy.resets_status(resource.facts_key))
             if strategy.should_delete_during_update(resource.facts_key, new, cur):
@@ -399,7 +399,7 @@ class RegistryStore:
 
         def make_new(cur: dict[str, Any]) -> dict[str, Any]:
             try:
-                new = fieldmanager.apply(resource.kind, cur, config, manager, resource.api_version, now, force)
+                new = fieldmanager.apply(resource.lists_key, cur, config, manager, resource.api_version, now, force)
             except sem.PatchError as e:
                 raise APIErrorFromPatch(str(e)) from None
             if isinstance(new, dict) and check_patched is not None:
@@ -637,13 +637,13 @@ class RegistryStore:
                 if apiextensions.get_path(new, paths["specReplicasPath"]) != rep:
                     apiextensions.set_path(new, paths["specReplicasPath"], rep)
                     new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
-                    fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                    fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
                                                apitime.now(), "scale")
                 return new
             if new.get("spec", {}).get("replicas") != rep:
                 new.setdefault("spec", {})["replicas"] = rep
                 new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
-                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
                                            apitime.now(), "scale")
             return new
         try:

@@ -153,9 +153,16 @@ class Resource:
     prune: Pruner | None = field(default=None, kw_only=True, compare=False, hash=False)
 
     @property
+    def lists_key(self) -> str:
+        """The key its list fields are declared under in :mod:`controlplane.api.listfields`:
+        the kind, or for a custom resource version ``extra["lists_key"]`` (registered from
+        its schema by :func:`controlplane.api.listfields.register_kind`)."""
+        return str(self.extra.get("lists_key") or self.kind)
+
+    @property
     def list_fields(self) -> dict[str, listfields.ListField]:
         """Every declared list field of this kind by dotted path (:func:`controlplane.api.listfields.for_kind`)."""
-        return listfields.for_kind(self.kind)
+        return listfields.for_kind(self.lists_key)
 
     @property
     def facts_key(self) -> str | Resource:

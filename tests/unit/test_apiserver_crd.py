@@ -25,7 +25,10 @@ SCHEMA = {
             "size": {"type": "integer", "minimum": 1, "maximum": 100},
             "color": {"type": "string", "default": "blue"},
             "replicas": {"type": "integer"},
-            "selector": {"type": "string"}}},
+            "selector": {"type": "string"},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "required": ["name"], "properties": {
+                          "name": {"type": "string"}, "port": {"type": "integer"}}}}}},
         "status": {"type": "object", "properties": {
             "replicas": {"type": "integer"}, "phase": {"type": "string"}, "selector": {"type": "string"}}},
     },
@@ -230,6 +233,18 @@ async def test_custom_resources_served(api, registry_restored):
                         data=f"apiVersion: {g}/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 2\n",
                         headers={"Content-Type": "application/apply-patch+yaml"})
     assert r.status == 201, await r.text()
+    # server-side apply merges a list-map by its schema's keys; a duplicate key is invalid
+    for mgr, port in (("a", "http"), ("b", "https")):
+        r = await api.patch(f"{path}/w2", params={"fieldManager": mgr},
+                            data=f"apiVersion: {g}/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  ports:\n"
+                                 f"  - name: {port}\n    port: 80\n",
+                            headers={"Content-Type": "application/apply-patch+yaml"})
+        assert r.status == 200, await r.text()
+    assert [p["name"] for p in (await r.json())["spec"]["ports"]] == ["http", "https"]
+    r = await api.patch(f"{path}/w2", json={"spec": {"ports": [{"name": "x"}, {"name": "x"}]}},
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 422
+    assert (await r.json())["details"]["causes"][0]["field"] == "spec.ports[1]"
     # field selector on metadata.name
     r = await api.get(path, params={"fieldSelector": "metadata.name=w2"})
     assert [i["metadata"]["name"] for i in (await r.json())["items"]] == ["w2"]

@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from controlplane import apitime
-from controlplane.api import printers, structural, validators
+from controlplane.api import listfields, printers, structural, validators
 from controlplane.api.registry import JSON, KindSchema, Printer, Resource, Strategy
 from controlplane.api.validators import ErrorList
 
@@ -565,6 +565,28 @@ def version_priority(name: str) -> tuple[int, int, int, str]:
     return (rank, -int(m.group(1)), -int(m.group(3) or 0), name)
 
 
+def schema_list_fields(schema: Any, prefix: str = "", depth: int = 0) -> dict[str, listfields.ListField]:
+    """The list fields of a structural schema by dotted path (list elements adding no
+    segment, as :mod:`controlplane.api.listfields`): ``x-kubernetes-list-type`` ``map`` with
+    its ``x-kubernetes-list-map-keys``, ``set``, ``atomic``; an array without one is atomic
+    (structured-merge-diff's default for CRDs)."""
+    out: dict[str, listfields.ListField] = {}
+    if not isinstance(schema, dict) or depth > 32:
+        return out
+    for name, sub in _obj(schema.get("properties")).items():
+        if not isinstance(sub, dict):
+            continue
+        path = f"{prefix}.{name}" if prefix else name
+        if sub.get("type") == "array":
+            lt = sub.get("x-kubernetes-list-type") or "atomic"
+            keys = tuple(str(k) for k in _list(sub.get("x-kubernetes-list-map-keys")))
+            out[path] = listfields.ListField(list_type=str(lt), map_keys=keys if lt == "map" else ())
+            out.update(schema_list_fields(sub.get("items"), path, depth + 1))
+        elif sub.get("type") == "object" or "properties" in sub:
+            out.update(schema_list_fields(sub, path, depth + 1))
+    return out
+
+
 def custom_resources(crd: JSON) -> list[Resource]:
     """One Resource per served version of an accepted CRD, in version priority order (names from ``status.acceptedNames``;
     an entry's ``extra`` holds ``crd`` (its name), ``etcd_dir`` (``<group>/<plural>``, shared
@@ -617,6 +639,7 @@ def custom_resources(crd: JSON) -> list[Resource]:
             group, vname, plural, singular, kind, spec.get("scope") == "Namespaced",
             tuple(names.get("shortNames") or ()), subresources, tuple(names.get("categories") or ()),
             extra={"crd": (crd.get("metadata") or {}).get("name", ""), "etcd_dir": f"{group}/{plural}",
+                   "lists_key": f"{group}/{vname}, Kind={kind}",
                    "storage_version": storage, "scale": scale, "list_kind": names.get("listKind") or kind + "List"},
             printer=_printer(list(v.get("additionalPrinterColumns") or [])),
             validate=validate, name_rule=validators.is_dns1123_subdomain, default=default,
