@@ -637,6 +637,7 @@ class RegistryStore:
                 if apiextensions.get_path(new, paths["specReplicasPath"]) != rep:
                     apiextensions.set_path(new, paths["specReplicasPath"], rep)
                     new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
+                    self.validate(resource, new, cur)  # the custom resource's schema holds (ScaleREST Update)
                     fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
                                                apitime.now(), "scale")
                 return new

@@ -289,6 +289,43 @@ async def test_two_versions_conversion_none(api, registry_restored):
     assert sch["properties"]["spec"]["properties"]["size"]["maximum"] == 100
 
 
+async def test_crd_update_replaces_served_versions(api, registry_restored):
+    g = new_group()
+    ns = await new_ns(api)
+    body = crd_body(g)
+    name = body["metadata"]["name"]
+    await established(api, body)
+    v2 = {"name": "v2", "served": True, "storage": False, "schema": {"openAPIV3Schema": SCHEMA},
+          "additionalPrinterColumns": [{"name": "Big", "type": "integer", "jsonPath": ".spec.size"}]}
+    r = await api.patch(f"{CRDS}/{name}", json=[{"op": "add", "path": "/spec/versions/-", "value": v2}],
+                        headers={"Content-Type": "application/json-patch+json"})
+    assert r.status == 200, await r.text()
+    assert (await r.json())["metadata"]["generation"] == 2
+
+    async def status_of(path: str) -> int:
+        return (await api.get(path)).status
+    async with asyncio.timeout(10):
+        while await status_of(f"/apis/{g}/v2/namespaces/{ns}/widgets") != 200:
+            await asyncio.sleep(0.05)  # polling until the controller serves the new version
+    r = await api.get(f"/apis/{g}/v2/namespaces/{ns}/widgets",
+                      headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert [c["name"] for c in (await r.json())["columnDefinitions"]] == ["Name", "Big"]
+    # v1 no longer served: its route goes, v2 stays
+    r = await api.patch(f"{CRDS}/{name}", json=[{"op": "replace", "path": "/spec/versions/0/served", "value": False}],
+                        headers={"Content-Type": "application/json-patch+json"})
+    assert r.status == 200, await r.text()
+    async with asyncio.timeout(10):
+        while await status_of(f"/apis/{g}/v1/namespaces/{ns}/widgets") != 404:
+            await asyncio.sleep(0.05)  # polling until the controller drops the version
+    assert await status_of(f"/apis/{g}/v2/namespaces/{ns}/widgets") == 200
+    # group, names.plural are immutable
+    r = await api.patch(f"{CRDS}/{name}", json={"spec": {"group": "other.example.com"}},
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 422
+    assert any(c["field"] == "spec.group" and "field is immutable" in c["message"]
+               for c in (await r.json())["details"]["causes"])
+
+
 async def test_crd_deletion_removes_instances_and_routes(api, registry_restored):
     g = new_group()
     ns = await new_ns(api)
