@@ -177,7 +177,11 @@ def test_crd_lifecycle_with_kubectl(cluster):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "widget.example.com/good patched"
     r = kubectl(cluster, "patch", "widget", "good", "-p", '{"spec":{"size":8}}')
-    assert r.returncode != 0 and "UnsupportedMediaType" in r.stderr or "unknown format" in r.stderr, r.stderr
+    assert r.returncode != 0
+    assert r.stderr.strip() == (
+        "error: application/strategic-merge-patch+json is not supported by example.com/v1, Kind=Widget: the body "
+        "of the request was in an unknown format - accepted media types include: application/json-patch+json, "
+        "application/merge-patch+json, application/apply-patch+yaml"), r.stderr
 
     r = kubectl(cluster, "delete", "crd", "widgets.example.com")
     assert r.returncode == 0, r.stderr
