@@ -143,6 +143,13 @@ def test_crd_lifecycle_with_kubectl(cluster):
     r = kubectl(cluster, "get", "widgets")
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip() == "No resources found in default namespace."
+    r = kubectl(cluster, "get", "crd")
+    assert r.returncode == 0, r.stderr
+    head, row = r.stdout.strip().split("\n")
+    assert head.split() == ["NAME", "CREATED", "AT"] and row.split()[0] == "widgets.example.com"
+    r = kubectl(cluster, "api-resources", "--api-group", "example.com")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().split("\n")[1].split() == ["widgets", "wd", "example.com/v1", "true", "Widget"]
 
     w = cluster["dir"] / "widgets.yaml"
     w.write_text(WIDGETS)
