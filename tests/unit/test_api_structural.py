@@ -4,6 +4,7 @@ defaulted as the apiextensions-apiserver does; messages are Kubernetes' exact st
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -107,6 +108,10 @@ VALUE_CASES = [
     ("format-ipv4", {"type": "string", "format": "ipv4"}, "1.2.3",
      ['spec.x: Invalid value: "1.2.3": spec.x in body must be of type ipv4: "1.2.3"']),
     ("format-unknown-unchecked", {"type": "string", "format": "whatever"}, "x", []),
+    ("pattern-invalid", {"type": "string", "pattern": "+"}, "foo",
+     ["spec.x: Invalid value: \"\": spec.x in body should match '+, but pattern is invalid: error parsing regexp: "
+      "missing argument to repetition operator: `+`'"]),
+    ("pattern-go-semantics-dot-matches-rune", {"type": "string", "pattern": "^a.c$"}, "aéc", []),
     ("anyOf-ok", {"type": "integer", "anyOf": [{"minimum": 10}, {"maximum": 0}]}, 11, []),
     ("anyOf-miss", {"type": "integer", "anyOf": [{"minimum": 10}, {"maximum": 0}]}, 5,
      ['Invalid value: "": "spec.x" must validate at least one schema (anyOf)',
@@ -283,15 +288,15 @@ CEL_SCHEMA = {"type": "object", "properties": {"spec": {
 CEL_CASES = [
     ("pass", {"replicas": 2, "min": 1, "name": "ab"}, None, []),
     ("rule-default-message", {"replicas": 0, "min": 1}, None,
-     ['spec: Invalid value: "object": failed rule: self.replicas >= self.min']),
-    ("message", {"replicas": 1, "min": 1, "name": "b"}, None, ['spec: Invalid value: "object": name must start with a']),
+     ["spec: Invalid value: failed rule: self.replicas >= self.min"]),
+    ("message", {"replicas": 1, "min": 1, "name": "b"}, None, ["spec: Invalid value: name must start with a"]),
     ("messageExpression-fieldPath-reason", {"replicas": 1, "min": 1, "name": "abcdef"}, None,
      ["spec.name: Forbidden: name too long: abcdef"]),
     ("escaped-property", {"replicas": 1, "min": 1, "my-field": "x"}, None,
-     ["spec: Invalid value: \"object\": failed rule: !has(self.my__dash__field) || self.my__dash__field != 'x'"]),
+     ["spec: Invalid value: failed rule: !has(self.my__dash__field) || self.my__dash__field != 'x'"]),
     ("transition-skipped-on-create", {"replicas": 1, "min": 0}, None, []),
     ("transition-fails", {"replicas": 1, "min": 0}, {"spec": {"replicas": 3, "min": 0}},
-     ['spec: Invalid value: "object": may not shrink']),
+     ["spec: Invalid value: may not shrink"]),
     ("missing-key-error", {"min": 1}, None,
      ['spec: Invalid value: "object": no such key: replicas evaluating rule: self.replicas >= self.min']),
 ]
@@ -369,6 +374,9 @@ SCHEMA_CASES = [
                                                         "additionalProperties": {"type": "string"}}),
      [f"{P}.properties[spec].properties[m].additionalProperties: Forbidden: additionalProperties and properties "
       "are mutual exclusive"]),
+    ("pattern-invalid", obj_schema(a={"type": "string", "pattern": "a(?=b)"}),
+     [f'{P}.properties[spec].properties[a].pattern: Invalid value: "a(?=b)": must be a valid regular expression, '
+      "but isn't: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"]),
     ("ref", obj_schema(a={"type": "string", "$ref": "#/x"}),
      [f"{P}.properties[spec].properties[a].$ref: Forbidden: $ref is not supported"]),
     ("unknown-type", obj_schema(a={"type": "date"}),
@@ -423,7 +431,7 @@ SCHEMA_CASES = [
     ("cel-reason-unknown", obj_schema(a={"type": "string", "x-kubernetes-validations": [
         {"rule": "self != ''", "reason": "Nope"}]}),
      [f'{P}.properties[spec].properties[a].x-kubernetes-validations[0].reason: Unsupported value: "Nope": supported '
-      'values: "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"']),
+      'values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"']),
 ]
 
 
@@ -474,9 +482,9 @@ def test_cel_extension_functions() -> None:
             {"rule": "self.isSorted()", "message": "must be sorted"}]})
     assert msgs(st.validate_cel(s, {"spec": {"n": "a-b", "xs": [1, 2]}})) == []
     assert msgs(st.validate_cel(s, {"spec": {"n": "A-b-c", "xs": [2, 1]}})) == [
-        'spec.n: Invalid value: "string": must be lower case',
-        'spec.n: Invalid value: "string": at most one dash',
-        'spec.xs: Invalid value: "array": must be sorted']
+        'spec.n: Invalid value: "A-b-c": must be lower case',
+        'spec.n: Invalid value: "A-b-c": at most one dash',
+        "spec.xs: Invalid value: must be sorted"]
 
 
 def test_cel_transition_rule_on_list_map_items() -> None:
@@ -487,7 +495,7 @@ def test_cel_transition_rule_on_list_map_items() -> None:
                                                                "message": "v may not decrease"}]}})
     old = {"spec": {"ps": [{"name": "a", "v": 2}, {"name": "b", "v": 1}]}}
     new = {"spec": {"ps": [{"name": "b", "v": 0}, {"name": "a", "v": 3}, {"name": "c", "v": 0}]}}
-    assert msgs(st.validate_cel(s, new, old)) == ['spec.ps[0]: Invalid value: "object": v may not decrease']
+    assert msgs(st.validate_cel(s, new, old)) == ["spec.ps[0]: Invalid value: v may not decrease"]
 
 
 def test_validation_does_not_mutate_and_is_fast_enough() -> None:
@@ -502,8 +510,12 @@ def test_validation_does_not_mutate_and_is_fast_enough() -> None:
 
 
 DEFAULT_CHECK_CASES = [
-    ("metadata-name-default-valid-type", {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
-        "name": {"type": "string", "default": "x"}}}}}, []),
+    ("top-level-metadata-default-forbidden", {"type": "object", "properties": {"metadata": {
+        "type": "object", "properties": {"name": {"type": "string", "default": "x"}}}}},
+     [f"{P}.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata"]),
+    ("embedded-metadata-default-ok", obj_schema(e={"type": "object", "x-kubernetes-embedded-resource": True,
+                                                   "properties": {"metadata": {"type": "object", "properties": {
+                                                       "name": {"type": "string", "default": "x"}}}}}), []),
     ("root-default-of-object-unpruned-inside-preserve-ok", obj_schema(a={
         "type": "object", "x-kubernetes-preserve-unknown-fields": True, "default": {"free": 1}}), []),
     ("embedded-default-itself-not-checked", obj_schema(e={
@@ -525,4 +537,285 @@ DEFAULT_CHECK_CASES = [
 @pytest.mark.parametrize("schema,expected", [c[1:] for c in DEFAULT_CHECK_CASES],
                          ids=[c[0] for c in DEFAULT_CHECK_CASES])
 def test_check_schema_defaults(schema: JSON, expected: list[str]) -> None:
+    assert msgs(st.check_schema(schema)) == expected
+
+
+def go_errors(errs: list[JSON]) -> set[str]:
+    """The causes as Go's field.Error.Error() prints them (``<field>: <body>``, an empty
+    field included), as a set: Kubernetes' TestValidateCustomResource compares sets."""
+    return {f"{c['field']}: {c['message']}" for c in errs}
+
+
+INT_OR_STRING_ANY_OF = {"properties": {"field": {"nullable": True, "x-kubernetes-int-or-string": True,
+                                                 "anyOf": [{"type": "integer"}, {"type": "string"}]}}}
+INT_OR_STRING_ALL_OF = {"properties": {"field": {"nullable": True, "x-kubernetes-int-or-string": True,
+                                                 "allOf": [{"anyOf": [{"type": "integer"}, {"type": "string"}]}]}}}
+ENUM_SCHEMA = {"properties": {"field": {"type": "object", "required": ["nestedint", "nestedstring"], "properties": {
+    "nestedint": {"type": "integer", "enum": [1, 2]}, "nestedstring": {"type": "string", "enum": ["a", "b"]}}}}}
+
+K8S_CASES = [
+    ("not-nullable-null", {"properties": {"field": {"type": "object"}}}, {"field": None},
+     {'field: Invalid value: "null": field in body must be of type object: "null"'}),
+    ("nullable-no-type-anything", {"properties": {"field": {"nullable": True}}}, {"field": 1.2}, set()),
+    ("int-or-string-null", {"properties": {"field": {"x-kubernetes-int-or-string": True}}}, {"field": None},
+     {'field: Invalid value: "null": field in body must be of type integer,string: "null"'}),
+    ("int-or-string-nullable-null", {"properties": {"field": {"x-kubernetes-int-or-string": True, "nullable": True}}},
+     {"field": None}, set()),
+    ("int-or-string-anyOf-boolean", INT_OR_STRING_ANY_OF, {"field": True},
+     {': Invalid value: "": "field" must validate at least one schema (anyOf)',
+      'field: Invalid value: "boolean": field in body must be of type integer,string: "boolean"',
+      'field: Invalid value: "boolean": field in body must be of type integer: "boolean"'}),
+    ("int-or-string-allOf-number", INT_OR_STRING_ALL_OF, {"field": 1.2},
+     {': Invalid value: "": "field" must validate all the schemas (allOf). None validated',
+      ': Invalid value: "": "field" must validate at least one schema (anyOf)',
+      'field: Invalid value: "number": field in body must be of type integer,string: "number"',
+      'field: Invalid value: "number": field in body must be of type integer: "number"'}),
+    ("int-or-string-allOf-ok", INT_OR_STRING_ALL_OF, {"field": "foo"}, set()),
+    ("required", {"required": ["field"], "properties": {"field": {"type": "object", "required": ["nested"],
+                                                                  "properties": {"nested": {}}}}},
+     {"test": "a"}, {"field: Required value"}),
+    ("required-nested", {"required": ["field"], "properties": {"field": {"type": "object", "required": ["nested"],
+                                                                         "properties": {"nested": {}}}}},
+     {"field": {}}, {"field.nested: Required value"}),
+    ("enum-required", ENUM_SCHEMA, {"field": {}}, {"field.nestedint: Required value",
+                                                   "field.nestedstring: Required value"}),
+    ("enum-wrong-types", ENUM_SCHEMA, {"field": {"nestedint": "x", "nestedstring": True}},
+     {'field.nestedint: Invalid value: "string": field.nestedint in body must be of type integer: "string"',
+      'field.nestedint: Unsupported value: "x": supported values: "1", "2"',
+      'field.nestedstring: Invalid value: "boolean": field.nestedstring in body must be of type string: "boolean"',
+      'field.nestedstring: Unsupported value: true: supported values: "a", "b"'}),
+]
+
+
+@pytest.mark.parametrize("schema,obj,expected", [c[1:] for c in K8S_CASES], ids=[c[0] for c in K8S_CASES])
+def test_validate_custom_resource_as_kubernetes_tests(schema: JSON, obj: JSON, expected: set[str]) -> None:
+    """The cases of apiserver/validation/validation_test.go TestValidateCustomResource."""
+    assert go_errors(st.validate_values(schema, obj)) == expected
+
+
+# pruning/algorithm_test.go TestPrune, as JSON schemas
+_OBJ = {"type": "object"}
+_PRESERVE = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+NESTED_PRESERVE_SCHEMA = {
+    "type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": {
+        "alpha": {"type": "string"}, "beta": {"type": "number"},
+        "pruning": {"type": "object", "properties": {"preserving": _PRESERVE, "pruning": _OBJ}},
+        "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                       "properties": {"preserving": _PRESERVE, "pruning": _OBJ}},
+        "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "additionalProperties": {"type": "object", "properties": {"specified": _OBJ}}},
+        "preservingAdditionalPropertiesKeyPruneValues": {
+            "type": "object", "additionalProperties": {"type": "object", "properties": {"specified": _OBJ}}}}}
+_U = {"unspecified": "bar"}
+NESTED_PRESERVE_IN = {
+    "unspecified": "bar", "alpha": "abc", "beta": 42.0, "unspecifiedObject": dict(_U),
+    "pruning": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": dict(_U), "preserving": dict(_U)},
+    "preserving": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": dict(_U), "preserving": dict(_U)},
+    "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {
+        "foo": {"specified": dict(_U), "unspecified": "bar"}},
+    "preservingAdditionalPropertiesKeyPruneValues": {"foo": {"specified": dict(_U), "unspecified": "bar"}}}
+NESTED_PRESERVE_OUT = {
+    "unspecified": "bar", "alpha": "abc", "beta": 42.0, "unspecifiedObject": dict(_U),
+    "pruning": {"pruning": {}, "preserving": dict(_U)},
+    "preserving": {"unspecified": "bar", "unspecifiedObject": dict(_U), "pruning": {}, "preserving": dict(_U)},
+    "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {"foo": {"specified": {}}},
+    "preservingAdditionalPropertiesKeyPruneValues": {"foo": {"specified": {}}}}
+
+
+def _res(**extra: Any) -> JSON:
+    return {"apiVersion": "foo/v1", "kind": "Foo", "metadata": {"name": "instance", "unspecified": "bar"}, **extra}
+
+
+EMBEDDED_SCHEMA = {"type": "object", "properties": {
+    "pruned": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": _OBJ}},
+    "preserving": {"type": "object", "x-kubernetes-embedded-resource": True,
+                   "x-kubernetes-preserve-unknown-fields": True},
+    "nested": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": {
+        "type": "object", "properties": {"embedded": {
+            "type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": _OBJ}}}}}}}}
+
+
+def _embedded_in() -> JSON:
+    return _res(unspecified="bar",
+                pruned=_res(unspecified="bar", spec=dict(_U)),
+                preserving=_res(unspecified="bar", spec=dict(_U)),
+                nested=_res(unspecified="bar", spec={"unspecified": "bar",
+                                                     "embedded": _res(unspecified="bar", spec=dict(_U))}))
+
+
+def _embedded_out(root: bool) -> JSON:
+    inner = {"pruned": _res(spec={}), "preserving": _res(unspecified="bar", spec=dict(_U)),
+             "nested": _res(spec={"embedded": _res(spec={})})}
+    return _res(**inner) if root else inner
+
+
+K8S_PRUNE_CASES = [
+    ("scalar", {}, 4, False, 4),
+    ("scalar-array", {"items": {}}, [1, 2], False, [1, 2]),
+    ("object-array", {"items": {"properties": {"a": {}, "c": {}}}}, [{"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}],
+     False, [{"a": 1}, {}, {"a": 1, "c": 3}]),
+    ("object-array-nil-schema", None, [{"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}], False, [{}, {}, {}]),
+    ("nested-preserve-unknown-fields", NESTED_PRESERVE_SCHEMA, NESTED_PRESERVE_IN, False, NESTED_PRESERVE_OUT),
+    ("additionalProperties-schema", {"properties": {"a": {}, "c": {"additionalProperties": {"type": "integer"}}}},
+     {"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1}}}, False, {"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+    ("additionalProperties-bool", {"properties": {"a": {}, "c": {"additionalProperties": False}}},
+     {"a": 1, "b": 1, "c": {"a": 1, "b": 2, "c": {"a": 1}}}, False, {"a": 1, "c": {"a": 1, "b": 2, "c": {}}}),
+    ("embedded-resource", EMBEDDED_SCHEMA, "embedded", False, _embedded_out(False)),
+    ("embedded-resource-root", EMBEDDED_SCHEMA, "embedded", True, _embedded_out(True)),
+]
+
+
+@pytest.mark.parametrize("schema,obj,root,expected", [c[1:] for c in K8S_PRUNE_CASES],
+                         ids=[c[0] for c in K8S_PRUNE_CASES])
+def test_prune_as_kubernetes_tests(schema: JSON | None, obj: Any, root: bool, expected: Any) -> None:
+    obj = _embedded_in() if obj == "embedded" else copy.deepcopy(obj)
+    st.prune_unknown(schema, obj, is_resource_root=root)
+    assert obj == expected
+
+
+def test_prune_paths_of_embedded_resources() -> None:
+    obj = _embedded_in()
+    assert st.prune_unknown(EMBEDDED_SCHEMA, obj) == [
+        "nested.spec.embedded.spec.unspecified", "nested.spec.embedded.unspecified", "nested.spec.unspecified",
+        "nested.unspecified", "pruned.spec.unspecified", "pruned.unspecified", "unspecified"]
+
+
+CEL_MORE_CASES = [
+    ("scalar-value-shown", obj_schema(n={"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self > 1"}]}), {"spec": {"n": 0}}, None, ["spec.n: Invalid value: 0: failed rule: self > 1"]),
+    ("fieldPath-map-key", obj_schema(m={"type": "object", "additionalProperties": {"type": "string"},
+                                        "x-kubernetes-validations": [{"rule": "!('a.b' in self)",
+                                                                      "fieldPath": "['a.b']"}]}),
+     {"spec": {"m": {"a.b": "x"}}}, None, ["spec.m.[a.b]: Invalid value: failed rule: !('a.b' in self)"]),
+    ("fieldPath-nested-property", {"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
+        "x-kubernetes-validations": [{"rule": "self.a.b != 'x'", "fieldPath": ".a.b", "reason": "FieldValueRequired",
+                                      "message": "b is bad"}]}}},
+     {"spec": {"a": {"b": "x"}}}, None, ["spec.a.b: Required value: b is bad"]),
+    ("reason-duplicate-scalar", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != 'x'", "reason": "FieldValueDuplicate"}]}), {"spec": {"n": "x"}}, None,
+     ['spec.n: Duplicate value: "x"']),
+    ("messageExpression-not-string-falls-back", obj_schema(n={"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self > 1", "message": "too small", "messageExpression": "self"}]}), {"spec": {"n": 0}}, None,
+     ["spec.n: Invalid value: 0: too small"]),
+    ("error-uses-message", obj_schema(o={"type": "object", "properties": {"a": {"type": "integer"}},
+                                         "x-kubernetes-validations": [{"rule": "self.a > 0", "message": "a!"}]}),
+     {"spec": {"o": {}}}, None, ['spec.o: Invalid value: "object": no such key: a evaluating rule: a!']),
+    ("root-metadata-name", {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.startsWith('x')", "message": "name must start with x"},
+        {"rule": "!has(self.metadata.labels)"}]},
+     {"metadata": {"name": "y", "labels": {"a": "b"}}}, None, ["Invalid value: name must start with x"]),
+    ("set-items-not-correlated", obj_schema(xs={"type": "array", "x-kubernetes-list-type": "set", "items": {
+        "type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"}]}}),
+     {"spec": {"xs": ["b"]}}, {"spec": {"xs": ["a"]}}, []),
+    ("null-not-validated", obj_schema(n={"type": "string", "nullable": True, "x-kubernetes-validations": [
+        {"rule": "self != ''"}]}), {"spec": {"n": None}}, None, []),
+    ("transition-property-removed-skipped", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf", "message": "immutable"}]}), {"spec": {"n": "b"}}, {"spec": {}}, []),
+    ("transition-property-changed", obj_schema(n={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf", "message": "immutable"}]}), {"spec": {"n": "b"}}, {"spec": {"n": "a"}},
+     ['spec.n: Invalid value: "b": immutable']),
+]
+
+
+@pytest.mark.parametrize("schema,obj,old,expected", [c[1:] for c in CEL_MORE_CASES],
+                         ids=[c[0] for c in CEL_MORE_CASES])
+def test_cel_more(schema: JSON, obj: JSON, old: JSON | None, expected: list[str]) -> None:
+    assert msgs(st.validate_cel(schema, obj, old)) == expected
+
+
+_FP_SCHEMA = {"type": "object", "properties": {
+    "a": {"type": "object", "properties": {"b": {"type": "string"}}},
+    "m": {"type": "object", "additionalProperties": {"type": "string"}},
+    "list": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "number"}}}}}}
+
+FIELD_PATH_CASES = [
+    ("property", ".a.b", None),
+    ("map-key", ".m['x.y']", None),
+    ("quoted-property", "['a']", None),
+    ("not-a-field", ".a.c", "fieldPath must be a valid path"),
+    ("index", ".list[0]", "fieldPath must be a valid path"),
+    ("blank", "   ", "fieldPath must be non-empty if specified|fieldPath must be a valid path"),
+    ("dot", ".", "fieldPath must be a valid path"),
+    ("dot-dot", "..", "fieldPath must be a valid path"),
+]
+
+
+@pytest.mark.parametrize("fp,reason", [(".a.c", "does not refer to a valid field"),
+                                       (".list[0]", "expected single quoted string but got 0"),
+                                       ("   ", "expected [ or . but got:    "),
+                                       (".", "unexpected end of JSON path"),
+                                       ("..", "does not refer to a valid field"),
+                                       (".m['a\\q']", "invalid string literal: invalid escape char \\q")],
+                         ids=["not-a-field", "index", "blank", "dot", "dot-dot", "bad-escape"])
+def test_valid_field_path_reasons(fp: str, reason: str) -> None:
+    from controlplane.api.structural.cel import valid_field_path
+    with pytest.raises(ValueError) as e:
+        valid_field_path(fp, _FP_SCHEMA)
+    assert str(e.value) == reason
+
+
+@pytest.mark.parametrize("fp,expected", [c[1:] for c in FIELD_PATH_CASES], ids=[c[0] for c in FIELD_PATH_CASES])
+def test_check_schema_cel_field_path(fp: str, expected: str | None) -> None:
+    s = dict(_FP_SCHEMA, **{"x-kubernetes-validations": [{"rule": "true", "fieldPath": fp}]})
+    res = st.check_schema(s)
+    want = [] if expected is None else [
+        f"{P}.x-kubernetes-validations[0].fieldPath: Invalid value: {json.dumps(fp)}: {m}" for m in expected.split("|")]
+    assert msgs(res) == want
+
+
+def test_check_schema_cel_message_expression_blank() -> None:
+    s = obj_schema(a={"type": "string", "x-kubernetes-validations": [{"rule": "true", "messageExpression": "  "}]})
+    assert msgs(st.check_schema(s)) == [
+        f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].messageExpression: Required value: "
+        "messageExpression must be non-empty if specified"]
+
+
+_MAPLIST = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}
+SCHEMA_MORE_CASES = [
+    ("oldSelf-in-atomic-list-items", obj_schema(xs={"type": "array", "items": {
+        "type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}),
+     [f'{P}.properties[spec].properties[xs].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": '
+      f"oldSelf cannot be used on the uncorrelatable portion of the schema within {P}.properties[spec].properties[xs]"]),
+    ("oldSelf-in-map-list-items-ok", obj_schema(xs=dict(_MAPLIST, items=dict(
+        _MAPLIST["items"], **{"x-kubernetes-validations": [{"rule": "self == oldSelf"}]}))), []),
+    ("optionalOldSelf-without-oldSelf", obj_schema(a={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != ''", "optionalOldSelf": True}]}),
+     [f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not "
+      "be set if oldSelf is not used in rule"]),
+    ("rule-with-newline-needs-message", obj_schema(a={"type": "string", "x-kubernetes-validations": [
+        {"rule": "self != ''\n&& self != 'x'"}]}),
+     [f"{P}.properties[spec].properties[a].x-kubernetes-validations[0].message: Required value: message must be "
+      "specified if rule contains line breaks"]),
+    ("map-list-key-optional-without-default", obj_schema(xs=dict(_MAPLIST, items={
+        "type": "object", "properties": {"name": {"type": "string"}}})),
+     [f"{P}.properties[spec].properties[xs].items.properties[name].default: Required value: this property is in "
+      "x-kubernetes-list-map-keys, so it must have a default or be a required property"]),
+    ("set-items-nullable", obj_schema(xs={"type": "array", "x-kubernetes-list-type": "set",
+                                          "items": {"type": "string", "nullable": True}}),
+     [f"{P}.properties[spec].properties[xs].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type "
+      "is set"]),
+    ("type-null", obj_schema(a={"type": "null"}),
+     [f'{P}.properties[spec].properties[a].type: Unsupported value: "null": supported values: "array", "boolean", '
+      '"integer", "number", "object", "string"',
+      f"{P}.properties[spec].properties[a].type: Forbidden: type cannot be set to null, use nullable as an "
+      "alternative"]),
+    ("embedded-inside-metadata", {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
+        "name": {"type": "object", "x-kubernetes-embedded-resource": True,
+                 "x-kubernetes-preserve-unknown-fields": True}}}}},
+     [f"{P}.properties[metadata].properties[name].x-kubernetes-embedded-resource: Forbidden: must not be used inside "
+      "of resource meta"]),
+    ("default-in-embedded-metadata-additionalProperties", obj_schema(e={
+        "type": "object", "x-kubernetes-embedded-resource": True, "properties": {"metadata": {
+            "type": "object", "properties": {"labels": {"type": "object", "additionalProperties": {
+                "type": "string", "default": "x"}}}}}}),
+     [f"{P}.properties[spec].properties[e].properties[metadata].properties[labels].additionalProperties.default: "
+      "Forbidden: must not be set inside additionalProperties applying to object metadata"]),
+]
+
+
+@pytest.mark.parametrize("schema,expected", [c[1:] for c in SCHEMA_MORE_CASES], ids=[c[0] for c in SCHEMA_MORE_CASES])
+def test_check_schema_more(schema: JSON, expected: list[str]) -> None:
     assert msgs(st.check_schema(schema)) == expected

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -30,7 +30,7 @@ import celpy
 import lark
 from celpy import celtypes
 
-from controlplane.api.structural.goformat import add_cause
+from controlplane.api.structural.goformat import add_cause, add_message
 from controlplane.api.validators import ErrorList
 
 JSON = dict[str, Any]
@@ -229,6 +229,7 @@ class CelRule:
     reason: str
     optional_old_self: bool
     compiled: Compiled
+    schema: JSON = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def supported(self) -> bool:
@@ -255,7 +256,8 @@ def _rules_at(s: JSON, path: str) -> list[CelRule]:
             field_path=_str(r.get("fieldPath")),
             reason=_str(r.get("reason")),
             optional_old_self=bool(r.get("optionalOldSelf")),
-            compiled=compile_rule(rule) if rule.strip() else Compiled(None, "rule is not specified", False)))
+            compiled=compile_rule(rule) if rule.strip() else Compiled(None, "rule is not specified", False),
+            schema=s))
     return out
 
 
@@ -279,26 +281,66 @@ def cel_rules(schema: JSON, path: str = "") -> list[CelRule]:
     return out
 
 
-def check_rules(schema: JSON, path: str, errs: ErrorList, warnings: list[str]) -> None:
-    """The CRD validation of ``schema``'s rules (errors into ``errs``) and the rules that
-    cannot be evaluated here (messages into ``warnings``)."""
-    for r in cel_rules(schema, path):
-        base = f"{r.schema_path}.x-kubernetes-validations[{r.index}]"
-        if not r.rule.strip():
+def check_rules_at(s: JSON, path: str, errs: ErrorList, warnings: list[str], *,
+                   uncorrelatable: str | None = None, cel_checks: bool = True) -> None:
+    """The CRD validation of the x-kubernetes-validations of the schema node ``s`` at
+    ``path`` (ValidateCustomResourceDefinitionOpenAPISchema): errors into ``errs``, the rules
+    cel-python cannot evaluate into ``warnings``. ``uncorrelatable``: the path of the first
+    ancestor whose old and new values cannot be correlated (a list that is not a map list,
+    a map that is not correlatable), where rules may not use ``oldSelf``. ``cel_checks``:
+    whether compiling is attempted (Kubernetes skips it when the schema has errors)."""
+    for r in _rules_at(s, path):
+        base = f"{path}.x-kubernetes-validations[{r.index}]"
+        rule, msg = r.rule.strip(), r.message.strip()
+        if not rule:
             errs.required(f"{base}.rule", "rule is not specified")
-            continue
-        if r.message and not r.message.strip():
+        elif r.message and not msg:
             errs.invalid(f"{base}.message", r.message, "message must be non-empty if specified")
-        elif "\n" in r.message:
+        elif _has_newlines(msg):
             errs.invalid(f"{base}.message", r.message, "message must not contain line breaks")
+        elif _has_newlines(rule) and not msg:
+            errs.required(f"{base}.message", "message must be specified if rule contains line breaks")
+        if r.message_expression and not r.message_expression.strip():
+            errs.required(f"{base}.messageExpression", "messageExpression must be non-empty if specified")
         if r.reason and r.reason not in REASONS:
-            errs.not_supported(f"{base}.reason", r.reason, REASONS)
+            errs.not_supported(f"{base}.reason", r.reason, sorted(REASONS))
+        if r.field_path:
+            if not r.field_path.strip():
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must be non-empty if specified")
+            if _has_newlines(r.field_path):
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must not contain line breaks")
+            try:
+                valid_field_path(r.field_path, s)
+            except ValueError:
+                errs.invalid(f"{base}.fieldPath", r.field_path, "fieldPath must be a valid path")
+        if not rule or not cel_checks:
+            continue
         if not r.supported:
             warnings.append(f"{base}.rule: the rule {r.rule!r} is not supported by this server "
                             f"({r.compiled.error}); it is not enforced")
-        if r.message_expression and compile_rule(r.message_expression).program is None:
-            warnings.append(f"{base}.messageExpression: not supported by this server "
-                            f"({compile_rule(r.message_expression).error}); the message is used instead")
+        elif r.compiled.transition:
+            if uncorrelatable is not None:
+                errs.invalid(f"{base}.rule", r.rule, "oldSelf cannot be used on the uncorrelatable portion of the "
+                                                     f"schema within {uncorrelatable}")
+        elif "optionalOldSelf" in _d(_l(s.get("x-kubernetes-validations"))[r.index]):
+            errs.invalid(f"{base}.optionalOldSelf", r.optional_old_self, "may not be set if oldSelf is not used in rule")
+        if r.message_expression.strip():
+            mc = compile_rule(r.message_expression)
+            if mc.program is None:
+                warnings.append(f"{base}.messageExpression: the expression {r.message_expression!r} is not "
+                                f"supported by this server ({mc.error}); the message is used instead")
+
+
+def _has_newlines(s: str) -> bool:
+    return "\n" in s or "\r" in s
+
+
+def _d(v: Any) -> JSON:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -354,12 +396,103 @@ def _err_text(e: Exception) -> str:
     return str(e)
 
 
-def _field_path(path: str, fp: str) -> str:
+def _fp_tokens(fp: str) -> list[str]:
+    """The tokens of a fieldPath as ValidFieldPath's scanner splits it: the delimiters
+    ``.`` ``[`` ``]`` alone, single-quoted strings whole, the text between delimiters."""
+    out: list[str] = []
+    i = 0
+    while i < len(fp):
+        if fp[i] == "'":
+            j = i + 1
+            while j < len(fp) and not (fp[j] == "'" and fp[j - 1] != "\\"):
+                j += 1
+            out.append(fp[i:j + 1])
+            i = j + 1
+        elif fp[i] in ".[]":
+            out.append(fp[i])
+            i += 1
+        else:
+            j = i
+            while j < len(fp) and fp[j] not in ".[]":
+                j += 1
+            out.append(fp[i:j])
+            i = j
+    return out
+
+
+_UNESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "'": "'", "\\": "\\"}
+
+
+def _unescape_single_quote(s: str) -> str:
+    def rep(m: re.Match[str]) -> str:
+        c = m.group(0)[1]
+        if c not in _UNESCAPES:
+            raise ValueError(f"invalid string literal: invalid escape char {m.group(0)}")
+        return _UNESCAPES[c]
+
+    return re.sub(r"\\.", rep, s)
+
+
+def valid_field_path(fp: str, schema: Any) -> str:
+    """ValidFieldPath: ``fp`` (``.spec.x``, ``.m['a.b']``) normalised as a field path
+    (``spec.x``, ``m[a.b]``); raises ValueError with Kubernetes' reason
+    (``does not refer to a valid field``, ``unexpected end of JSON path``...)."""
+    toks = _fp_tokens(fp)
+    out = ""
+    cur: Any = schema
+    i = 0
+
+    def append(name: str) -> None:
+        nonlocal out, cur
+        props = cur.get("properties") if isinstance(cur, dict) else None
+        ap = cur.get("additionalProperties") if isinstance(cur, dict) else None
+        if isinstance(props, dict) and props:
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            out = f"{out}.{name}" if out else name
+            cur = props[name]
+        elif ap is not None and ap is not False:
+            out = f"{out}[{name}]"
+            cur = ap if isinstance(ap, dict) else None
+        else:
+            raise ValueError("does not refer to a valid field")
+
+    while i < len(toks):
+        tok = toks[i]
+        if tok == "[":
+            if i + 1 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            tok = toks[i + 1]
+            if len(tok) < 2 or tok[0] != "'" or tok[-1] != "'":
+                raise ValueError(f"expected single quoted string but got {tok}")
+            append(_unescape_single_quote(tok[1:-1]))
+            if i + 2 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            if toks[i + 2] != "]":
+                raise ValueError(f"expected ] but got {toks[i + 2]}")
+            i += 3
+        elif tok == ".":
+            if i + 1 >= len(toks):
+                raise ValueError("unexpected end of JSON path")
+            append(toks[i + 1])
+            i += 2
+        else:
+            raise ValueError(f"expected [ or . but got: {tok}")
+    return out
+
+
+def _field_path(s: JSON, path: str, fp: str) -> str:
+    """The cause's field for a failing rule: ``path`` + its normalised ``fieldPath``, as
+    ``fldPath.Child(normalized)`` prints it (a map key right below gives ``spec.m.[k]``)."""
     if not fp:
         return path
-    if fp.startswith("."):
-        return path + fp if path else fp[1:]
-    return path + fp
+    try:
+        norm = valid_field_path(fp, s)
+    except ValueError:
+        return path
+    if not norm:
+        return path
+    return f"{path}.{norm}" if path else norm
 
 
 def _evaluate(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception | None]:
@@ -369,35 +502,64 @@ def _evaluate(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception 
         return None, e
 
 
-def _report(r: CelRule, s: JSON, path: str, activation: dict[str, Any], errs: ErrorList) -> None:
-    detail = r.message or ""
-    if r.message_expression:
-        c = compile_rule(r.message_expression)
-        if c.program is not None:
-            res, err = _evaluate(c.program, activation)
-            if err is None and isinstance(res, str) and res.strip() and "\n" not in res:
-                detail = str(res)
-    if not detail:
-        detail = f"failed rule: {r.rule.strip()}"
-    fld = _field_path(path, r.field_path)
-    t = _schema_type(s)
+def _rule_error_string(r: CelRule) -> str:
+    """ruleErrorString: the rule's message, else its text."""
+    return r.message.strip() if r.message else r.rule.strip()
+
+
+def _message_expression(r: CelRule, activation: dict[str, Any]) -> str | None:
+    """evalMessageExpression: the trimmed string, or None when it fails, is not a string,
+    is empty or has line breaks (the rule's message is used instead, as Kubernetes does)."""
+    c = compile_rule(r.message_expression)
+    if c.program is None:
+        return None
+    res, err = _evaluate(c.program, activation)
+    if err is not None or not isinstance(res, str):
+        return None
+    text = str(res).strip()
+    if not text or "\n" in text:
+        return None
+    return text
+
+
+def _report(r: CelRule, s: JSON, v: Any, path: str, activation: dict[str, Any], errs: ErrorList) -> None:
+    detail = _message_expression(r, activation) if r.message_expression else None
+    if detail is None:
+        detail = r.message.strip() if r.message else f"failed rule: {_rule_error_string(r)}"
+    fld = _field_path(s, path, r.field_path)
+    omit = _schema_type(s) in ("object", "array")
     if r.reason == "FieldValueForbidden":
         errs.forbidden(fld, detail)
     elif r.reason == "FieldValueRequired":
         errs.required(fld, detail)
     elif r.reason == "FieldValueDuplicate":
-        add_cause(errs, "duplicate", fld, t, detail)
+        if omit:
+            add_message(errs, "FieldValueDuplicate", fld, "Duplicate value")
+        else:
+            add_cause(errs, "duplicate", fld, v)
+    elif omit:
+        add_message(errs, "FieldValueInvalid", fld, f"Invalid value: {detail}")
     else:
-        add_cause(errs, "invalid", fld, t, detail)
+        add_cause(errs, "invalid", fld, v, detail)
 
 
-def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -> None:
+def _root_view(v: Any) -> Any:
+    """The resource root as CEL sees it (model.WithTypeAndObjectMeta): metadata holds only
+    name and generateName."""
+    if not isinstance(v, dict) or not isinstance(v.get("metadata"), dict):
+        return v
+    out = dict(v)
+    out["metadata"] = {k: x for k, x in v["metadata"].items() if k in ("name", "generateName")}
+    return out
+
+
+def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList, root: bool = False) -> None:
     rules = _rules_at(s, path)
     if not rules:
         return
-    activation: dict[str, Any] = {"self": to_cel(s, v)}
+    activation: dict[str, Any] = {"self": to_cel(s, _root_view(v) if root else v)}
     if has_old:
-        activation["oldSelf"] = to_cel(s, old)
+        activation["oldSelf"] = to_cel(s, _root_view(old) if root else old)
     for r in rules:
         if not r.supported:
             continue
@@ -409,21 +571,22 @@ def _check_node(s: JSON, v: Any, old: Any, has_old: bool, path: str, errs: Error
             if text == "no such overload":
                 add_cause(errs, "invalid", path, _schema_type(s),
                           f"'no such overload': call arguments did not match a supported operator, function or "
-                          f"macro signature for rule: {r.rule.strip()}")
+                          f"macro signature for rule: {_rule_error_string(r)}")
             else:
-                add_cause(errs, "invalid", path, _schema_type(s), f"{text} evaluating rule: {r.rule.strip()}")
+                add_cause(errs, "invalid", path, _schema_type(s), f"{text} evaluating rule: {_rule_error_string(r)}")
             continue
         if isinstance(res, celpy.evaluation.CELEvalError):
-            add_cause(errs, "invalid", path, _schema_type(s), f"{_err_text(res)} evaluating rule: {r.rule.strip()}")
+            add_cause(errs, "invalid", path, _schema_type(s),
+                      f"{_err_text(res)} evaluating rule: {_rule_error_string(r)}")
             continue
         if res is not True and not (isinstance(res, celtypes.BoolType) and bool(res)):
-            _report(r, s, path, activation, errs)
+            _report(r, s, v, path, activation, errs)
 
 
-def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -> None:
+def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList, root: bool = False) -> None:
     if not isinstance(s, dict) or v is None:
         return
-    _check_node(s, v, old, has_old, path, errs)
+    _check_node(s, v, old, has_old and old is not None, path, errs, root)
     if isinstance(v, dict):
         p = s.get("properties")
         props: JSON = p if isinstance(p, dict) else {}
@@ -442,29 +605,30 @@ def _walk(s: Any, v: Any, old: Any, has_old: bool, path: str, errs: ErrorList) -
         lt = s.get("x-kubernetes-list-type")
         keys = s.get("x-kubernetes-list-map-keys") or []
         olds: dict[Any, Any] = {}
-        if has_old and isinstance(old, list):
-            if lt == "map" and keys:
-                for x in old:
-                    if isinstance(x, dict):
-                        olds[repr([x.get(k) for k in keys])] = x
-            elif lt == "set":
-                for x in old:
-                    olds[repr(x)] = x
+        if has_old and isinstance(old, list) and lt == "map" and keys:
+            for x in old:
+                if isinstance(x, dict):
+                    olds[repr([x.get(k) for k in keys])] = x
         for i, x in enumerate(v):
             key = None
             if lt == "map" and keys and isinstance(x, dict):
                 key = repr([x.get(k) for k in keys])
-            elif lt == "set":
-                key = repr(x)
             found = key is not None and key in olds
             _walk(items, x, olds.get(key) if found else None, found, f"{path}[{i}]", errs)
 
 
-def validate_cel(schema: JSON, obj: Any, old: Any = None, path: str = "") -> ErrorList:
+def validate_cel(schema: JSON, obj: Any, old: Any = None, path: str = "", *,
+                 is_resource_root: bool = True) -> ErrorList:
     """The failing x-kubernetes-validations rules of ``obj`` (StatusCauses under ``path``);
     ``old`` is the stored object on update: transition rules (those using ``oldSelf``) run
-    only where an old value correlates (object properties, map keys, list-type map keys and
-    set items). Rules that cannot be evaluated here are skipped."""
+    only where an old value correlates (object properties, map keys, list-type map items by
+    their keys). At the resource root ``self.metadata`` holds name and generateName only.
+    Rules that cannot be evaluated here are skipped.
+
+    A rule that evaluates to false gives ``<field>: Invalid value: <detail>`` for an object
+    or array (the value omitted) and ``Invalid value: <value>: <detail>`` for a scalar;
+    ``reason`` makes it Forbidden / Required / Duplicate; an evaluation error gives
+    ``Invalid value: "<type>": <error> evaluating rule: <message or rule>``."""
     errs = ErrorList()
-    _walk(schema, obj, old, old is not None, path, errs)
+    _walk(schema, obj, old, old is not None, path, errs, root=is_resource_root)
     return errs

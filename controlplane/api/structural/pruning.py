@@ -114,7 +114,7 @@ def prune_nulls(schema: JSON | None, obj: Any) -> None:
             sub = props.get(k) if k in props else ap
             if not isinstance(sub, dict):
                 continue
-            if _non_nullable_null(obj[k], sub) and "default" not in sub:
+            if _non_nullable_null(obj[k], sub) and sub.get("default") is None:
                 del obj[k]
             else:
                 prune_nulls(sub, obj[k])

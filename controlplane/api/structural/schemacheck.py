@@ -27,6 +27,7 @@ import copy
 import json
 from typing import Any
 
+from controlplane.api.structural.cel import check_rules_at
 from controlplane.api.structural.goformat import StringSlice, add_cause
 from controlplane.api.structural.objectmeta import validate_embedded
 from controlplane.api.structural.pruning import prune_unknown
@@ -84,23 +85,54 @@ def _truthy(s: JSON, k: str) -> bool:
 
 # --------------------------------------------------------------------------- 1. OpenAPI subset
 
-def _openapi(s: Any, path: str, errs: ErrorList) -> None:
+class _Ctx:
+    """specStandardValidatorV3's state while walking: defaults allowed (or the reason they
+    are not), inside a resource's metadata/apiVersion/kind, the first uncorrelatable
+    ancestor (for oldSelf), whether CEL checks run (the schema is otherwise valid)."""
+
+    __slots__ = ("no_defaults", "inside_meta", "uncorrelatable", "cel", "warnings")
+
+    def __init__(self, warnings: list[str], cel: bool) -> None:
+        self.no_defaults: str | None = None
+        self.inside_meta = False
+        self.uncorrelatable: str | None = None
+        self.cel = cel
+        self.warnings = warnings
+
+    def child(self, **kw: Any) -> _Ctx:
+        c = _Ctx(self.warnings, self.cel)
+        c.no_defaults, c.inside_meta, c.uncorrelatable = self.no_defaults, self.inside_meta, self.uncorrelatable
+        for k, v in kw.items():
+            setattr(c, k, v)
+        return c
+
+
+_META_FIELDS = ("metadata", "kind", "apiVersion")
+
+
+def _openapi(s: Any, path: str, errs: ErrorList, ctx: _Ctx, is_root: bool = False) -> None:
+    """ValidateCustomResourceDefinitionOpenAPISchema (with specStandardValidatorV3.validate)."""
     if not isinstance(s, dict):
         return
     t = s.get("type")
     if t is not None and t != "" and t not in OPENAPI_V3_TYPES:
-        if t == "null":
-            errs.forbidden(_c(path, "type"), "type cannot be set to null, use nullable as an alternative")
-        else:
-            errs.not_supported(_c(path, "type"), t, OPENAPI_V3_TYPES)
-    for k, msg in (("id", "id is not supported"), ("$schema", "$schema is not supported"),
-                   ("additionalItems", "additionalItems is not supported"),
+        errs.not_supported(_c(path, "type"), t, OPENAPI_V3_TYPES)
+    if s.get("default") is not None and ctx.no_defaults is not None:
+        errs.forbidden(_c(path, "default"), "must not be set" + (f" {ctx.no_defaults}" if ctx.no_defaults else ""))
+    for k, msg in (("id", "id is not supported"), ("additionalItems", "additionalItems is not supported"),
                    ("patternProperties", "patternProperties is not supported"),
                    ("definitions", "definitions is not supported"),
                    ("dependencies", "dependencies is not supported"),
                    ("$ref", "$ref is not supported")):
         if _truthy(s, k):
             errs.forbidden(_c(path, k), msg)
+    if t == "null":
+        errs.forbidden(_c(path, "type"), "type cannot be set to null, use nullable as an alternative")
+    items = s.get("items")
+    if isinstance(items, list) and items:
+        errs.forbidden(_c(path, "items"), "items must be a schema object and not an array")
+    if ctx.inside_meta and s.get("x-kubernetes-embedded-resource"):
+        errs.forbidden(_c(path, "x-kubernetes-embedded-resource"), "must not be used inside of resource meta")
     if s.get("uniqueItems") is True:
         errs.forbidden(_c(path, "uniqueItems"),
                        "uniqueItems cannot be set to true since the runtime complexity becomes quadratic")
@@ -110,22 +142,30 @@ def _openapi(s: Any, path: str, errs: ErrorList) -> None:
         if props and (ap is False or isinstance(ap, dict)):
             errs.forbidden(_c(path, "additionalProperties"), "additionalProperties and properties are mutual exclusive")
         if isinstance(ap, dict):
-            _openapi(ap, _c(path, "additionalProperties"), errs)
+            sub = ctx.child(no_defaults="inside additionalProperties applying to object metadata") \
+                if ctx.inside_meta else ctx
+            _openapi(ap, _c(path, "additionalProperties"), errs, sub)
+    mt = s.get("x-kubernetes-map-type")
     for k, ps in props.items():
-        _openapi(ps, _key(_c(path, "properties"), k), errs)
+        sub = ctx
+        if mt not in (None, "granular", "atomic") and ctx.uncorrelatable is None:
+            sub = sub.child(uncorrelatable=path)
+        if (is_root or s.get("x-kubernetes-embedded-resource")) and k in _META_FIELDS:
+            sub = sub.child(inside_meta=True)
+            if is_root:
+                sub = sub.child(no_defaults=f"in top-level {k}")
+        _openapi(ps, _key(_c(path, "properties"), k), errs, sub)
     if isinstance(s.get("not"), dict):
-        _openapi(s["not"], _c(path, "not"), errs)
+        _openapi(s["not"], _c(path, "not"), errs, ctx)
     for junctor in ("allOf", "oneOf", "anyOf"):
-        for i, sub in enumerate(s.get(junctor) or [] if isinstance(s.get(junctor), list) else []):
-            _openapi(sub, f"{path}.{junctor}[{i}]", errs)
-    items = s.get("items")
+        for i, sub_s in enumerate(_list(s.get(junctor))):
+            _openapi(sub_s, f"{path}.{junctor}[{i}]", errs, ctx)
+    lt = s.get("x-kubernetes-list-type")
     if isinstance(items, dict):
-        _openapi(items, _c(path, "items"), errs)
-    elif isinstance(items, list):
-        errs.forbidden(_c(path, "items"), "items must be a schema object and not an array")
+        sub = ctx if lt == "map" or ctx.uncorrelatable is not None else ctx.child(uncorrelatable=path)
+        _openapi(items, _c(path, "items"), errs, sub)
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.invalid(_c(path, "x-kubernetes-preserve-unknown-fields"), False, "must be true or undefined")
-    mt = s.get("x-kubernetes-map-type")
     if mt is not None:
         if t != "object":
             if not t:
@@ -134,7 +174,6 @@ def _openapi(s: Any, path: str, errs: ErrorList) -> None:
                 errs.invalid(_c(path, "type"), t, "must be object if x-kubernetes-map-type is specified")
         if mt not in ("atomic", "granular"):
             errs.not_supported(_c(path, "x-kubernetes-map-type"), mt, ["atomic", "granular"])
-    lt = s.get("x-kubernetes-list-type")
     if lt is not None and t != "array":
         if not t:
             errs.required(_c(path, "type"), "must be array if x-kubernetes-list-type is specified")
@@ -156,6 +195,7 @@ def _openapi(s: Any, path: str, errs: ErrorList) -> None:
             errs.required(_c(path, "x-kubernetes-list-type"), "must be map if x-kubernetes-list-map-keys is non-empty")
         elif lt != "map":
             errs.invalid(_c(path, "x-kubernetes-list-type"), lt, "must be map if x-kubernetes-list-map-keys is non-empty")
+    key_list = [str(k) for k in keys] if isinstance(keys, list) else []
     if lt == "map":
         if not keys:
             errs.required(_c(path, "x-kubernetes-list-map-keys"), "must not be empty if x-kubernetes-list-type is map")
@@ -168,18 +208,38 @@ def _openapi(s: Any, path: str, errs: ErrorList) -> None:
             else:
                 iprops = _d(items.get("properties"))
                 seen: set[str] = set()
-                for k in keys or []:
+                for k in key_list:
                     if k in iprops:
                         if _d(iprops[k]).get("type") in ("array", "object"):
                             errs.invalid(_c(_key(_c(_c(path, "items"), "properties"), k), "type"), items.get("type"),
                                          "must be a scalar type if parent array's x-kubernetes-list-type is map")
                     else:
-                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(str(k) for k in keys or []),
+                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(key_list),
                                   "entries must all be names of item properties")
                     if k in seen:
-                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(str(k) for k in keys or []),
+                        add_cause(errs, "invalid", _c(path, "x-kubernetes-list-map-keys"), StringSlice(key_list),
                                   "must not contain duplicate entries")
-                    seen.add(str(k))
+                    seen.add(k)
+    # validateMapListKeysMapSet
+    if lt in ("set", "map") and isinstance(items, dict):
+        if items.get("nullable"):
+            errs.forbidden(_c(_c(path, "items"), "nullable"), f"cannot be nullable when x-kubernetes-list-type is {lt}")
+        if lt == "map":
+            required = set(_list(items.get("required")))
+            iprops = _d(items.get("properties"))
+            for k in key_list:
+                if k not in iprops:
+                    continue
+                kp = _d(iprops[k])
+                kpath = _key(_c(_c(path, "items"), "properties"), k)
+                if k not in required and kp.get("default") is None:
+                    errs.required(_c(kpath, "default"), "this property is in x-kubernetes-list-map-keys, so it must "
+                                                        "have a default or be a required property")
+                if kp.get("nullable"):
+                    errs.forbidden(_c(kpath, "nullable"), "this property is in x-kubernetes-list-map-keys, so it "
+                                                          "cannot be nullable")
+    if "x-kubernetes-validations" in s:
+        check_rules_at(s, path, errs, ctx.warnings, uncorrelatable=ctx.uncorrelatable, cel_checks=ctx.cel)
 
 
 # --------------------------------------------------------------------------- 2. structural
@@ -270,9 +330,10 @@ def _value_validation(s: JSON, skip_any_of: bool, skip_first_all_of_any_of: bool
     if isinstance(s.get("not"), dict):
         _nested(s["not"], False, lvl, _c(path, "not"), errs)
     pat = s.get("pattern")
-    if isinstance(pat, str) and pat and compile_pattern(pat) is None:
-        errs.invalid(_c(path, "pattern"), pat, "must be a valid regular expression, but isn't: "
-                                                "error parsing regexp: invalid pattern")
+    if isinstance(pat, str) and pat:
+        rx, err = compile_pattern(pat)
+        if rx is None:
+            errs.invalid(_c(path, "pattern"), pat, f"must be a valid regular expression, but isn't: {err}")
 
 
 def _list(v: Any) -> list[Any]:
@@ -382,8 +443,6 @@ def check_schema(schema: JSON, path: str = "spec.validation.openAPIV3Schema", *,
     if not isinstance(schema, dict):
         out.required(path, "")
         return out
-    if schema.get("nullable"):
-        out.forbidden(_c(path, "nullable"), "nullable cannot be true at the root")
     if status_subresource:
         t = schema.get("type")
         if t is not None and t != "object":
@@ -395,18 +454,20 @@ def check_schema(schema: JSON, path: str = "spec.validation.openAPIV3Schema", *,
             add_cause(out, "invalid", path, json.dumps(schema, sort_keys=True),
                       f"only {_ALLOWED_AT_ROOT_GO} fields are allowed at the root of the schema if the "
                       "status subresource is enabled")
-    _openapi(schema, path, out)
+    if schema.get("nullable"):
+        out.forbidden(_c(path, "nullable"), "nullable cannot be true at the root")
     structural = ErrorList()
     _structural(schema, _ROOT, path, structural)
     _completeness(schema, path, structural)
     structural.sort(key=_sort_key)
     out.extend(structural)
+    defaults = ErrorList()
     if not structural:
         root = dict(schema)
         root["x-kubernetes-embedded-resource"] = True  # ValidateDefaults(isResourceRoot=true)
-        _defaults(root, path, False, out)
-    from controlplane.api.structural.cel import check_rules
-    check_rules(schema, path, out, out.warnings)
+        _defaults(root, path, False, defaults)
+        out.extend(defaults)
+    _openapi(schema, path, out, _Ctx(out.warnings, cel=not structural and not defaults), is_root=True)
     return out
 
 

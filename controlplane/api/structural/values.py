@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from functools import lru_cache
 from typing import Any, TypeGuard
+
+import re2
 
 from controlplane.api.structural.formats import FORMATS
 from controlplane.api.structural.goformat import add_cause, add_message, go_float
@@ -77,13 +78,49 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+#: RE2's C++ error texts → Go regexp/syntax's ErrorCode texts
+_RE2_TO_GO = (
+    ("no argument for repetition operator", "missing argument to repetition operator"),
+    ("missing )", "missing closing )"),
+    ("missing ]", "missing closing ]"),
+    ("unexpected )", "unexpected )"),
+    ("invalid perl operator", "invalid or unsupported Perl syntax"),
+    ("invalid escape sequence", "invalid escape sequence"),
+    ("invalid repetition size", "invalid repeat count"),
+    ("invalid character class range", "invalid character class range"),
+    ("invalid character class", "invalid character class"),
+    ("trailing \\", "trailing backslash at end of expression"),
+    ("invalid named capture group", "invalid named capture"),
+    ("bad repetition operator", "invalid nested repetition operator"),
+    ("invalid UTF-8", "invalid UTF-8"),
+)
+
+
+def _go_regexp_error(msg: str) -> str:
+    code, _, expr = msg.partition(": ")
+    for cxx, go in _RE2_TO_GO:
+        if code == cxx:
+            if go == "trailing backslash at end of expression":
+                return f"error parsing regexp: {go}: ``"
+            return f"error parsing regexp: {go}: `{expr}`"
+    return f"error parsing regexp: {msg}"
+
+
 @lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> re.Pattern[str] | None:
-    """The pattern compiled (None when Python cannot compile it)."""
+def compile_pattern(pattern: str) -> tuple[Any, str]:
+    """``pattern`` compiled with RE2 (Go's regexp syntax and semantics): ``(matcher, "")``,
+    or ``(None, <Go's error text>)`` (``error parsing regexp: missing argument to
+    repetition operator: `+```)."""
+    opts = re2.Options()
+    opts.log_errors = False
     try:
-        return re.compile(pattern)
-    except re.error:
-        return None
+        return re2.compile(pattern, opts), ""
+    except re2.error as e:
+        arg = e.args[0] if e.args else ""
+        text = arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
+        return None, _go_regexp_error(text)
+    except (TypeError, ValueError) as e:  # not a pattern RE2 can take at all
+        return None, f"error parsing regexp: {e}"
 
 
 def _msg(name: str, rest: str) -> str:
@@ -253,8 +290,11 @@ class _Validator:
                 self.errs.append(("invalid", name, data, _msg(name, f"should be at least {mn} chars long")))
         if isinstance(pat, str) and pat:
             self.matches += 1
-            rx = compile_pattern(pat)
-            if rx is not None and not rx.search(data):
+            rx, err = compile_pattern(pat)
+            if rx is None:
+                self.errs.append(("invalid", name, "", _msg(name, f"should match '{pat}, but pattern is invalid: "
+                                                                   f"{err}'")))
+            elif not rx.search(data):
                 self.errs.append(("invalid", name, data, _msg(name, f"should match '{pat}'")))
 
     def _number(self, s: JSON, data: int | float, name: str) -> None:
