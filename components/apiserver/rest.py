@@ -200,7 +200,7 @@ class RestHandlers:
             t = sem.table(resource.facts_key, res.items, str(res.revision))
             t.setdefault("metadata", {}).update(meta)
             return neg.json_response(t, content_type=neg.TABLE_CT)
-        return neg.json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
+        return neg.json_response({"kind": _list_kind(resource), "apiVersion": resource.api_version,
                                   "metadata": meta, "items": [neg.with_type(resource, o) for o in res.items]})
 
     async def create(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -422,7 +422,7 @@ class RestHandlers:
         opts = await self._read_delete_options(request)
         matches = neg.list_predicate(info.resource, request.query, info.namespace)
         out, rev = await self.store.delete_collection(info.resource, info.namespace, matches, opts)
-        return neg.json_response({"kind": f"{info.resource.kind}List", "apiVersion": info.resource.api_version,
+        return neg.json_response({"kind": _list_kind(info.resource), "apiVersion": info.resource.api_version,
                                   "metadata": {"resourceVersion": str(rev)},
                                   "items": [neg.with_type(info.resource, o) for o in out]})
 
@@ -474,6 +474,11 @@ class RestHandlers:
         pod = await self.store.get(info.resource, info.namespace, info.name or "")
         text = podlog.render(pod, request.query)
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+
+def _list_kind(resource: Any) -> str:
+    """The kind of a list: ``<Kind>List``, or a CRD's ``names.listKind``."""
+    return str(resource.extra.get("list_kind") or f"{resource.kind}List")
 
 
 def _name_sel(request: web.Request, info: RequestInfo) -> str:

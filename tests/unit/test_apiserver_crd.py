@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import uuid
 
 import pytest
@@ -261,7 +262,9 @@ async def test_two_versions_conversion_none(api, registry_restored):
     vs = [{"name": "v1beta1", "served": True, "storage": False, "schema": {"openAPIV3Schema": SCHEMA}},
           {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": SCHEMA},
            "selectableFields": [{"jsonPath": ".spec.color"}]}]
-    await established(api, crd_body(g, versions=vs))
+    body = crd_body(g, versions=vs)
+    body["spec"]["names"]["listKind"] = "WidgetCollection"
+    await established(api, body)
     r = await api.post(f"/apis/{g}/v1beta1/namespaces/{ns}/widgets",
                        json={"apiVersion": f"{g}/v1beta1", "kind": "Widget", "metadata": {"name": "w"},
                              "spec": {"size": 1}})
@@ -269,7 +272,16 @@ async def test_two_versions_conversion_none(api, registry_restored):
     r = await api.get(f"/apis/{g}/v1/namespaces/{ns}/widgets/w")
     assert r.status == 200 and (await r.json())["apiVersion"] == f"{g}/v1"
     r = await api.get(f"/apis/{g}/v1beta1/namespaces/{ns}/widgets")
-    assert [i["apiVersion"] for i in (await r.json())["items"]] == [f"{g}/v1beta1"]
+    lst = await r.json()
+    assert [i["apiVersion"] for i in lst["items"]] == [f"{g}/v1beta1"]
+    assert (lst["kind"], lst["apiVersion"]) == ("WidgetCollection", f"{g}/v1beta1")
+    # a watch of each version gets the objects in its own version (the versions share one cache)
+    for v in ("v1", "v1beta1", "v1"):
+        r = await api.get(f"/apis/{g}/{v}/namespaces/{ns}/widgets",
+                          params={"watch": "true", "resourceVersion": "0", "timeoutSeconds": "5"})
+        ev = json.loads(await r.content.readline())
+        r.close()
+        assert (ev["type"], ev["object"]["apiVersion"]) == ("ADDED", f"{g}/{v}")
     # selectableFields: a field selector on .spec.color (only where the version declares it)
     r = await api.post(f"/apis/{g}/v1/namespaces/{ns}/widgets",
                        json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "red"},
