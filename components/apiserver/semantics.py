@@ -12,6 +12,9 @@ Kubernetes sources); the apiserver's handlers import them from here only:
 * ``parse_label_selector(s)``, ``parse_field_selector(s)``, ``object_fields(kind, obj)``
 * ``decoder``: decoding bodies into the kinds' Go types (``decoder.decode``, ``DecodeError``,
   ``check_depth``, ``depth``, ``go_format``, ``json_kind``)
+
+``kind`` is a kind name, or a registry entry: the apiserver passes ``Resource.facts_key``,
+which is the entry itself for a custom resource (kinds may repeat across CRD groups).
 """
 
 from controlplane.api import decoder  # noqa: F401

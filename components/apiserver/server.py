@@ -6,7 +6,9 @@ stopped as resources are added to and removed from ``controlplane.api.resources.
 the :class:`~components.apiserver.registrystore.RegistryStore` (storage semantics), the
 HTTP handlers :class:`~components.apiserver.rest.RestHandlers` and
 :class:`~components.apiserver.watch.WatchServer` (given the collaborators they use, never
-the server), the discovery/OpenAPI documents and the trace endpoints. The middleware parses
+the server), the discovery/OpenAPI documents, the trace endpoints and the
+:class:`~components.apiserver.crd.CRDController` (CustomResourceDefinitions → served
+custom resources). The middleware parses
 each request's :class:`~components.apiserver.routing.RequestInfo` once; every error is a Status.
 Compaction follows ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/compact.go``: every
 ``compaction_interval`` seconds compact to the revision seen at the previous tick.
