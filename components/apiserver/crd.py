@@ -154,6 +154,14 @@ class CRDController:
         if accepted["status"] != "True":
             self._unserve(name)
             return False
+        storage = ax.storage_version(crd)
+        stored = list((crd.get("status") or {}).get("storedVersions") or [])
+        if storage and storage not in stored:
+            # a new storage version joins storedVersions (customresourcedefinition/strategy.go
+            # PrepareForUpdate; done here since a main-resource write keeps the status)
+            await self._write_status(name, lambda c: c.setdefault("status", {}).__setitem__(
+                "storedVersions", stored + [storage]))
+            return False
         self._serve(crd)
         if not ax.established(crd):
             await self.settled()

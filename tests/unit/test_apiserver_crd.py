@@ -330,6 +330,14 @@ async def test_crd_update_replaces_served_versions(api, registry_restored):
         while await status_of(f"/apis/{g}/v1/namespaces/{ns}/widgets") != 404:
             await asyncio.sleep(0.05)  # polling until the controller drops the version
     assert await status_of(f"/apis/{g}/v2/namespaces/{ns}/widgets") == 200
+    # a new storage version is added to status.storedVersions
+    r = await api.patch(f"{CRDS}/{name}", json=[{"op": "replace", "path": "/spec/versions/0/storage", "value": False},
+                                                {"op": "replace", "path": "/spec/versions/1/storage", "value": True}],
+                        headers={"Content-Type": "application/json-patch+json"})
+    assert r.status == 200, await r.text()
+    async with asyncio.timeout(10):
+        while (await (await api.get(f"{CRDS}/{name}")).json())["status"]["storedVersions"] != ["v1", "v2"]:
+            await asyncio.sleep(0.05)  # polling until the controller records it
     # group, names.plural are immutable
     r = await api.patch(f"{CRDS}/{name}", json={"spec": {"group": "other.example.com"}},
                         headers={"Content-Type": "application/merge-patch+json"})

@@ -366,7 +366,7 @@ def _prepare_crd(obj: JSON) -> None:
     add it here, in the same write)."""
     spec = _obj(obj.get("spec"))
     stored = [v.get("name") for v in _list(spec.get("versions")) if isinstance(v, dict) and v.get("storage")]
-    obj["status"] = {"conditions": [], "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored}
+    obj["status"] = {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored}
     md = obj.setdefault("metadata", {})
     fins = md.setdefault("finalizers", [])
     if CLEANUP_FINALIZER not in fins:
