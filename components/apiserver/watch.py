@@ -225,10 +225,12 @@ class WatchServer:
 def event_line(resource: Any, ev: WatchEvent) -> bytes:
     """The JSON line of watch event ``ev``, encoded once and kept on the (shared) event."""
     line = ev.line
-    if line is None or getattr(resource, "extra", {}).get("crd"):
-        # a custom resource's versions share one cache: the line is encoded per version
-        obj = with_type(resource, ev.object)
-        line = codec.dumps({"type": ev.type, "object": obj}) + b"\n"
-        if obj.get("apiVersion") == (ev.object or {}).get("apiVersion") and ev.line is None:
+    # a custom resource's served versions share one cache: a watch of another version than
+    # the stored object's gets its own encoding (apiVersion rewritten), not the shared line
+    other = bool(getattr(resource, "extra", {}).get("crd")) and (ev.object or {}).get("apiVersion") not in (
+        None, resource.api_version)
+    if line is None or other:
+        line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"
+        if not other:
             ev.line = line
     return line
