@@ -48,6 +48,8 @@ CRDS = ax.CUSTOMRESOURCEDEFINITIONS
 MANAGER = "kube-apiserver"
 #: seconds before a CRD whose instances are not all gone yet is looked at again
 REQUEUE_DELAY = 0.5
+#: the longest back-off of a CRD whose sync keeps failing (seconds)
+MAX_REQUEUE_DELAY = 30.0
 
 
 def accepted_names_ok(crd: dict[str, Any]) -> bool:
@@ -72,6 +74,7 @@ class CRDController:
         self.served: dict[str, tuple[Any, list[R.Resource]]] = {}
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
+        self._failures: dict[str, int] = {}
         self._tasks: list[asyncio.Task] = []
 
     def start(self) -> None:
@@ -119,15 +122,20 @@ class CRDController:
         while True:
             name = await self._queue.get()
             self._queued.discard(name)
+            delay = REQUEUE_DELAY
             try:
                 again = await self.sync(name)
+                self._failures.pop(name, None)
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # a failed sync is retried, as the controllers requeue
-                event(log, "crd.sync_failed", logging.WARNING, crd=name, error=f"{type(e).__name__}: {e}"[:200])
+            except Exception as e:  # a failed sync is retried with back-off, as the controllers' rate-limited queues
+                n = self._failures[name] = self._failures.get(name, 0) + 1
+                delay = min(REQUEUE_DELAY * 2 ** n, MAX_REQUEUE_DELAY)
+                event(log, "crd.sync_failed", logging.WARNING, crd=name, error=f"{type(e).__name__}: {e}"[:200],
+                      retry_in=delay)
                 again = True
             if again:
-                asyncio.get_running_loop().call_later(REQUEUE_DELAY, self.enqueue, name)
+                asyncio.get_running_loop().call_later(delay, self.enqueue, name)
 
     # ------------------------------------------------------------------ one CRD
     def _current(self, name: str) -> dict[str, Any] | None:
