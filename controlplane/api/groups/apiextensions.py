@@ -473,7 +473,7 @@ def custom_scale(resource: Resource, obj: JSON) -> JSON:
                        "selector": sel if isinstance(sel, str) else ""}}
 
 
-def _cell(type_: str, value: Any, now: float) -> Any:
+def printer_cell(type_: str, value: Any, now: float) -> Any:
     """cellForJSONValue (tableconvertor.go): a JSONPath value as its column type's cell; None
     when it does not fit."""
     if value is None:
@@ -518,7 +518,7 @@ def _printer(columns: list[JSON]) -> Printer:
         cells: list[Any] = [(obj.get("metadata") or {}).get("name", "")]
         for path, type_ in paths:
             vals = jsonpath(obj, path)
-            cells.append(_cell(type_, vals[0], now) if vals else None)
+            cells.append(printer_cell(type_, vals[0], now) if vals else None)
         return cells, None
     return Printer(tuple(defs), row)
 
