@@ -9,6 +9,7 @@ import os
 import subprocess
 
 import pytest
+import yaml
 
 from controlplane.storage import testing
 from tests.integration.conftest import start_apiserver, stop
@@ -205,3 +206,38 @@ def test_crd_lifecycle_with_kubectl(cluster):
     r = kubectl(cluster, "get", "widgets")
     assert r.returncode != 0
     assert r.stderr.strip() == 'error: the server doesn\'t have a resource type "widgets"', r.stderr
+
+
+def test_python_client_sees_a_crd_at_once(cluster):
+    """The official client: create a CRD, wait for Established through a watch, then the
+    custom resource through CustomObjectsApi and the dynamic client (discovery)."""
+    pytest.importorskip("kubernetes")
+    from kubernetes import client, dynamic, watch
+    from kubernetes.client.rest import ApiException
+
+    cfg = client.Configuration()
+    cfg.host = cluster["url"]
+    with client.ApiClient(cfg) as api_client:
+        ext = client.ApiextensionsV1Api(api_client)
+        body = yaml.safe_load(CRD.replace("widgets", "gizmos").replace("widget", "gizmo").replace("Widget", "Gizmo")
+                         .replace("[wd]", "[gz]"))
+        ext.create_custom_resource_definition(body)
+        w = watch.Watch()
+        for ev in w.stream(ext.list_custom_resource_definition, field_selector="metadata.name=gizmos.example.com",
+                           timeout_seconds=30):
+            conds = (ev["object"].status.conditions or []) if ev["object"].status else []
+            if any(c.type == "Established" and c.status == "True" for c in conds):
+                w.stop()
+        co = client.CustomObjectsApi(api_client)
+        g = {"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": "g1"}, "spec": {"size": 5}}
+        created = co.create_namespaced_custom_object("example.com", "v1", "default", "gizmos", g)
+        assert created["spec"] == {"size": 5, "color": "blue"}
+        try:
+            co.create_namespaced_custom_object("example.com", "v1", "default", "gizmos",
+                                               {**g, "metadata": {"name": "g2"}, "spec": {"size": 500}})
+            raise AssertionError("a size above the maximum was accepted")
+        except ApiException as e:
+            assert e.status == 422 and "spec.size: Invalid value: 500" in e.body
+        dyn = dynamic.DynamicClient(api_client)
+        gizmos = dyn.resources.get(api_version="example.com/v1", kind="Gizmo")
+        assert [i.metadata.name for i in gizmos.get(namespace="default").items] == ["g1"]
