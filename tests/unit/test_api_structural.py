@@ -68,7 +68,8 @@ VALUE_CASES = [
     ("multipleOf-fraction-ok", {"type": "number", "multipleOf": 0.5}, 1.5, []),
     ("minLength", {"type": "string", "minLength": 3}, "ab",
      ['spec.x: Invalid value: "ab": spec.x in body should be at least 3 chars long']),
-    ("maxLength", {"type": "string", "maxLength": 3}, "abcd", ["spec.x: Too long: may not be longer than 3"]),
+    ("maxLength", {"type": "string", "maxLength": 3}, "abcd", ["spec.x: Too long: may not be more than 3 bytes"]),
+    ("maxLength-one", {"type": "string", "maxLength": 1}, "ab", ["spec.x: Too long: may not be more than 1 byte"]),
     ("maxLength-runes-ok", {"type": "string", "maxLength": 2}, "éé", []),
     ("minItems", {"type": "array", "items": {"type": "string"}, "minItems": 2}, ["a"],
      ["spec.x: Invalid value: 1: spec.x in body should have at least 2 items"]),
@@ -446,15 +447,33 @@ def test_check_schema(schema: JSON, expected: list[str]) -> None:
 
 def test_openapi_for_kind_replaces_metadata() -> None:
     s = {"type": "object", "properties": {"metadata": {"type": "object"}, "spec": {
-        "type": "object", "properties": {"p": {"x-kubernetes-int-or-string": True}}}}}
+        "type": "object", "properties": {
+            "p": {"x-kubernetes-int-or-string": True},
+            "q": {"x-kubernetes-int-or-string": True, "anyOf": [{"minimum": 1}, {"maxLength": 3}]},
+            "n": {"type": "integer", "minimum": 1, "enum": [1, 2]},
+            "t": {"type": "object", "x-kubernetes-embedded-resource": True,
+                  "x-kubernetes-preserve-unknown-fields": True}}}}}
     out = st.openapi_for_kind(s, "example.com", "v1", "Widget")
-    assert out["properties"]["metadata"]["allOf"] == [
-        {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
+    assert out["properties"]["metadata"] == {
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}],
+        "description": "Standard object's metadata. More info: "
+                       "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
     assert out["properties"]["apiVersion"]["type"] == "string"
-    assert out["properties"]["spec"]["properties"]["p"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+    spec = out["properties"]["spec"]["properties"]
+    assert spec["p"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+    assert spec["q"]["allOf"] == [{"anyOf": [{"type": "integer"}, {"type": "string"}]}]
+    assert spec["q"]["anyOf"] == [{"minimum": 1}, {"maxLength": 3}]
+    assert spec["n"] == {"type": "integer", "minimum": 1, "enum": [1, 2]}
+    assert set(spec["t"]["properties"]) == {"apiVersion", "kind", "metadata"}
+    assert spec["t"]["required"] == ["kind", "apiVersion"]
     assert out["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
     assert s["properties"]["metadata"] == {"type": "object"}
+    assert "anyOf" not in s["properties"]["spec"]["properties"]["p"]
 
+
+def test_openapi_for_kind_without_schema() -> None:
+    assert st.openapi_for_kind(None, "g", "v1", "K") == {
+        "type": "object", "x-kubernetes-group-version-kind": [{"group": "g", "kind": "K", "version": "v1"}]}
 
 def test_check_schema_status_subresource_root_fields() -> None:
     ok = {"type": "object", "properties": {"status": {"type": "object"}}, "required": ["status"]}
@@ -819,3 +838,56 @@ SCHEMA_MORE_CASES = [
 @pytest.mark.parametrize("schema,expected", [c[1:] for c in SCHEMA_MORE_CASES], ids=[c[0] for c in SCHEMA_MORE_CASES])
 def test_check_schema_more(schema: JSON, expected: list[str]) -> None:
     assert msgs(st.check_schema(schema)) == expected
+
+
+COERCE_CASES = [
+    ("embedded-unknown-metadata-dropped", False,
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "unspecified": "x",
+                                                                       "creationTimestamp": None}}}},
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}}}, [],
+     ["spec.tpl.metadata.unspecified"]),
+    ("root-metadata", True, {"metadata": {"name": "a", "foo": 1}, "spec": {}}, {"metadata": {"name": "a"}, "spec": {}},
+     [], ["metadata.foo"]),
+    ("root-untouched-when-not-root", False, {"metadata": {"name": "a", "foo": 1}}, {"metadata": {"name": "a", "foo": 1}},
+     [], []),
+    ("kind-not-string", False, {"spec": {"tpl": {"apiVersion": "v1", "kind": 1}}},
+     {"spec": {"tpl": {"apiVersion": "v1", "kind": 1}}}, ["spec.tpl.kind: Invalid value: 1: must be a string"], []),
+    ("metadata-field-wrong-type", False, {"spec": {"tpl": {"metadata": {"labels": {"a": 1}}}}},
+     {"spec": {"tpl": {"metadata": {"labels": {"a": 1}}}}},
+     ['spec.tpl.metadata: Invalid value: map[string]interface {}{"labels":map[string]interface {}{"a":1}}: json: '
+      "cannot unmarshal object into Go struct field ObjectMeta.labels of type map[string]string"], []),
+]
+
+
+@pytest.mark.parametrize("root,obj,expected,errors,unknown", [c[1:] for c in COERCE_CASES],
+                         ids=[c[0] for c in COERCE_CASES])
+def test_coerce_metadata(root: bool, obj: JSON, expected: JSON, errors: list[str], unknown: list[str]) -> None:
+    errs, paths = st.coerce_metadata(EMBEDDED, obj, is_resource_root=root)
+    assert msgs(errs) == errors
+    assert paths == unknown
+    assert obj == expected
+
+
+def test_coerce_metadata_drop_invalid() -> None:
+    obj = {"spec": {"tpl": {"apiVersion": 1, "kind": "Pod", "metadata": {"name": "a", "generation": "x"}}}}
+    errs, _ = st.coerce_metadata(EMBEDDED, obj, is_resource_root=False, drop_invalid=True)
+    assert list(errs) == []
+    assert obj == {"spec": {"tpl": {"kind": "Pod", "metadata": {"name": "a"}}}}
+
+
+def test_cel_formats_typed() -> None:
+    s = obj_schema(
+        t={"type": "string", "format": "date-time",
+           "x-kubernetes-validations": [{"rule": "self > timestamp('2020-01-01T00:00:00Z')", "message": "too old"}]},
+        d={"type": "string", "format": "duration",
+           "x-kubernetes-validations": [{"rule": "self <= duration('1h')", "message": "too long"}]})
+    assert st.validate_cel(s, {"spec": {"t": "2024-05-01T00:00:00Z", "d": "30m"}}) == []
+    assert msgs(st.validate_cel(s, {"spec": {"t": "2019-05-01T00:00:00Z", "d": "2h"}})) == [
+        'spec.t: Invalid value: "2019-05-01T00:00:00Z": too old', 'spec.d: Invalid value: "2h": too long']
+
+
+def test_cel_blocked_by_prior_errors() -> None:
+    prior = [{"reason": "FieldValueRequired", "message": "Required value", "field": "metadata.name"}]
+    res = st.validate_custom_resource(CEL_SCHEMA, {"spec": {"replicas": 0, "min": 1}}, prior=prior)
+    assert msgs(res) == ["Invalid value: null: some validation rules were not checked because the object was "
+                         "invalid; correct the existing errors to complete validation"]

@@ -6,6 +6,8 @@
   ``schema/defaulting/validation.go``); causes as Kubernetes words them, warnings for CEL
   rules that cannot be evaluated here;
 * :func:`prune` — unknown fields dropped (``schema/pruning/algorithm.go``), paths returned;
+* :func:`coerce_metadata` — the root's and embedded resources' metadata round-tripped
+  through ObjectMeta (``schema/objectmeta/coerce.go``): unknown metadata fields dropped;
 * :func:`apply_defaults` — defaults filled in (``schema/defaulting/algorithm.go``);
 * :func:`validate` — value validation (kube-openapi via ``pkg/apiserver/validation``) and
   embedded resources' apiVersion/kind/metadata (``schema/objectmeta/validation.go``);
@@ -27,7 +29,7 @@ from typing import Any
 from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
 from controlplane.api.structural.defaulting import apply_defaults as _apply_defaults
 from controlplane.api.structural.listtype import validate_list_types
-from controlplane.api.structural.objectmeta import validate_embedded
+from controlplane.api.structural.objectmeta import coerce_metadata, validate_embedded
 from controlplane.api.structural.openapi import openapi_for_kind
 from controlplane.api.structural.pruning import prune as _prune
 from controlplane.api.structural.pruning import prune_nulls, prune_unknown
@@ -68,14 +70,18 @@ def prune(schema: JSON, obj: Any, *, is_resource_root: bool = True) -> list[str]
     return _prune(schema, obj, is_resource_root=is_resource_root)
 
 
-def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str = "") -> ErrorList:
+def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str = "", *,
+                             prior: list[JSON] | None = None) -> ErrorList:
     """The custom resource strategy's schema checks, in its order: value validation,
     embedded resources, list types, then the CEL rules (skipped with one ``Invalid value:
     null: some validation rules were not checked ...`` cause when an earlier error is of a
-    blocking kind). ``old``: the stored object on update (transition rules)."""
+    blocking kind: NotSupported, Required, TooLong, TooMany, TypeInvalid). ``old``: the
+    stored object on update (transition rules). ``prior``: causes the caller already found
+    for this object (its ObjectMeta's), which count for the blocking check but are not
+    repeated in the result."""
     errs = validate(schema, obj, path)
     errs.extend(validate_list_types(schema, obj, path))
-    if any(c.get("reason") in BLOCKING_REASONS for c in errs):
+    if any(c.get("reason") in BLOCKING_REASONS for c in [*(prior or []), *errs]):
         errs.invalid("", None, CEL_NOT_CHECKED)
     else:
         errs.extend(validate_cel(schema, obj, old, path))
@@ -84,7 +90,7 @@ def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str 
 
 __all__ = [
     "BLOCKING_REASONS", "CEL_NOT_CHECKED", "CelRule", "SchemaErrors", "apply_defaults", "cel_rules",
-    "check_schema", "openapi_for_kind", "prune", "prune_nulls", "prune_unknown", "validate",
+    "check_schema", "coerce_metadata", "openapi_for_kind", "prune", "prune_nulls", "prune_unknown", "validate",
     "validate_cel", "validate_custom_resource", "validate_embedded", "validate_list_types",
     "validate_values",
 ]

@@ -20,6 +20,8 @@ warning and skipped by :func:`validate_cel`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -360,7 +362,7 @@ def to_cel(s: Any, v: Any) -> Any:
             return celtypes.IntType(int(v))
         return celtypes.DoubleType(v)
     if isinstance(v, str):
-        return celtypes.StringType(v)
+        return _typed_string(s.get("format"), v)
     if isinstance(v, list):
         items = s.get("items")
         return celtypes.ListType([to_cel(items, x) for x in v])
@@ -377,6 +379,24 @@ def to_cel(s: Any, v: Any) -> Any:
                 out[celtypes.StringType(k)] = to_cel(ap if isinstance(ap, dict) else None, x)
         return celtypes.MapType(out)
     return v
+
+
+def _typed_string(fmt: Any, v: str) -> Any:
+    """A string as its format's CEL type (SchemaDeclType: ``byte`` → bytes, ``duration`` →
+    duration, ``date`` / ``date-time`` → timestamp); a value that does not parse stays a
+    string (value validation reports it)."""
+    try:
+        if fmt == "byte":
+            return celtypes.BytesType(base64.b64decode(v, validate=True))
+        if fmt == "duration":
+            return celtypes.DurationType(v)
+        if fmt == "date-time":
+            return celtypes.TimestampType(v)
+        if fmt == "date":
+            return celtypes.TimestampType(f"{v}T00:00:00Z")
+    except (ValueError, TypeError, binascii.Error):
+        pass
+    return celtypes.StringType(v)
 
 
 def _schema_type(s: JSON) -> str:

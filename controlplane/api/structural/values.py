@@ -11,7 +11,9 @@ apiextensions-apiserver converts its results into field errors
 * an enum miss → ``Unsupported value: "x": supported values: "a", "b"``;
 * a wrong type → ``spec.replicas: Invalid value: "string": spec.replicas in body must be of
   type integer: "string"`` (the value is the JSON type found);
-* maxLength → ``Too long: may not be longer than N``; maxItems / maxProperties →
+* maxLength → ``Too long: may not be more than N bytes`` (field.TooLong as v1.32 words it,
+  after kubernetes#128553 merged TooLongMaxLength into it; see :func:`too_long_detail`);
+  maxItems / maxProperties →
   ``Too many: <n>: must have at most N items``;
 * any other failure → ``Invalid value: <value>: <name> in body <rule>`` (``should be greater
   than or equal to 1``, ``should match '^a'``, ``should be at least 3 chars long``...);
@@ -121,6 +123,14 @@ def compile_pattern(pattern: str) -> tuple[Any, str]:
         return None, _go_regexp_error(text)
     except (TypeError, ValueError) as e:  # not a pattern RE2 can take at all
         return None, f"error parsing regexp: {e}"
+
+
+def too_long_detail(max_length: int) -> str:
+    """field.TooLong's detail in v1.32 (``may not be more than 3 bytes``, ``1 byte``; the
+    length counted is kube-openapi's, in characters)."""
+    if max_length < 0:
+        return "value is too long"
+    return f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}"
 
 
 def _msg(name: str, rest: str) -> str:
@@ -283,7 +293,7 @@ class _Validator:
         if isinstance(mx, int) and not isinstance(mx, bool):
             self.matches += 1
             if n > mx:
-                self.errs.append(("too_long", name, data, f"Too long: may not be longer than {mx}"))
+                self.errs.append(("too_long", name, data, f"Too long: {too_long_detail(mx)}"))
         if isinstance(mn, int) and not isinstance(mn, bool):
             self.matches += 1
             if n < mn:
