@@ -11,7 +11,6 @@ which makes kubectl skip client-side validation and send ``fieldValidation=Stric
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import controlplane
+from components.apiserver import semantics as sem
 from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.api import schemas as schemas_table
@@ -133,6 +133,7 @@ def openapi_doc(gv: str) -> dict | None:
         return None
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
+    custom = False
     fv = {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True},
           "description": "Ignore, Warn or Strict: how unknown and duplicate fields are handled."}
     for r in rs:
@@ -140,15 +141,10 @@ def openapi_doc(gv: str) -> dict | None:
         ref = f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"
         base = schemas_table.kind_schema(r.kind, r.api_version)
         if r.openapi_schema is not None:
-            # a custom resource: its CRD version's openAPIV3Schema as written, with the
-            # standard apiVersion / kind / metadata properties (apiextensions-apiserver
-            # pkg/controller/openapi/builder: metadata refers to ObjectMeta)
-            raw = copy.deepcopy(r.openapi_schema)
-            props = raw.setdefault("properties", {})
-            for f in ("apiVersion", "kind", "metadata"):
-                if f == "metadata" or f not in props:
-                    props[f] = base["properties"][f]
-            base = raw
+            # a custom resource: its CRD version's openAPIV3Schema as the apiextensions-apiserver
+            # publishes it (pkg/controller/openapi/builder: unfolded, metadata → ObjectMeta)
+            base = sem.openapi_for_kind(r.openapi_schema, r.group, r.version, r.kind)
+            custom = True
         schemas[ref] = {**base, "x-kubernetes-group-version-kind": [gvk]}
         item = r.path("{namespace}" if r.namespaced else None, "{name}")
         op = lambda verb, extra=(): {  # noqa: E731
@@ -160,6 +156,8 @@ def openapi_doc(gv: str) -> dict | None:
                                                       "delete": op("delete")}
         paths[r.path("{namespace}" if r.namespaced else None)] = {"get": op("list"), "post": op("post")}
     schemas.update(schemas_table.component_schemas())
+    if custom:  # the ObjectMeta custom resource schemas refer to, under its Kubernetes name
+        schemas[sem.OBJECT_META_SCHEMA] = schemas["io.k8s.controlplane.ObjectMeta"]
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": controlplane.KUBE_VERSION},
             "paths": paths, "components": {"schemas": schemas}}
 

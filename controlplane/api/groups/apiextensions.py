@@ -610,7 +610,7 @@ def custom_resources(crd: JSON) -> list[Resource]:
         return schemas.get(av.rsplit("/", 1)[-1]) or schemas.get(storage) or {}
 
     def validate(obj: JSON, old: JSON | None, errs: Any) -> None:
-        errs.extend(structural.validate_custom_resource(schema_of(obj), obj, old))
+        errs.extend(structural.validate_custom_resource(schema_of(obj), obj, old, prior=list(errs)))
 
     def default(obj: JSON) -> None:
         structural.apply_defaults(schema_of(obj), obj)
