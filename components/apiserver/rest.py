@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, listoptions, podlog
+from components.apiserver import discovery, listoptions, podlog, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -216,6 +216,8 @@ class RestHandlers:
         created = await self.store.create(resource, info.namespace, obj, CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
             dry_run=neg.dry_run(request)))
+        for w in strategy.warnings(resource.facts_key, created, None):
+            neg.add_warning(request, w)
         return neg.object_response(request, resource, created, 201)
 
     # ---------------------------------------------------------------- item
@@ -253,6 +255,8 @@ class RestHandlers:
                                           precondition_rv=md.get("resourceVersion") or None,
                                           precondition_uid=md.get("uid") or None,
                                           manager=neg.field_manager(request), dry_run=neg.dry_run(request))
+        for w in strategy.warnings(resource.facts_key, updated, updated):
+            neg.add_warning(request, w)
         return neg.object_response(request, resource, updated)
 
     async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -325,6 +329,8 @@ class RestHandlers:
             updated = await self.store.update(resource, info.namespace, name, apply_checked,
                                               subresource=info.subresource or "", precondition_rv=precondition,
                                               manager=neg.field_manager(request), dry_run=neg.dry_run(request))
+            for w in strategy.warnings(resource.facts_key, updated, updated):
+                neg.add_warning(request, w)
             return neg.object_response(request, resource, updated)
         except APIErrorFromPatch as e:
             if e.generic:
@@ -363,6 +369,8 @@ class RestHandlers:
         obj, created = await self.store.apply(resource, info.namespace, name, config, manager=manager, force=force,
                                               user_agent=request.headers.get("User-Agent", ""),
                                               dry_run=neg.dry_run(request), check_patched=check_patched)
+        for w in strategy.warnings(resource.facts_key, obj, None if created else obj):
+            neg.add_warning(request, w)
         return neg.object_response(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete

@@ -175,6 +175,13 @@ def grace_period(kind: KindKey, obj: dict, requested: int | None) -> int:
     return 0 if fn is None else fn(obj, requested)
 
 
+def warnings(kind: KindKey, obj: dict, old: dict | None) -> list[str]:
+    """The ``Warning`` messages of a write of ``obj`` (the strategy's WarningsOnCreate /
+    WarningsOnUpdate; none for most kinds)."""
+    fn = kind_strategy(kind).warnings
+    return fn(obj, old) if fn is not None else []
+
+
 def should_delete_during_update(kind: KindKey, new: dict, old: dict) -> bool:
     """An update that leaves an object being deleted with no finalizers deletes it.
 

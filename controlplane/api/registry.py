@@ -99,6 +99,8 @@ class Strategy:
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
       being deleted to delete it (``ShouldDeleteDuringUpdate``; namespaces also need an
       empty ``spec.finalizers``);
+    * ``warnings``: ``(object, stored object on update or None) -> messages`` sent as
+      ``Warning`` headers after a write (the strategy's WarningsOnCreate / WarningsOnUpdate);
     * ``generation_of``: the part of an object whose change bumps the generation (``spec``;
       a custom resource: everything but metadata and status, ``customresource/strategy.go``
       PrepareForUpdate).
@@ -112,6 +114,7 @@ class Strategy:
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
     generation_of: Callable[[JSON], Any] = _spec
+    warnings: Callable[[JSON, JSON | None], list[str]] | None = None
 
 
 #: the strategy of a kind that declares none (and of every kind added at run time)

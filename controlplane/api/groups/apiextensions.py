@@ -373,7 +373,22 @@ def _prepare_crd(obj: JSON) -> None:
         fins.append(CLEANUP_FINALIZER)
 
 
-CRD_STRATEGY = Strategy(tracks_generation=True, prepare_create=_prepare_crd)
+def crd_warnings(obj: JSON, old: JSON | None) -> list[str]:
+    """WarningsOnCreate / WarningsOnUpdate of a CRD: what the schema check of each version
+    says it cannot do here (e.g. CEL rules that are skipped), as :func:`controlplane.api.
+    structural.check_schema` reports them."""
+    out: list[str] = []
+    spec = _obj(obj.get("spec"))
+    for i, v in enumerate(_list(spec.get("versions"))):
+        schema = _obj(_obj(v).get("schema")).get("openAPIV3Schema")
+        if isinstance(schema, dict):
+            for w in structural.check_schema(schema, f"spec.versions[{i}].schema.openAPIV3Schema").warnings:
+                if w not in out:
+                    out.append(w)
+    return out
+
+
+CRD_STRATEGY = Strategy(tracks_generation=True, prepare_create=_prepare_crd, warnings=crd_warnings)
 
 
 def _crd_row(crd: JSON, now: float) -> tuple[list[Any], list[JSON] | None]:
