@@ -115,8 +115,19 @@ class CRDController:
                     name = (ev.object.get("metadata") or {}).get("name")
                     if name:
                         self.enqueue(name)
+                        self._requeue_group(cache, ev.object, name)
             finally:
                 cache.unwatch(w)
+
+    def _requeue_group(self, cache: Any, crd: dict[str, Any], name: str) -> None:
+        """Names freed or taken by one CRD change what the others of its group may accept:
+        each of them is looked at again (naming_controller.go requeues the group's CRDs)."""
+        group = (crd.get("spec") or {}).get("group")
+        for o in cache.list()[0]:
+            other = (o.get("metadata") or {}).get("name")
+            if other and other != name and (o.get("spec") or {}).get("group") == group \
+                    and not accepted_names_ok(o):
+                self.enqueue(other)
 
     async def _work(self) -> None:
         while True:
@@ -159,7 +170,9 @@ class CRDController:
         if names != ((crd.get("status") or {}).get("acceptedNames") or {}) or not self._same(crd, accepted, est):
             await self._write_status(name, lambda c: self._set_names(c, names, accepted, est))
             return False  # the status write comes back as an event
-        if accepted["status"] != "True":
+        if accepted["status"] != "True" and not ax.established(crd):
+            # never established: not served. An established CRD whose new names conflict
+            # keeps being served under its accepted names, as the apiextensions-apiserver does
             self._unserve(name)
             return False
         storage = ax.storage_version(crd)

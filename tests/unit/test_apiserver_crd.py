@@ -154,6 +154,12 @@ async def test_crd_defaults_and_conditions(api, registry_restored):
     est = next(x for x in c["status"]["conditions"] if x["type"] == "Established")
     assert est["status"] == "False"
     assert (await api.get(f"/apis/{g}/v1/gadgets")).status == 404
+    # the first CRD gone, the second's names are free: accepted, established, served
+    first = f"widgets.{g}"
+    assert (await api.delete(f"{CRDS}/{first}")).status == 200
+    await wait_gone(api, f"{CRDS}/{first}")
+    await wait_crd(api, other["metadata"]["name"], "Established")
+    assert (await api.get(f"/apis/{g}/v1/gadgets")).status == 200
     r = await api.get(CRDS, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     t = await r.json()
     assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Created At"]
