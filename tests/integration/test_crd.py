@@ -144,6 +144,9 @@ def test_crd_lifecycle_with_kubectl(cluster):
     r = kubectl(cluster, "get", "widgets")
     assert r.returncode == 0, r.stderr
     assert r.stderr.strip() == "No resources found in default namespace."
+    r = kubectl(cluster, "apply", "-f", str(f))
+    assert r.returncode == 0 and r.stdout.strip() == (
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com unchanged"), r.stdout + r.stderr
     r = kubectl(cluster, "get", "crd")
     assert r.returncode == 0, r.stderr
     head, row = r.stdout.strip().split("\n")
@@ -171,6 +174,12 @@ def test_crd_lifecycle_with_kubectl(cluster):
     r = kubectl(cluster, "get", "all")
     assert r.returncode == 0 and "widget.example.com/good" in r.stdout, r.stdout + r.stderr
 
+    r = kubectl(cluster, "describe", "widget", "good")
+    assert r.returncode == 0, r.stderr
+    assert "Name:         good" in r.stdout and "Kind:         Widget" in r.stdout, r.stdout
+    r = kubectl(cluster, "apply", "--server-side", "-f", "-",
+                stdin="apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ssa\nspec:\n  size: 9\n")
+    assert r.returncode == 0 and r.stdout.strip() == "widget.example.com/ssa serverside-applied", r.stderr
     r = kubectl(cluster, "explain", "widget.spec")
     assert r.returncode == 0, r.stderr
     assert "The widget's desired state." in r.stdout and "How big the widget is." in r.stdout, r.stdout
