@@ -433,3 +433,20 @@ async def test_aggregated_discovery_etag(api, registry_restored):
     res = grp["versions"][0]["resources"][0]
     assert (res["resource"], res["categories"], [s["subresource"] for s in res["subresources"]]) == (
         "widgets", ["all"], ["status", "scale"])
+
+
+async def test_cluster_scoped_custom_resource(api, registry_restored):
+    g = new_group()
+    await established(api, crd_body(g, scope="Cluster"))
+    path = f"/apis/{g}/v1/widgets"
+    r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "c1"},
+                                   "spec": {"size": 2}})
+    assert r.status == 201, await r.text()
+    obj = await r.json()
+    assert "namespace" not in obj["metadata"]
+    assert (await api.get(f"{path}/c1")).status == 200
+    assert (await api.get(f"/apis/{g}/v1/namespaces/default/widgets")).status == 404
+    # ObjectMeta rules hold for custom resources too
+    r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "Bad_Name"}})
+    assert r.status == 422
+    assert (await r.json())["details"]["causes"][0]["field"] == "metadata.name"
