@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from controlplane.api import structural as st
 
@@ -316,7 +318,7 @@ def test_cel_rules_found_and_compiled() -> None:
 
 
 def test_cel_unsupported_rule_is_a_warning_and_skipped() -> None:
-    s = obj_schema(q={"type": "string", "x-kubernetes-validations": [{"rule": "quantity(self).isGreaterThan(1)"}]})
+    s = obj_schema(q={"type": "string", "x-kubernetes-validations": [{"rule": "self.reverse() == self"}]})
     res = st.check_schema(s, "spec.versions[0].schema.openAPIV3Schema")
     assert list(res) == []
     assert len(res.warnings) == 1 and "not supported" in res.warnings[0]
@@ -891,3 +893,62 @@ def test_cel_blocked_by_prior_errors() -> None:
     res = st.validate_custom_resource(CEL_SCHEMA, {"spec": {"replicas": 0, "min": 1}}, prior=prior)
     assert msgs(res) == ["Invalid value: null: some validation rules were not checked because the object was "
                          "invalid; correct the existing errors to complete validation"]
+
+
+CEL_LIBRARY_CASES = [
+    ("quantity-gt", "quantity(self).isGreaterThan(quantity('1Gi'))", "2Gi", True),
+    ("quantity-gt-false", "quantity(self).isGreaterThan(quantity('1Gi'))", "512Mi", False),
+    ("quantity-compare", "quantity(self).compareTo(quantity('1000m')) == 0", "1", True),
+    ("quantity-add", "quantity(self).add(quantity('500m')) == quantity('1.5')", "1", True),
+    ("quantity-as-integer", "quantity(self).asInteger() == 2048", "2Ki", True),
+    ("is-quantity", "isQuantity(self)", "bogus", False),
+    ("url-scheme", "url(self).getScheme() == 'https'", "https://example.com:8443/a?b=c", True),
+    ("url-hostname-port", "url(self).getHostname() == 'example.com' && url(self).getPort() == '8443'",
+     "https://example.com:8443/a", True),
+    ("url-query", "url(self).getQuery()['b'] == ['c']", "https://example.com/a?b=c", True),
+    ("is-url", "isURL(self)", "not a url", False),
+    ("ip-family", "ip(self).family() == 6", "::1", True),
+    ("ip-loopback", "ip(self).isLoopback()", "127.0.0.1", True),
+    ("is-ip", "isIP(self)", "300.1.1.1", False),
+    ("cidr-contains", "cidr(self).containsIP('10.0.0.5')", "10.0.0.0/24", True),
+    ("cidr-prefix", "cidr(self).prefixLength() == 24", "10.0.0.0/24", True),
+    ("cidr-contains-cidr", "cidr(self).containsCIDR('10.0.0.0/25')", "10.0.0.0/24", True),
+    ("lists-sum", "[1, 2, 3].sum() == 6 && [3, 1].min() == 1 && [3, 1].max() == 3", "x", True),
+    ("regex-find", "self.find('[0-9]+') == '42'", "ab42cd", True),
+    ("strings-replace", "self.replace('-', '_') == 'a_b'", "a-b", True),
+]
+
+
+@pytest.mark.parametrize("rule,value,ok", [c[1:] for c in CEL_LIBRARY_CASES], ids=[c[0] for c in CEL_LIBRARY_CASES])
+def test_cel_kubernetes_libraries(rule: str, value: str, ok: bool) -> None:
+    s = obj_schema(v={"type": "string", "x-kubernetes-validations": [{"rule": rule, "message": "no"}]})
+    assert st.check_schema(s).warnings == []
+    res = st.validate_cel(s, {"spec": {"v": value}})
+    assert msgs(res) == ([] if ok else [f'spec.v: Invalid value: "{value}": no'])
+
+
+# --------------------------------------------------------------------------- never a crash
+
+_json = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers(-5, 5) | hs.floats(allow_nan=False, allow_infinity=False, width=32)
+    | hs.sampled_from(["", "a", "object", "array", "string", "integer", "map", "set", "^a", "+", "date-time"]),
+    lambda c: hs.lists(c, max_size=3) | hs.dictionaries(
+        hs.sampled_from(["type", "properties", "items", "required", "enum", "default", "nullable",
+                         "additionalProperties", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
+                         "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+                         "x-kubernetes-int-or-string", "x-kubernetes-validations", "rule", "anyOf", "allOf",
+                         "minimum", "maxLength", "pattern", "format", "metadata", "a", "spec"]), c, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_json, obj=_json)
+def test_malformed_schemas_and_objects_never_raise(schema: Any, obj: Any) -> None:
+    s = schema if isinstance(schema, dict) else {"type": "object"}
+    st.check_schema(s)
+    o = copy.deepcopy(obj)
+    st.prune(s, o)
+    st.apply_defaults(s, o)
+    st.coerce_metadata(s, o)
+    st.validate_custom_resource(s, o, copy.deepcopy(obj))
+    st.openapi_for_kind(s, "g", "v1", "K")

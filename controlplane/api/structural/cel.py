@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -32,6 +31,7 @@ import celpy
 import lark
 from celpy import celtypes
 
+from controlplane.api.structural.celext import EXTENSIONS
 from controlplane.api.structural.goformat import add_cause, add_message
 from controlplane.api.validators import ErrorList
 
@@ -55,110 +55,6 @@ def escape_property(name: str) -> str | None:
         .replace("/", "__slash__")
     return out if _IDENT.match(out) else None
 
-
-# --------------------------------------------------------------------------- extension functions
-
-def _s(v: Any) -> str:
-    return str(v)
-
-
-def _lower_ascii(s: Any) -> celtypes.StringType:
-    return celtypes.StringType("".join(c.lower() if c.isascii() else c for c in _s(s)))
-
-
-def _upper_ascii(s: Any) -> celtypes.StringType:
-    return celtypes.StringType("".join(c.upper() if c.isascii() else c for c in _s(s)))
-
-
-def _trim(s: Any) -> celtypes.StringType:
-    return celtypes.StringType(_s(s).strip())
-
-
-def _split(s: Any, sep: Any, n: Any = None) -> celtypes.ListType:
-    parts = _s(s).split(_s(sep)) if n is None or int(n) < 0 else _s(s).split(_s(sep), max(int(n) - 1, 0))
-    if n is not None and int(n) == 0:
-        parts = []
-    return celtypes.ListType([celtypes.StringType(p) for p in parts])
-
-
-def _join(lst: Any, sep: Any = "") -> celtypes.StringType:
-    return celtypes.StringType(_s(sep).join(_s(x) for x in lst))
-
-
-def _replace(s: Any, old: Any, new: Any, n: Any = None) -> celtypes.StringType:
-    return celtypes.StringType(_s(s).replace(_s(old), _s(new), -1 if n is None else int(n)))
-
-
-def _index_of(target: Any, x: Any, start: Any = None) -> celtypes.IntType:
-    if isinstance(target, str):
-        return celtypes.IntType(_s(target).find(_s(x), 0 if start is None else int(start)))
-    for i, v in enumerate(target):
-        if v == x:
-            return celtypes.IntType(i)
-    return celtypes.IntType(-1)
-
-
-def _last_index_of(target: Any, x: Any) -> celtypes.IntType:
-    if isinstance(target, str):
-        return celtypes.IntType(_s(target).rfind(_s(x)))
-    idx = -1
-    for i, v in enumerate(target):
-        if v == x:
-            idx = i
-    return celtypes.IntType(idx)
-
-
-def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
-    return celtypes.StringType(_s(s)[int(start):] if end is None else _s(s)[int(start):int(end)])
-
-
-def _char_at(s: Any, i: Any) -> celtypes.StringType:
-    t = _s(s)
-    return celtypes.StringType(t[int(i)] if int(i) < len(t) else "")
-
-
-def _is_sorted(lst: Any) -> celtypes.BoolType:
-    xs = list(lst)
-    return celtypes.BoolType(all(xs[i] <= xs[i + 1] for i in range(len(xs) - 1)))
-
-
-def _sum(lst: Any) -> Any:
-    xs = list(lst)
-    if not xs:
-        return celtypes.IntType(0)
-    total = xs[0]
-    for x in xs[1:]:
-        total = total + x
-    return total
-
-
-def _min(lst: Any) -> Any:
-    return min(list(lst))
-
-
-def _max(lst: Any) -> Any:
-    return max(list(lst))
-
-
-def _find(s: Any, pattern: Any) -> celtypes.StringType:
-    m = re.search(_s(pattern), _s(s))
-    return celtypes.StringType(m.group(0) if m else "")
-
-
-def _find_all(s: Any, pattern: Any, n: Any = None) -> celtypes.ListType:
-    found = [m.group(0) for m in re.finditer(_s(pattern), _s(s))]
-    if n is not None and int(n) >= 0:
-        found = found[:int(n)]
-    return celtypes.ListType([celtypes.StringType(f) for f in found])
-
-
-#: the Kubernetes CEL extension functions implemented here (strings, lists, regex libraries)
-EXTENSIONS: dict[str, Callable[..., Any]] = {
-    "lowerAscii": _lower_ascii, "upperAscii": _upper_ascii, "trim": _trim, "split": _split, "join": _join,
-    "replace": _replace, "indexOf": _index_of, "lastIndexOf": _last_index_of, "substring": _substring,
-    "charAt": _char_at, "isSorted": _is_sorted, "sum": _sum, "min": _min, "max": _max, "find": _find,
-    "findAll": _find_all,
-}
 
 _KNOWN_FUNCTIONS = set(celpy.evaluation.base_functions) | _MACROS | set(EXTENSIONS)
 
