@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controlplane.api.registry import FieldFn
+from controlplane.api.registry import FieldFn, KindKey
 from controlplane.api.resources import REGISTRY
 from controlplane.labels import (
     DOES_NOT_EXIST,
@@ -176,19 +176,19 @@ def parse_field_selector(s: str | None) -> FieldSelector:
     return FieldSelector(tuple(reqs))
 
 
-def _extractors(kind: str) -> Mapping[str, FieldFn]:
+def _extractors(kind: KindKey) -> Mapping[str, FieldFn]:
     r = REGISTRY.of_kind(kind)
     return r.selectable_fields if r is not None else {}
 
 
-def selectable_fields(kind: str) -> tuple[str, ...]:
+def selectable_fields(kind: KindKey) -> tuple[str, ...]:
     """The field labels ``kind`` can be selected by: metadata.name, metadata.namespace and
     those its registry entry declares (``Resource.selectable_fields``; none for a kind
     added at run time or not served)."""
     return ("metadata.name", "metadata.namespace", *_extractors(kind))
 
 
-def object_fields(kind: str, obj: dict[str, Any]) -> dict[str, str]:
+def object_fields(kind: KindKey, obj: dict[str, Any]) -> dict[str, str]:
     """The selectable fields of ``obj`` as strings, per kind (GetAttrs/ToSelectableFields).
 
     All kinds: ``metadata.name``, ``metadata.namespace``; then each field its registry

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import controlplane
+from components.apiserver import semantics as sem
+from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.api import schemas as schemas_table
 
@@ -136,12 +138,19 @@ def openapi_doc(gv: str) -> dict | None:
         return None
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
+    custom = False
     fv = {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True},
           "description": "Ignore, Warn or Strict: how unknown and duplicate fields are handled."}
     for r in rs:
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         ref = f"io.k8s.controlplane.{r.group or 'core'}.{r.version}.{r.kind}"
-        schemas[ref] = {**schemas_table.kind_schema(r.kind, r.api_version), "x-kubernetes-group-version-kind": [gvk]}
+        base = schemas_table.kind_schema(r.kind, r.api_version)
+        if r.openapi_schema is not None:
+            # a custom resource: its CRD version's openAPIV3Schema as the apiextensions-apiserver
+            # publishes it (pkg/controller/openapi/builder: unfolded, metadata → ObjectMeta)
+            base = sem.openapi_for_kind(r.openapi_schema, r.group, r.version, r.kind)
+            custom = True
+        schemas[ref] = {**base, "x-kubernetes-group-version-kind": [gvk]}
         item = r.path("{namespace}" if r.namespaced else None, "{name}")
         op = lambda verb, extra=(): {  # noqa: E731
             "operationId": f"{verb}{r.kind}", "x-kubernetes-action": verb,
@@ -152,6 +161,8 @@ def openapi_doc(gv: str) -> dict | None:
                                                       "delete": op("delete")}
         paths[r.path("{namespace}" if r.namespaced else None)] = {"get": op("list"), "post": op("post")}
     schemas.update(schemas_table.component_schemas())
+    if custom:  # the ObjectMeta custom resource schemas refer to, under its Kubernetes name
+        schemas[sem.OBJECT_META_SCHEMA] = schemas["io.k8s.controlplane.ObjectMeta"]
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": controlplane.KUBE_VERSION},
             "paths": paths, "components": {"schemas": schemas}}
 
@@ -235,6 +246,13 @@ def _discovery_resource(r: R.Resource) -> dict[str, Any]:
     if subs:
         e["subresources"] = subs
     return e
+
+
+@per_registry_generation
+def aggregated_etag(core: bool) -> str:
+    """The ETag of :func:`aggregated_discovery`: the upper-case hex SHA-512 of the document,
+    quoted (``endpoints/discovery/aggregated/etag.go`` calculateETag / ServeHTTPWithETag)."""
+    return '"' + hashlib.sha512(codec.dumps(aggregated_discovery(core))).hexdigest().upper() + '"'
 
 
 @per_registry_generation

@@ -368,11 +368,16 @@ def _item_seg(key: str, value: Any) -> str:
 #: a list's server-side-apply keys and their defaults
 ListKey = tuple[tuple[str, ...], dict]
 _LIST_KEYS: dict[tuple[str, str], ListKey | None] = {}
+_LIST_KEYS_GENERATION = 0
 
 
 def _apply_keys(kind: str, dotted: str) -> ListKey | None:
     """:func:`controlplane.api.listfields.map_keys` (and the keys' defaults), memoised
     (paths of served kinds: bounded); None for an atomic list."""
+    global _LIST_KEYS_GENERATION
+    if _LIST_KEYS_GENERATION != listfields.generation:  # a custom resource's list types changed
+        _LIST_KEYS.clear()
+        _LIST_KEYS_GENERATION = listfields.generation
     try:
         return _LIST_KEYS[(kind, dotted)]
     except KeyError:

@@ -65,11 +65,17 @@ def json_response(obj: Any, code: int = 200, content_type: str = "application/js
 def with_type(resource: Any, obj: dict) -> dict:
     """``obj`` with ``apiVersion`` and ``kind`` (defaulted from ``resource``) as its first keys.
 
-    Never modifies ``obj`` (it may be the watch cache's copy); returns it as is when already so."""
+    Never modifies ``obj`` (it may be the watch cache's copy); returns it as is when already so.
+    A custom resource (``extra["crd"]``) is served in the version of the path: with
+    ``conversion.strategy: None`` only ``apiVersion`` changes (``pkg/apiserver/conversion/nop_converter.go``).
+    """
+    convert = bool(resource.extra.get("crd")) if hasattr(resource, "extra") else False
     it = iter(obj)
-    if next(it, None) == "apiVersion" and next(it, None) == "kind":
+    if next(it, None) == "apiVersion" and next(it, None) == "kind" and (
+            not convert or obj.get("apiVersion") == resource.api_version):
         return obj
-    out = {"apiVersion": obj.get("apiVersion") or resource.api_version, "kind": obj.get("kind") or resource.kind}
+    av = resource.api_version if convert else obj.get("apiVersion") or resource.api_version
+    out = {"apiVersion": av, "kind": obj.get("kind") or resource.kind}
     for k, v in obj.items():
         if k != "apiVersion" and k != "kind":
             out[k] = v
@@ -333,7 +339,7 @@ def list_predicate(resource: Any, query: Any, namespace: str | None) -> Callable
         fs = sem.parse_field_selector(query.get("fieldSelector", ""))
     except ValueError as e:
         raise st.bad_request(str(e)) from None
-    kind = resource.kind
+    kind = resource.facts_key
     fsel = query.get("fieldSelector", "")
 
     def matches(obj: dict) -> bool:
@@ -356,7 +362,7 @@ def object_response(request: web.Request, resource: Any, obj: dict, code: int = 
     when the Accept header asks for one (``handlers/responsewriters`` + ``negotiation``)."""
     obj = with_type(resource, obj)
     if wants_table(request):
-        return json_response(sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""),
+        return json_response(sem.table(resource.facts_key, [obj], obj["metadata"].get("resourceVersion", ""),
                                        include_object=include_object(request)), code, TABLE_CT)
     return json_response(obj, code)
 

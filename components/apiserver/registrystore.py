@@ -40,6 +40,7 @@ from components.apiserver.tracing import Tracer
 from controlplane import apitime
 from controlplane.api import codec
 from controlplane.api import resources as R
+from controlplane.api.groups import apiextensions
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, Expired, KeyExists, KeyNotFound, TooLargeResourceVersion
 from controlplane.storage.store import Store, collection_prefix, object_key
@@ -138,11 +139,11 @@ class RegistryStore:
     @staticmethod
     def validate(resource: Any, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
         """The kind's validation (``strategy.Validate`` / ``ValidateUpdate``); 422 Invalid."""
-        causes = sem.validate(resource.kind, obj, old)
+        causes = sem.validate(resource.facts_key, obj, old)
         if causes:
             name = (obj.get("metadata") or {}).get("name", "")
             raise st.invalid_fields(resource.kind, resource.group, name, st.error_list(causes),
-                                    sem.invalid_message(resource.kind, name, causes))
+                                    sem.invalid_message(resource.facts_key, name, causes))
 
     def allocate(self, resource: Any, obj: dict[str, Any], old: dict[str, Any] | None, dry: bool) -> None:
         """Services: ClusterIP / NodePort allocation (:mod:`components.apiserver.servicealloc`); 422."""
@@ -154,6 +155,22 @@ class RegistryStore:
             name = (obj.get("metadata") or {}).get("name", "")
             raise st.invalid_fields("Service", "", name, st.error_list(e.causes),
                                     sem.invalid_message("Service", name, e.causes)) from None
+
+    def check_crd_terminating(self, resource: Any, verb: str) -> None:
+        """A custom resource whose CRD is being deleted takes no new objects: 405
+        MethodNotAllowed ``create not allowed while custom resource definition is terminating``
+        (``customresource_handler.go`` ServeHTTP)."""
+        crd_name = resource.extra.get("crd") if hasattr(resource, "extra") else None
+        if not crd_name:
+            return
+        cache = self.caches.get(cache_name(apiextensions.CUSTOMRESOURCEDEFINITIONS))
+        crd = cache.get(object_key(apiextensions.CUSTOMRESOURCEDEFINITIONS, None, crd_name)) if cache else None
+        term = apiextensions.condition(crd, "Terminating") if crd is not None else None
+        if crd is not None and ((crd.get("metadata") or {}).get("deletionTimestamp")
+                                or (term is not None and term.get("status") == "True")):
+            raise st.APIError(405, "MethodNotAllowed",
+                              f"{verb} not allowed while custom resource definition is terminating",
+                              {"group": resource.group, "kind": resource.plural})
 
     @staticmethod
     def request_namespace(resource: Any, namespace: str | None, obj: dict[str, Any]) -> str | None:
@@ -186,34 +203,35 @@ class RegistryStore:
         collides is retried with a new suffix, :data:`MAX_NAME_GENERATION_ATTEMPTS` times),
         trace step "stored" and the ``object.created`` log event."""
         md = obj.setdefault("metadata", {})
+        self.check_crd_terminating(resource, "create")
         namespace = self.request_namespace(resource, namespace, obj)
         generated = not md.get("name") and bool(md.get("generateName"))
-        strategy.prepare_for_create(resource.kind, obj, namespace, resource.namespaced)
+        strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced)
         name = obj["metadata"].get("name", "")
         self.tracer.on_create_received(resource, obj, opts.user_agent, opts.verb)
-        sem.apply_defaults(resource.kind, obj)
+        sem.apply_defaults(resource.facts_key, obj)
         now = apitime.now()
         if opts.apply_config is not None:
             obj["metadata"]["managedFields"] = [{
                 "manager": opts.manager, "operation": "Apply", "apiVersion": opts.api_version or resource.api_version,
                 "time": now,
                 "fieldsType": "FieldsV1",
-                "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.kind, opts.apply_config))}]
+                "fieldsV1": fieldmanager.encode(fieldmanager.field_set(resource.lists_key, opts.apply_config))}]
         else:
             # the creator owns every field it set (operation Update; handlers/create.go runs the
             # field manager on every create): managedFields in the body are not kept
-            fieldmanager.record_create(resource.kind, obj, opts.manager, opts.api_version or resource.api_version, now,
-                                       strategy.resets_status(resource.kind))
+            fieldmanager.record_create(resource.lists_key, obj, opts.manager, opts.api_version or resource.api_version, now,
+                                       strategy.resets_status(resource.facts_key))
         attrs = adm.Attributes(adm.CREATE, resource, namespace, name, obj, dry_run=opts.dry_run)
         await self.admission.admit(attrs)
-        prepare = strategy.kind_strategy(resource.kind).prepare_create
+        prepare = strategy.kind_strategy(resource.facts_key).prepare_create
         if prepare is not None:
             # kube-apiserver runs PrepareForCreate (rest.BeforeCreate) after mutating admission:
             # the status it derives (a pod's qosClass) sees what admission added (LimitRanger)
             prepare(obj)
             # what it cleared and defaulting sets (a PVC's status.phase Pending) is back as the
             # stored object is read: kube-apiserver's storage codec decodes with defaulting
-            sem.apply_defaults(resource.kind, obj)
+            sem.apply_defaults(resource.facts_key, obj)
         self.validate(resource, obj)
         await self.admission.validate(attrs)
         self.allocate(resource, obj, None, opts.dry_run)
@@ -316,9 +334,9 @@ class RegistryStore:
                     nmd["managedFields"] = cur_mf
                 else:
                     nmd.pop("managedFields", None)
-            strategy.prepare_for_update(resource.kind, new, cur, sub)
+            strategy.prepare_for_update(resource.facts_key, new, cur, sub)
             new["metadata"].pop("resourceVersion", None)
-            sem.apply_defaults(resource.kind, new)
+            sem.apply_defaults(resource.facts_key, new)
             attrs = adm.Attributes(adm.UPDATE, resource, namespace, name, new, cur, sub, dry_run)
             await self.admission.admit(attrs)
             self.validate(resource, new, cur)
@@ -328,10 +346,10 @@ class RegistryStore:
             if manager is not None:
                 if new["metadata"].get("managedFields") == []:
                     del new["metadata"]["managedFields"]
-                fieldmanager.record_update(resource.kind, cur, new, manager, api_version or resource.api_version,
+                fieldmanager.record_update(resource.lists_key, cur, new, manager, api_version or resource.api_version,
                                            apitime.now(), sub,
-                                           strategy.resets_status(resource.kind))
-            if strategy.should_delete_during_update(resource.kind, new, cur):
+                                           strategy.resets_status(resource.facts_key))
+            if strategy.should_delete_during_update(resource.facts_key, new, cur):
                 deleting["rv"] = cur["metadata"].get("resourceVersion")
                 deleting["obj"] = new
                 raise _DeleteInstead()
@@ -383,7 +401,7 @@ class RegistryStore:
                 # the path's namespace wins over the configuration's, as it always has here
                 # (Kubernetes' patch.go checkName would answer 400 for a different one)
                 obj["metadata"]["namespace"] = namespace
-            decoder.decode(resource.kind, obj)  # an apply's configuration, checked: drops nothing else
+            decoder.decode(resource.facts_key, obj)  # an apply's configuration, checked: drops nothing else
             created = await self.create(resource, namespace, obj, CreateOptions(
                 manager, apply_config=config, user_agent=user_agent, verb="PATCH", dry_run=dry_run,
                 api_version=api_version))
@@ -391,7 +409,7 @@ class RegistryStore:
 
         def make_new(cur: dict[str, Any]) -> dict[str, Any]:
             try:
-                new = fieldmanager.apply(resource.kind, cur, config, manager, api_version or resource.api_version,
+                new = fieldmanager.apply(resource.lists_key, cur, config, manager, api_version or resource.api_version,
                                          now, force)
             except sem.PatchError as e:
                 raise APIErrorFromPatch(str(e)) from None
@@ -434,7 +452,7 @@ class RegistryStore:
             raise st.conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
                                               f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                                               f"{md.get('resourceVersion')}")
-        reason = strategy.kind_strategy(resource.kind).delete_forbidden
+        reason = strategy.kind_strategy(resource.facts_key).delete_forbidden
         if reason is not None and reason(cur) is not None:
             raise st.forbidden(resource, name, str(reason(cur)))
         await self.admission.validate(adm.Attributes(adm.DELETE, resource, namespace, name, None, cur,
@@ -452,7 +470,7 @@ class RegistryStore:
                     return cur  # graceful deletion pending: nothing changes (finalizers neither)
                 graceful, grace = True, max(req, 0)
         else:
-            grace = strategy.grace_period(resource.kind, cur, opts.get("gracePeriodSeconds"))
+            grace = strategy.grace_period(resource.facts_key, cur, opts.get("gracePeriodSeconds"))
             graceful = grace > 0
         fins_old = list(md.get("finalizers") or [])
         fins = strategy.gc_finalizers(fins_old, opts)
@@ -589,7 +607,10 @@ class RegistryStore:
     @staticmethod
     def scale_of(resource: Any, obj: dict[str, Any]) -> dict[str, Any]:
         """The autoscaling/v1 Scale of a workload (``pkg/registry/apps/deployment/storage``
-        ScaleREST: spec.replicas, status.replicas and the selector as a string)."""
+        ScaleREST: spec.replicas, status.replicas and the selector as a string); a custom
+        resource's from its CRD's scale paths (:func:`controlplane.api.groups.apiextensions.custom_scale`)."""
+        if apiextensions.scale_paths(resource) is not None:
+            return apiextensions.custom_scale(resource, obj)
         md = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         sel = spec.get("selector") or {}
@@ -627,10 +648,19 @@ class RegistryStore:
                                         f'Scale.autoscaling "{name}" is invalid: spec.replicas: Invalid value: '
                                         f'{rep}: must be greater than or equal to 0')
             new = codec.clone(cur)
+            paths = apiextensions.scale_paths(resource)
+            if paths is not None:
+                if apiextensions.get_path(new, paths["specReplicasPath"]) != rep:
+                    apiextensions.set_path(new, paths["specReplicasPath"], rep)
+                    new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
+                    self.validate(resource, new, cur)  # the custom resource's schema holds (ScaleREST Update)
+                    fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
+                                               apitime.now(), "scale")
+                return new
             if new.get("spec", {}).get("replicas") != rep:
                 new.setdefault("spec", {})["replicas"] = rep
                 new["metadata"]["generation"] = int(new["metadata"].get("generation") or 0) + 1
-                fieldmanager.record_update(resource.kind, cur, new, manager, resource.api_version,
+                fieldmanager.record_update(resource.lists_key, cur, new, manager, resource.api_version,
                                            apitime.now(), "scale")
             return new
         try:

@@ -178,7 +178,7 @@ class RestHandlers:
         structured-merge-diff type converter words it (``fieldmanager/internal/structuredmerge.go``)."""
         where = f"{info.namespace or ''}/{info.name}; {resource.group}/{resource.version}, Kind={resource.kind}"
         try:
-            unknown = decoder.decode(resource.kind, config, prune=False, readonly=True,
+            unknown = decoder.decode(resource.facts_key, config, prune=False, readonly=True,
                                      api_version=_version_of(resource))
         except decoder.DecodeError as e:
             raise st.bad_request(f"failed to create typed patch object ({where}): .{e.path}: "
@@ -207,11 +207,11 @@ class RestHandlers:
         res = await self.store.list(_stored(resource), info.namespace, matches, rv, rv_n, match, limit, cont)
         meta = {"resourceVersion": str(res.revision), **res.meta}
         if neg.wants_table(request):
-            t = sem.table(resource.kind, [neg.with_type(resource, o) for o in res.items], str(res.revision),
+            t = sem.table(resource.facts_key, [neg.with_type(resource, o) for o in res.items], str(res.revision),
                           include_object=neg.include_object(request))
             t.setdefault("metadata", {}).update(meta)
             return neg.json_response(t, content_type=neg.TABLE_CT)
-        return neg.json_response({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
+        return neg.json_response({"kind": _list_kind(resource), "apiVersion": resource.api_version,
                                   "metadata": meta,
                                   "items": [neg.with_type(resource, _served(resource, o)) for o in res.items]})
 
@@ -224,11 +224,11 @@ class RestHandlers:
                 await neg.read_body(request), neg.body_content_type(request), R.get("bindings")))
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
-        neg.decode_typed(request, resource.kind, obj, _version_of(resource))
+        neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
             dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
-        for w in strategy.warnings_on_create(resource.kind, created):
+        for w in strategy.warnings(resource.facts_key, created, None):
             neg.add_warning(request, w)
         return _respond(request, resource, created, 201)
 
@@ -238,7 +238,7 @@ class RestHandlers:
         resource = info.resource
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
-        neg.decode_typed(request, resource.kind, obj)
+        neg.decode_typed(request, resource.facts_key, obj)
         user = reviews.request_user(request.headers, request.headers.getall)
         return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user), 201)
 
@@ -264,7 +264,7 @@ class RestHandlers:
                 neg.dry_run(request)))
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
-        neg.decode_typed(request, resource.kind, obj, _version_of(resource))
+        neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         obj = _to_storage(resource, obj)
         md = obj.get("metadata") or {}
         if md.get("name") != info.name:
@@ -279,6 +279,8 @@ class RestHandlers:
                                           precondition_uid=md.get("uid") or None,
                                           manager=neg.field_manager(request), dry_run=neg.dry_run(request),
                                           api_version=_version_of(resource) or "")
+        for w in strategy.warnings(resource.facts_key, updated, updated):
+            neg.add_warning(request, w)
         return _respond(request, resource, updated)
 
     async def patch(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -290,6 +292,13 @@ class RestHandlers:
         ct = request.content_type.lower()
         if ct not in neg.PATCH_TYPES:
             raise st.unsupported_media_type(ct)
+        if ct == "application/strategic-merge-patch+json" and resource.extra.get("crd") \
+                and info.subresource != "scale":
+            # custom resources have no Go struct to read patch strategies from (handlers/patch.go
+            # with the CR handler's patch types: negotiation.NewUnsupportedMediaTypeError)
+            raise st.APIError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                              "accepted media types include: application/json-patch+json, "
+                              "application/merge-patch+json, application/apply-patch+yaml")
         raw = await neg.read_body(request)
         if not raw.strip():
             raise st.bad_request("the body of the request was in an unknown format - empty body")
@@ -301,7 +310,7 @@ class RestHandlers:
             prefix = {"application/apply-patch+yaml": "error decoding YAML: ",
                       "application/merge-patch+json": "error decoding patch: "}.get(ct, "")
             raise st.bad_request(prefix + e.message) from None
-        kind = "Scale" if info.subresource == "scale" else resource.kind
+        kind = "Scale" if info.subresource == "scale" else resource.facts_key
         if ct == "application/json-patch+json" and isinstance(patch, list) and len(patch) > neg.MAX_JSON_PATCH_OPS:
             raise st.too_large(f"The allowed maximum operations in a JSON patch is {neg.MAX_JSON_PATCH_OPS}, "
                                f"got {len(patch)}")
@@ -349,6 +358,8 @@ class RestHandlers:
                                               subresource=info.subresource or "", precondition_rv=precondition,
                                               manager=neg.field_manager(request), dry_run=neg.dry_run(request),
                                               api_version=_version_of(resource) or "")
+            for w in strategy.warnings(resource.facts_key, updated, updated):
+                neg.add_warning(request, w)
             return _respond(request, resource, updated)
         except APIErrorFromPatch as e:
             if e.generic:
@@ -383,7 +394,7 @@ class RestHandlers:
                                  f"({info.name})")
 
         def check_patched(new: dict[str, Any]) -> None:
-            self._decode_patched(request, resource.kind, new, "application/apply-patch+yaml", config)
+            self._decode_patched(request, resource.facts_key, new, "application/apply-patch+yaml", config)
         # a served version converted from its storage version: the configuration is applied
         # in the storage version's form (its fields converted, as the apply of a v1 object
         # is converted to the internal version in Kubernetes)
@@ -392,9 +403,8 @@ class RestHandlers:
                                               user_agent=request.headers.get("User-Agent", ""),
                                               dry_run=neg.dry_run(request), check_patched=check_patched,
                                               api_version=_version_of(resource) or "")
-        if created:
-            for w in strategy.warnings_on_create(resource.kind, obj):
-                neg.add_warning(request, w)
+        for w in strategy.warnings(resource.facts_key, obj, None if created else obj):
+            neg.add_warning(request, w)
         return _respond(request, resource, obj, 201 if created else 200)
 
     # ---------------------------------------------------------------- delete
@@ -454,7 +464,7 @@ class RestHandlers:
         opts = await self._read_delete_options(request)
         matches = neg.list_predicate(info.resource, request.query, info.namespace)
         out, rev = await self.store.delete_collection(_stored(info.resource), info.namespace, matches, opts)
-        return neg.json_response({"kind": f"{info.resource.kind}List", "apiVersion": info.resource.api_version,
+        return neg.json_response({"kind": _list_kind(info.resource), "apiVersion": info.resource.api_version,
                                   "metadata": {"resourceVersion": str(rev)},
                                   "items": [neg.with_type(info.resource, _served(info.resource, o)) for o in out]})
 
@@ -583,6 +593,11 @@ def _respond(request: web.Request, resource: Any, stored: dict[str, Any], code: 
     if resource.converted and not neg.wants_table(request):
         return neg.object_response(request, resource, _served(resource, stored), code)
     return neg.object_response(request, _stored(resource) if resource.converted else resource, stored, code)
+
+
+def _list_kind(resource: Any) -> str:
+    """The kind of a list: ``<Kind>List``, or a CRD's ``names.listKind``."""
+    return str(resource.extra.get("list_kind") or f"{resource.kind}List")
 
 
 def _name_sel(request: web.Request, info: RequestInfo) -> str:

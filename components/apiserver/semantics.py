@@ -12,11 +12,22 @@ Kubernetes sources); the apiserver's handlers import them from here only:
 * ``parse_label_selector(s)``, ``parse_field_selector(s)``, ``object_fields(kind, obj)``
 * ``decoder``: decoding bodies into the kinds' Go types (``decoder.decode``, ``DecodeError``,
   ``check_depth``, ``depth``, ``go_format``, ``json_kind``)
+
+* ``openapi_for_kind(schema, group, version, kind)``: a CRD version's schema as OpenAPI v3
+  publishes it, referring to :data:`OBJECT_META_SCHEMA`
+
+``kind`` is a kind name, or a registry entry: the apiserver passes ``Resource.facts_key``,
+which is the entry itself for a custom resource (kinds may repeat across CRD groups).
 """
 
 from controlplane.api import decoder  # noqa: F401
 from controlplane.api.defaults import apply_defaults  # noqa: F401
 from controlplane.api.patch import PatchError, json_merge_patch, json_patch, strategic_merge_patch  # noqa: F401
+from controlplane.api.structural import openapi_for_kind  # noqa: F401
+from controlplane.api.structural.openapi import OBJECT_META_REF
 from controlplane.api.tables import table  # noqa: F401
 from controlplane.api.validation import go_repr, invalid_message, validate  # noqa: F401
 from controlplane.selectors import object_fields, parse_field_selector, parse_label_selector  # noqa: F401
+
+#: the components.schemas name of ObjectMeta that custom resource schemas refer to
+OBJECT_META_SCHEMA = OBJECT_META_REF.rsplit("/", 1)[-1]

@@ -6,7 +6,9 @@ stopped as resources are added to and removed from ``controlplane.api.resources.
 the :class:`~components.apiserver.registrystore.RegistryStore` (storage semantics), the
 HTTP handlers :class:`~components.apiserver.rest.RestHandlers` and
 :class:`~components.apiserver.watch.WatchServer` (given the collaborators they use, never
-the server), the discovery/OpenAPI documents and the trace endpoints. The middleware parses
+the server), the discovery/OpenAPI documents, the trace endpoints and the
+:class:`~components.apiserver.crd.CRDController` (CustomResourceDefinitions → served
+custom resources). The middleware parses
 each request's :class:`~components.apiserver.routing.RequestInfo` once; every error is a Status.
 Compaction follows ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/compact.go``: every
 ``compaction_interval`` seconds compact to the revision seen at the previous tick.
@@ -24,6 +26,7 @@ from aiohttp import web
 from components.apiserver import admission, apfobjects, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.cache import WatchCache, cache_name
+from components.apiserver.crd import CRDController
 from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
@@ -93,6 +96,8 @@ class APIServer:
                                             self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
+        #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
+        self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -120,6 +125,7 @@ class APIServer:
                 pass
         await self._ensure_apf_objects()
         await self.ensure_system_priority_classes()
+        self.crds.start()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
@@ -208,8 +214,20 @@ class APIServer:
             if prev is not None:
                 await asyncio.gather(prev, return_exceptions=True)
             if type_ == "DELETED":
+                cache = self.caches.get(name)
+                if cache is not None and cache.resource is not resource:
+                    return  # another version of a custom resource owns the shared cache
                 await self._stop_cache(resource)
+                for other in R.REGISTRY:  # a CRD's other served versions share its cache
+                    if cache_name(other) == name:
+                        await self._start_cache(other)
+                        break
                 return
+            cache = self.caches.get(name)
+            if cache is not None and cache.resource is not resource and resource.extra.get("crd") \
+                    and R.REGISTRY.lookup(cache.resource.group, cache.resource.version,
+                                          cache.resource.plural) is cache.resource:
+                return  # another served version of the same CRD: its cache serves this one too
             await self._stop_cache(resource)  # ADDED replaces an entry at the same path
             await self._start_cache(resource)
         task = asyncio.get_running_loop().create_task(run(), name=f"registry-{type_}-{name}")
@@ -262,6 +280,7 @@ class APIServer:
               endpoint=f"{host}:{port}")
 
     async def stop(self) -> None:
+        await self.crds.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -307,8 +326,14 @@ class APIServer:
         def disco(make, core: bool):
             async def handler(request: web.Request) -> web.Response:
                 if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                    # ETag + 304 to If-None-Match, as the aggregated discovery handler
+                    # (endpoints/discovery/aggregated/etag.go ServeHTTPWithETag)
+                    etag = discovery.aggregated_etag(core)
+                    headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
+                    if request.headers.get("If-None-Match") == etag:
+                        return web.Response(status=304, headers=headers)
                     resp = json_response(discovery.aggregated_discovery(core), content_type=discovery.AGGREGATED_CT)
-                    resp.headers["Vary"] = "Accept"
+                    resp.headers.update(headers)
                     return resp
                 return json_response(make())
             return handler

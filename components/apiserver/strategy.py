@@ -25,7 +25,7 @@ import uuid
 
 from controlplane import apitime
 from controlplane.api import resources
-from controlplane.api.registry import DEFAULT_STRATEGY, Resource, Strategy
+from controlplane.api.registry import DEFAULT_STRATEGY, KindKey, Resource, Strategy
 
 #: metadata fields a client may not change on update (copied from the stored object).
 #: ``uid`` is only filled in when the request leaves it empty; a different uid is
@@ -35,24 +35,24 @@ _IMMUTABLE_META = ("creationTimestamp", "deletionTimestamp", "deletionGracePerio
                    "generation", "selfLink")
 
 
-def _entry(kind: str) -> Resource | None:
+def _entry(kind: KindKey) -> Resource | None:
     return resources.REGISTRY.of_kind(kind)
 
 
-def kind_strategy(kind: str) -> Strategy:
+def kind_strategy(kind: KindKey) -> Strategy:
     """The strategy of ``kind`` from the registry (the generic one for a kind without)."""
     r = _entry(kind)
     return r.strategy if r is not None else DEFAULT_STRATEGY
 
 
-def resets_status(kind: str) -> bool:
+def resets_status(kind: KindKey) -> bool:
     """Whether ``kind``'s status is written only through ``/status`` (its resource serves
     a ``status`` subresource): main-resource writes keep the stored status."""
     r = _entry(kind)
     return r is not None and r.status_subresource
 
 
-def tracks_generation(kind: str) -> bool:
+def tracks_generation(kind: KindKey) -> bool:
     """Whether ``kind``'s strategy keeps ``metadata.generation`` (apps workloads and RCs in
     v1.32; pods only from v1.33, PodObservedGenerationTracking)."""
     return kind_strategy(kind).tracks_generation
@@ -64,7 +64,7 @@ def random_suffix(n: int = 5) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: bool) -> None:
+def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespaced: bool) -> None:
     """Server-set metadata (name from generateName, namespace, uid, creationTimestamp,
     generation) and the kind's PrepareForCreate (status reset) on create (mutates ``obj``)."""
     md = obj.setdefault("metadata", {})
@@ -87,7 +87,7 @@ def prepare_for_create(kind: str, obj: dict, namespace: str | None, namespaced: 
         strat.prepare_create(obj)
 
 
-def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -> None:
+def prepare_for_update(kind: KindKey, new: dict, old: dict, subresource: str = "") -> None:
     """Keep server-owned fields of ``old`` in ``new`` (mutates ``new``).
 
     Main resource: status kept for kinds serving a status subresource (:func:`resets_status`);
@@ -139,17 +139,10 @@ def prepare_for_update(kind: str, new: dict, old: dict, subresource: str = "") -
                 new["status"] = copy.deepcopy(old["status"])
             else:
                 new.pop("status", None)
-        if tracks_generation(kind) and new.get("spec") != old.get("spec") and "generation" in omd:
+        if strat.tracks_generation and strat.generation_of(new) != strat.generation_of(old) and "generation" in omd:
             md["generation"] = int(omd.get("generation") or 0) + 1
     if strat.prepare_update is not None:
         strat.prepare_update(new, old, subresource)
-
-
-def warnings_on_create(kind: str, obj: dict) -> list[str]:
-    """The ``Warning`` header texts of creating ``obj`` (the strategy's WarningsOnCreate;
-    none for a kind without)."""
-    fn = kind_strategy(kind).warnings_on_create
-    return list(fn(obj)) if fn is not None else []
 
 
 #: finalizers the garbage collector acts on (``staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go``)
@@ -182,7 +175,7 @@ def gc_finalizers(finalizers: list[str], opts: dict) -> list[str]:
     return fins
 
 
-def grace_period(kind: str, obj: dict, requested: int | None) -> int:
+def grace_period(kind: KindKey, obj: dict, requested: int | None) -> int:
     """Grace period (s) of a DELETE of ``obj``: its kind's strategy's CheckGracefulDelete
     (pods: :func:`controlplane.api.strategies.pod_grace_period`); 0 — deleted at once — for
     kinds without graceful deletion (the generic store's default)."""
@@ -190,7 +183,14 @@ def grace_period(kind: str, obj: dict, requested: int | None) -> int:
     return 0 if fn is None else fn(obj, requested)
 
 
-def should_delete_during_update(kind: str, new: dict, old: dict) -> bool:
+def warnings(kind: KindKey, obj: dict, old: dict | None) -> list[str]:
+    """The ``Warning`` messages of a write of ``obj`` (the strategy's WarningsOnCreate /
+    WarningsOnUpdate; none for most kinds)."""
+    fn = kind_strategy(kind).warnings
+    return fn(obj, old) if fn is not None else []
+
+
+def should_delete_during_update(kind: KindKey, new: dict, old: dict) -> bool:
     """An update that leaves an object being deleted with no finalizers deletes it.
 
     Generic rule (``ShouldDeleteDuringUpdate`` in ``pkg/registry/generic/registry/store.go``):

@@ -244,7 +244,7 @@ class WatchServer:
                 "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": ev.object["metadata"],
                 "columnDefinitions": [], "rows": []}}) + b"\n"
         obj = with_type(resource, ev.object)
-        obj = sem.table(resource.kind, [obj], obj["metadata"].get("resourceVersion", ""), include_object=include)
+        obj = sem.table(resource.facts_key, [obj], obj["metadata"].get("resourceVersion", ""), include_object=include)
         return codec.dumps({"type": ev.type, "object": obj}) + b"\n"
 
     @staticmethod
@@ -259,6 +259,12 @@ def event_line(resource: Any, ev: WatchEvent) -> bytes:
     if getattr(resource, "converted", False) and ev.type != "BOOKMARK":
         return codec.dumps({"type": ev.type, "object": with_type(resource, resource.from_storage(ev.object))}) + b"\n"
     line = ev.line
-    if line is None:
-        line = ev.line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"
+    # a custom resource's served versions share one cache: a watch of another version than
+    # the stored object's gets its own encoding (apiVersion rewritten), not the shared line
+    other = bool(getattr(resource, "extra", {}).get("crd")) and (ev.object or {}).get("apiVersion") not in (
+        None, resource.api_version)
+    if line is None or other:
+        line = codec.dumps({"type": ev.type, "object": with_type(resource, ev.object)}) + b"\n"
+        if not other:
+            ev.line = line
     return line

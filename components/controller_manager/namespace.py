@@ -3,7 +3,8 @@ removes the ``kubernetes`` finalizer so the apiserver can delete it
 (``pkg/controller/namespace/deletion/namespaced_resources_deleter.go``).
 
 For a namespace with a deletionTimestamp whose ``spec.finalizers`` still holds
-``kubernetes``: list every namespaced resource of the registry in it and delete
+``kubernetes``: list every namespaced resource of the registry (and the custom resources
+discovery names) in it and delete
 each object; while anything is left (pods in their grace period), check again
 later; when empty, ``PUT /api/v1/namespaces/NAME/finalize`` without the finalizer.
 """
@@ -32,6 +33,34 @@ def deletable_resources() -> list[Resource]:
     return [r for r in REGISTRY if r.namespaced and "list" in r.verbs and "delete" in r.verbs]
 
 
+async def discovered_resources(client) -> list[Resource]:
+    """Namespaced resources the apiserver serves in groups the built-in registry does not
+    have (custom resources), at each group's preferred version, from discovery
+    (``namespaced_resources_deleter.go`` deletes what ``ServerPreferredNamespacedResources``
+    lists); [] when discovery does not answer."""
+    builtin_groups = {r.group for r in REGISTRY}
+    try:
+        groups = await client.request("GET", "/apis")
+        out: list[Resource] = []
+        for g in (groups or {}).get("groups") or [] if isinstance(groups, dict) else []:
+            gv = (g.get("preferredVersion") or {}).get("groupVersion") or ""
+            if "/" not in gv or g.get("name") in builtin_groups:
+                continue
+            group, version = gv.split("/", 1)
+            lst = await client.request("GET", f"/apis/{gv}")
+            for e in (lst or {}).get("resources") or [] if isinstance(lst, dict) else []:
+                verbs = tuple(e.get("verbs") or ())
+                if "/" in e.get("name", "/") or not e.get("namespaced") or "list" not in verbs \
+                        or "delete" not in verbs:
+                    continue
+                out.append(Resource(group, version, e["name"], e.get("singularName") or "", e.get("kind") or "",
+                                    True, verbs=verbs))
+        return out
+    except ApiError as e:
+        event(log, "namespace.discovery_failed", logging.WARNING, error=str(e)[:160])
+        return []
+
+
 class NamespaceController(Controller):
     """See the module docstring."""
 
@@ -55,7 +84,7 @@ class NamespaceController(Controller):
             return
         remaining = 0
         seen = set()
-        for res in deletable_resources():
+        for res in deletable_resources() + await discovered_resources(self.client):
             if res.etcd_dir in seen and res.group:
                 continue
             seen.add(res.etcd_dir)

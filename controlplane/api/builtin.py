@@ -20,6 +20,7 @@ from __future__ import annotations
 from controlplane.api import defaulters, printers, strategies, validators
 from controlplane.api.groups import (
     admissionregistration,
+    apiextensions,
     apps,
     authentication,
     authorization,
@@ -234,6 +235,7 @@ BUILTIN: tuple[Resource, ...] = (
              printer=printers.LEASE,
              schema=KindSchema("Lease is a lease held by one holder (leader election, node heartbeats).", {
                  "spec": ("LeaseSpec", "The holder and its timing.")})),
+    *apiextensions.ENTRIES,
 )
 #: the API group modules' entries (controlplane/api/groups), one line per group
 BUILTIN += (

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import functools
 import math
 import re
@@ -36,7 +37,8 @@ from typing import Any
 
 from controlplane.api import schemas
 from controlplane.api.quantity import ERR_FORMAT_WRONG, parse_quantity
-from controlplane.api.registry import KindSchema
+from controlplane.api.registry import KindKey, KindSchema, kind_name
+from controlplane.api.resources import REGISTRY
 
 #: Go encoding/json scanner's maxNestingDepth (also apimachinery util/json maxDepth)
 MAX_DEPTH = 10000
@@ -356,7 +358,7 @@ def _go_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = False,
+def decode(kind: KindKey, obj: dict[str, Any], prune: bool = True, readonly: bool = False,
            api_version: str | None = None) -> list[str]:
     """Check ``obj`` against ``kind``'s Go types (in place); returns the unknown fields' paths.
 
@@ -367,13 +369,27 @@ def decode(kind: str, obj: dict[str, Any], prune: bool = True, readonly: bool = 
     of ``,omitempty`` fields are removed (``readyReplicas: 0``, ``ports: []``), as the object
     Kubernetes stores and returns is Go's encoding of the decoded struct. ``api_version``: the
     version whose schema applies (a kind served at several versions; default: the kind's first
-    entry). Kinds without a schema: ``[]``.
+    entry). Kinds without a schema: ``[]``. A kind without Go types whose registry entry has a
+    ``prune`` fact (a custom resource with a structural schema): ``metadata`` decodes as
+    ObjectMeta, the rest is pruned by the schema (``apiextensions-apiserver``
+    ``pkg/apiserver/schema/pruning``; on a copy when ``prune`` is False).
     """
-    spec = kind_spec(kind, api_version)
+    spec = (kind_spec(kind_name(kind), api_version)
+            if isinstance(kind, str) or kind.schema is not None else None)
     if spec is None:
-        return []
+        r = REGISTRY.of_kind(kind)
+        if r is None or r.prune is None:
+            return []
+        ctx = _Ctx(prune, readonly)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            _walk(meta, _spec("ObjectMeta"), ("metadata",), kind_name(kind), "metadata", ctx)
+        elif meta is not None:
+            raise _type_error(meta, _spec("ObjectMeta"), ("metadata",), kind_name(kind), "metadata")
+        target = obj if prune else copy.deepcopy(obj)
+        return ctx.unknown + r.prune(target)
     ctx = _Ctx(prune, readonly)
-    _walk(obj, spec, (), kind, "", ctx)
+    _walk(obj, spec, (), kind_name(kind), "", ctx)
     return ctx.unknown
 
 

@@ -16,7 +16,7 @@ from controlplane.api.defaulters import (
     image_pull_policy,
     qos_class,
 )
-from controlplane.api.registry import JSON
+from controlplane.api.registry import JSON, KindKey
 from controlplane.api.resources import REGISTRY
 
 #: the public names (with those re-exported from the modules below)
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-def apply_defaults(kind: str, obj: JSON) -> None:
+def apply_defaults(kind: KindKey, obj: JSON) -> None:
     """Fill in the defaults of ``kind`` into ``obj`` (a wire-shaped dict), in place.
 
     Kinds without defaults (Event, ConfigMap, Lease, kinds added at run time...) are left

@@ -21,7 +21,10 @@ element omits it (structured-merge-diff ``KeyForItem`` with defaulted keys).
 Paths are dotted field names from the object root, list elements adding no segment:
 ``spec.template.spec.containers.ports``. :data:`KINDS` gives each kind's top-level Go
 types, :data:`STRUCTS` the struct fields leading to lists; :func:`for_kind` walks them into
-the per-kind table (``{path: ListField}``) the readers use.
+the per-kind table (``{path: ListField}``) the readers use. A kind added at run time (a
+custom resource version, whose list types come from its schema's ``x-kubernetes-list-type``
+/ ``x-kubernetes-list-map-keys``) is registered under its own key with :func:`register_kind`;
+:data:`generation` grows with every registration, for readers that memoise.
 """
 
 from __future__ import annotations
@@ -199,11 +202,35 @@ def _walk(fields: dict[str, ListField | str], prefix: str, out: dict[str, ListFi
             _walk(STRUCTS.get(f.elem, _EMPTY), path, out, depth + 1)
 
 
+#: list fields of kinds registered at run time, by key (:func:`register_kind`)
+_DYNAMIC: dict[str, dict[str, ListField]] = {}
+#: grows by one per :func:`register_kind` / :func:`unregister_kind`
+generation = 0
+
+
+def register_kind(key: str, fields: dict[str, ListField]) -> None:
+    """Declare the list fields (dotted path → ListField) of a kind added at run time under
+    ``key`` (a custom resource version: ``Resource.lists_key``); replaces an earlier one."""
+    global generation
+    _DYNAMIC[key] = dict(fields)
+    generation += 1
+    for_kind.cache_clear()
+
+
+def unregister_kind(key: str) -> None:
+    """Forget what :func:`register_kind` declared under ``key``."""
+    global generation
+    if _DYNAMIC.pop(key, None) is not None:
+        generation += 1
+        for_kind.cache_clear()
+
+
 @cache
 def for_kind(kind: str) -> dict[str, ListField]:
     """Every declared list field of ``kind`` by dotted path (``spec.containers.ports``)."""
     out: dict[str, ListField] = {}
     _walk({"metadata": "ObjectMeta", **KINDS.get(kind, {})}, "", out, 0)
+    out.update(_DYNAMIC.get(kind, {}))
     return out
 
 

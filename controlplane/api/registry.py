@@ -13,7 +13,12 @@ names, subresources) and, as data, what the apiserver does with its objects:
 * ``default`` — the defaulting function (``pkg/apis/<group>/v1/defaults.go``);
 * ``selectable_fields`` — the selectable fields besides ``metadata.name`` / ``metadata.namespace``,
   label → extractor (the strategy's ``GetAttrs`` / ``ToSelectableFields``);
-* :class:`Strategy` — create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``).
+* :class:`Strategy` — create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``);
+* ``openapi_schema`` — a kind's OpenAPI v3 schema as raw JSON (a CRD version's
+  ``openAPIV3Schema``), published as is instead of one built from ``schema``;
+* ``prune`` — for a kind without Go types (a custom resource): drops the fields its schema
+  does not know, in place, and returns their paths (the structural pruning of
+  ``apiextensions-apiserver/pkg/apiserver/schema/pruning``, run by the CR decoder).
 
 An entry without a fact gets the generic behaviour (NAME/AGE table, ObjectMeta
 validation only, no defaults, name/namespace fields, no generation, immediate deletion),
@@ -41,6 +46,8 @@ Validator = Callable[[JSON, JSON | None, Any], None]
 NameRule = Callable[[str], list[str]]
 #: a defaulter: fills in the defaults of an object in place
 Defaulter = Callable[[JSON], None]
+#: a pruner: drops unknown fields of an object in place, returns their dotted paths
+Pruner = Callable[[JSON], list[str]]
 #: a selectable field's extractor: the field's value of an object, as a string
 FieldFn = Callable[[JSON], str]
 #: ``(field, (type, description))`` pairs of a schema (types as in :mod:`controlplane.api.schemas`)
@@ -91,6 +98,10 @@ def _no_extra_condition(obj: JSON) -> bool:
     return True
 
 
+def _spec(obj: JSON) -> Any:
+    return obj.get("spec")
+
+
 @dataclass(frozen=True)
 class Strategy:
     """A kind's create/update/delete rules (``pkg/registry/<group>/<kind>/strategy.go``).
@@ -102,7 +113,6 @@ class Strategy:
     * ``prepare_update``: the kind's own PrepareForUpdate, ``(new, old, subresource)``, run
       after the generic rules (mutates ``new``; e.g. the CSR ``approval`` subresource keeps
       everything but ``status.conditions``); None: the generic rules only;
-    * ``warnings_on_create``: WarningsOnCreate, the ``Warning`` header texts of a create;
     * ``grace_period``: CheckGracefulDelete, ``(object, requested seconds or None) ->
       seconds``; None: deleted at once (the generic store's default);
     * ``may_delete_during_update``: the kind's extra condition for an update of an object
@@ -110,6 +120,11 @@ class Strategy:
       empty ``spec.finalizers``);
     * ``delete_forbidden``: ``(object) -> reason or None``: a reason answers the DELETE 403
       Forbidden (the system PriorityClasses, ``pkg/registry/scheduling/priorityclass/storage``).
+    * ``warnings``: ``(object, stored object on update or None) -> messages`` sent as
+      ``Warning`` headers after a write (the strategy's WarningsOnCreate / WarningsOnUpdate);
+    * ``generation_of``: the part of an object whose change bumps the generation (``spec``;
+      a custom resource: everything but metadata and status, ``customresource/strategy.go``
+      PrepareForUpdate).
 
     Whether status is reset on main-resource updates and spec on status updates follows
     from the resource serving a ``status`` subresource (:attr:`Resource.status_subresource`).
@@ -118,10 +133,11 @@ class Strategy:
     tracks_generation: bool = False
     prepare_create: Callable[[JSON], None] | None = None
     prepare_update: Callable[[JSON, JSON, str], None] | None = None
-    warnings_on_create: Callable[[JSON], list[str]] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
     delete_forbidden: Callable[[JSON], str | None] | None = None
+    generation_of: Callable[[JSON], Any] = _spec
+    warnings: Callable[[JSON, JSON | None], list[str]] | None = None
 
 
 #: the strategy of a kind that declares none (and of every kind added at run time)
@@ -183,11 +199,28 @@ class Resource:
         """Whether objects of this entry are stored at another version of the group
         (:attr:`storage_version`) and converted on the way in and out."""
         return bool(self.storage_version) and self.storage_version != self.version
+    openapi_schema: JSON | None = field(default=None, kw_only=True, compare=False, hash=False)
+    prune: Pruner | None = field(default=None, kw_only=True, compare=False, hash=False)
+
+    @property
+    def lists_key(self) -> str:
+        """The key its list fields are declared under in :mod:`controlplane.api.listfields`:
+        the kind, or for a custom resource version ``extra["lists_key"]`` (registered from
+        its schema by :func:`controlplane.api.listfields.register_kind`)."""
+        return str(self.extra.get("lists_key") or self.kind)
 
     @property
     def list_fields(self) -> dict[str, listfields.ListField]:
         """Every declared list field of this kind by dotted path (:func:`controlplane.api.listfields.for_kind`)."""
-        return listfields.for_kind(self.kind)
+        return listfields.for_kind(self.lists_key)
+
+    @property
+    def facts_key(self) -> str | Resource:
+        """What the kind-keyed entry points (validation, defaults, tables, selectors, the
+        decoder, the apiserver's strategy) are given for this resource: the kind for the
+        built-in entries, the entry itself for a custom resource (``extra["crd"]``), whose kind
+        may repeat in other groups."""
+        return self if self.extra.get("crd") else self.kind
 
     @property
     def status_subresource(self) -> bool:
@@ -233,6 +266,15 @@ class Resource:
             if subresource:
                 p += f"/{subresource}"
         return p
+
+
+#: what the kind-keyed entry points take: a kind, or a registry entry (:attr:`Resource.facts_key`)
+KindKey = str | Resource
+
+
+def kind_name(kind: KindKey) -> str:
+    """The kind of a :data:`KindKey`."""
+    return kind.kind if isinstance(kind, Resource) else kind
 
 
 class Registry:
@@ -288,9 +330,12 @@ class Registry:
                 return r
         raise KeyError(kind)
 
-    def of_kind(self, kind: str) -> Resource | None:
+    def of_kind(self, kind: KindKey) -> Resource | None:
         """The first registered resource of ``kind``, or None: where the kind-keyed
-        semantics (tables, validation, defaults, field selectors, strategy) find its facts."""
+        semantics (tables, validation, defaults, field selectors, strategy) find its facts.
+        Given a Resource (:attr:`Resource.facts_key` of a custom resource), that entry."""
+        if isinstance(kind, Resource):
+            return kind
         kinds = self._kinds
         if kinds is None:
             kinds = {}

@@ -48,7 +48,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import listfields
-from controlplane.api.registry import KindSchema
+from controlplane.api.registry import KindKey, KindSchema
 from controlplane.api.resources import REGISTRY
 
 Fields = dict[str, tuple[str, str]]
@@ -1348,20 +1348,21 @@ def struct_types() -> dict[str, tuple[str, Fields]]:
     return out
 
 
-def kind_fields(kind: str, api_version: str | None = None) -> KindSchema | None:
-    """The schema of ``kind``: its registry entry's (``REGISTRY.of_kind(kind).schema``, or the
-    entry at ``api_version`` when given and served: a kind served at several versions has
-    one schema per version), else one of :data:`BODY_KINDS`; None for a kind with neither
-    (e.g. one added at run time without a schema)."""
+def kind_fields(kind: KindKey, api_version: str | None = None) -> KindSchema | None:
+    """The schema of ``kind`` (a kind name or a registry entry): its registry entry's
+    (``REGISTRY.of_kind(kind).schema``, or the entry at ``api_version`` when given and served:
+    a kind served at several versions has one schema per version), else one of
+    :data:`BODY_KINDS`; None for a kind with neither (e.g. one added at run time without a
+    schema)."""
     r = REGISTRY.of_kind(kind)
-    if api_version is not None:
+    if api_version is not None and isinstance(kind, str):
         for e in REGISTRY:
             if e.kind == kind and e.api_version == api_version:
                 r = e
                 break
     if r is not None and r.schema is not None:
         return r.schema
-    return BODY_KINDS.get(kind)
+    return BODY_KINDS.get(kind) if isinstance(kind, str) else None
 
 
 def list_extensions(owner: str, field: str) -> dict[str, Any]:

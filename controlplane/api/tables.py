@@ -31,7 +31,7 @@ from controlplane.api.printers import (
     pod_status_reason,
     since,
 )
-from controlplane.api.registry import JSON, Printer
+from controlplane.api.registry import JSON, KindKey, Printer
 from controlplane.api.resources import REGISTRY
 
 #: the public names (with those re-exported from the modules below)
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-def printer(kind: str) -> Printer:
+def printer(kind: KindKey) -> Printer:
     """The printer of ``kind`` from :data:`~controlplane.api.resources.REGISTRY`
     (:data:`controlplane.api.printers.DEFAULT`, NAME and AGE, when it has none)."""
     r = REGISTRY.of_kind(kind)
@@ -54,7 +54,7 @@ def partial_object_metadata(obj: JSON) -> JSON:
             "metadata": copy.deepcopy(obj.get("metadata") or {})}
 
 
-def table_row(kind: str, obj: JSON, now: float | None = None, include_object: str = "Metadata") -> JSON:
+def table_row(kind: KindKey, obj: JSON, now: float | None = None, include_object: str = "Metadata") -> JSON:
     """One TableRow ``{cells, object[, conditions]}`` for ``obj``; see :func:`table`.
 
     A malformed object (a row function raising AttributeError, TypeError, ValueError or
@@ -77,12 +77,12 @@ def table_row(kind: str, obj: JSON, now: float | None = None, include_object: st
     return row
 
 
-def column_definitions(kind: str) -> list[JSON]:
+def column_definitions(kind: KindKey) -> list[JSON]:
     """The TableColumnDefinitions of ``kind`` (``NAME AGE`` for kinds without a printer), copied."""
     return copy.deepcopy(list(printer(kind).columns))
 
 
-def table(kind: str, objects: list[JSON], resource_version: str, now: float | None = None,
+def table(kind: KindKey, objects: list[JSON], resource_version: str, now: float | None = None,
           include_object: str = "Metadata", continue_token: str = "") -> JSON:
     """Build a ``meta.k8s.io/v1`` Table of ``objects`` (all of ``kind``).
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import validators
-from controlplane.api.registry import JSON
+from controlplane.api.registry import JSON, KindKey, kind_name
 from controlplane.api.resources import REGISTRY
 from controlplane.api.validators import (
     DNS1035_LABEL_ERR,
@@ -37,7 +37,7 @@ from controlplane.api.validators import (
 )
 
 
-def validate_object_meta(kind: str, meta: object, errs: ErrorList, old_meta: JSON | None = None) -> None:
+def validate_object_meta(kind: KindKey, meta: object, errs: ErrorList, old_meta: JSON | None = None) -> None:
     """ValidateObjectMeta of ``kind``'s ``metadata`` into ``errs``: the scope and name rule
     its registry entry declares (a kind not served counts as namespaced, RFC 1123 subdomain
     names)."""
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 
-def validate(kind: str, obj: JSON, old: JSON | None = None) -> list[JSON]:
+def validate(kind: KindKey, obj: JSON, old: JSON | None = None) -> list[JSON]:
     """Validate ``obj`` of ``kind`` (after defaulting); ``old`` is the stored object on
     update (enables immutability rules such as ValidatePodUpdate).
 
@@ -80,7 +80,7 @@ def validate(kind: str, obj: JSON, old: JSON | None = None) -> list[JSON]:
     return list(errs)
 
 
-def invalid_message(kind: str, name: str, causes: list[dict[str, Any]]) -> str:
+def invalid_message(kind: KindKey, name: str, causes: list[dict[str, Any]]) -> str:
     """The message of a 422 Invalid Status (apimachinery errors.NewInvalid).
 
     ``<Kind[.group]> "<name>" is invalid: <errors>`` where one error prints as
@@ -88,10 +88,10 @@ def invalid_message(kind: str, name: str, causes: list[dict[str, Any]]) -> str:
     ErrorList.ToAggregate does). The group suffix comes from the resource registry:
     ``Deployment.apps "web" is invalid: ...``.
     """
-    qualified = kind
+    qualified = kind_name(kind)
     r = REGISTRY.of_kind(kind)
     if r is not None and r.group:
-        qualified = f"{kind}.{r.group}"
+        qualified = f"{kind_name(kind)}.{r.group}"
     msgs: list[str] = []
     for c in causes:
         m = f"{c['field']}: {c['message']}" if c.get("field") else str(c.get("message", ""))

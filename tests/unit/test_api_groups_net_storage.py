@@ -593,12 +593,12 @@ def test_podtemplate_generation_follows_its_template():
 
 def test_webhook_kinds_warn_on_create():
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        (w,) = strategy.warnings_on_create(kind, valid(kind))
+        (w,) = strategy.warnings(kind, valid(kind), None)
         assert "webhooks are stored but not called by this apiserver" in w
     for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
-        (w,) = strategy.warnings_on_create(kind, valid(kind))
+        (w,) = strategy.warnings(kind, valid(kind), None)
         assert "not evaluated by this apiserver" in w
-    assert strategy.warnings_on_create("Ingress", valid("Ingress")) == []
+    assert strategy.warnings("Ingress", valid("Ingress"), None) == []
 
 
 # --------------------------------------------------------------------------- through the apiserver

@@ -309,6 +309,15 @@ def test_builtin_facts_of_the_kinds_that_have_them():
     assert core.selectable_fields is events.selectable_fields
 
 
+def test_apiextensions_facts():
+    crd = REGISTRY.get("customresourcedefinitions", "apiextensions.k8s.io")
+    assert crd in BUILTIN and not crd.namespaced
+    assert (crd.short_names, crd.subresources, crd.categories) == (("crd", "crds"), ("status",), ("api-extensions",))
+    assert crd.strategy.tracks_generation and crd.strategy.prepare_create is not None
+    assert crd.validate is not None and crd.default is not None and crd.printer is not None
+    assert [c["name"] for c in crd.printer.columns] == ["Name", "Created At"]
+
+
 def test_builtin_create_strategies():
     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}],
                                                "schedulingGates": [{"name": "g"}]}, "status": {"phase": "Running"}}

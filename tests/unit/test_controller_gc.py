@@ -162,3 +162,30 @@ async def test_graph_queries_follow_owner_reference_changes():
     assert await drain(gc.queue) == [f"|pods|default|p|{client.all(PODS)[0]['metadata']['uid']}"]
     await client.delete(PODS, "q", "default")
     assert gc.dependents(a["metadata"]["uid"]) == [] and gc.dependents("no-such-uid") == []
+
+
+async def test_namespace_controller_deletes_custom_resources_discovery_lists():
+    """Custom resources are not in the controller-manager's registry: discovery names them."""
+    from controlplane.api.resources import Resource
+
+    client, ctx, dc, rc, gc = setup()
+    nsc = NamespaceController(ctx)
+    verbs = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
+    widgets = Resource("example.com", "v1", "widgets", "widget", "Widget", True, verbs=verbs)
+    answers = {"/apis": {"kind": "APIGroupList", "groups": [
+                   {"name": "apps", "preferredVersion": {"groupVersion": "apps/v1"}},
+                   {"name": "example.com", "preferredVersion": {"groupVersion": "example.com/v1"}}]},
+               "/apis/example.com/v1": {"kind": "APIResourceList", "resources": [
+                   {"name": "widgets", "singularName": "widget", "kind": "Widget", "namespaced": True,
+                    "verbs": list(verbs)},
+                   {"name": "widgets/status", "namespaced": True, "kind": "Widget", "verbs": ["get"]}]}}
+    client.prepend_reactor("request", "*", lambda a: (a.path in answers, answers.get(a.path)))
+    client.seed(NAMESPACES, {"metadata": {"name": "team"}, "spec": {"finalizers": ["kubernetes"]}})
+    client.seed(widgets, {"apiVersion": "example.com/v1", "kind": "Widget",
+                          "metadata": {"name": "w", "namespace": "team"}})
+    ns = client.all(NAMESPACES)[0]
+    ns["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    await client.update(NAMESPACES, ns)
+    await settle(nsc)
+    assert client.all(widgets) == []
+    assert [a.path for a in client.actions("request")][:2] == ["/apis", "/apis/example.com/v1"]

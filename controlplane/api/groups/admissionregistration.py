@@ -20,6 +20,7 @@ printValidatingAdmissionPolicy, printValidatingAdmissionPolicyBinding).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from controlplane.api import listfields, validators
@@ -474,10 +475,15 @@ def _prepare_policy_create(obj: JSON) -> None:
     obj["status"] = {}
 
 
-WEBHOOKS_STRATEGY = Strategy(tracks_generation=True, warnings_on_create=_webhooks_warning)
+def _on_create(fn: Callable[[JSON], list[str]]) -> Callable[[JSON, JSON | None], list[str]]:
+    """WarningsOnCreate only (``old`` is None on a create): updates warn about nothing."""
+    return lambda obj, old: fn(obj) if old is None else []
+
+
+WEBHOOKS_STRATEGY = Strategy(tracks_generation=True, warnings=_on_create(_webhooks_warning))
 POLICY_STRATEGY = Strategy(tracks_generation=True, prepare_create=_prepare_policy_create,
-                           warnings_on_create=_policies_warning)
-BINDING_STRATEGY = Strategy(tracks_generation=True, warnings_on_create=_policies_warning)
+                           warnings=_on_create(_policies_warning))
+BINDING_STRATEGY = Strategy(tracks_generation=True, warnings=_on_create(_policies_warning))
 
 _CATEGORY = ("api-extensions",)
 ENTRIES: tuple[Resource, ...] = (
