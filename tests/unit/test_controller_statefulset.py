@@ -354,3 +354,21 @@ async def test_orphan_pod_with_matching_name_is_adopted():
     pod = client.stored(PODS, "web-0", "default")
     assert pod["metadata"]["ownerReferences"][0]["uid"] == s["metadata"]["uid"]
     assert client.actions("create", "pods") == []
+
+
+@pytest.mark.parametrize("mount, valid", [
+    pytest.param("www", True, id="mount-of-a-claim-template"),
+    pytest.param("nope", False, id="mount-of-nothing"),
+])
+def test_validation_counts_claim_templates_as_volumes(mount, valid):
+    from controlplane.api.defaults import apply_defaults
+    from controlplane.api.validation import validate
+    obj = statefulset()
+    obj["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["name"] = mount
+    apply_defaults("StatefulSet", obj)
+    causes = validate("StatefulSet", obj)
+    if valid:
+        assert causes == []
+    else:
+        assert [c["field"] for c in causes] == ["spec.template.spec.containers[0].volumeMounts[0].name"]
+        assert "volumes" not in obj["spec"]["template"]["spec"], "the check does not change the object"
