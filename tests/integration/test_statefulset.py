@@ -206,3 +206,17 @@ def test_rolling_update_after_patch(cluster, web):
     assert (st["replicas"], st["readyReplicas"], st["updatedReplicas"], st["currentReplicas"]) == (3, 3, 3, 3)
     revs = cluster.kubectl("get", "controllerrevisions", "-o", "name").stdout.split()
     assert len([r for r in revs if r.startswith("controllerrevision.apps/web-")]) == 2
+
+
+def test_rollout_history_and_undo(cluster, web):
+    out = cluster.kubectl("rollout", "history", "sts/web").stdout.split("\n")
+    assert out[0] == "statefulset.apps/web "
+    assert [line.split()[0] for line in out[2:] if line.strip()] == ["1", "2"]
+    assert cluster.kubectl("rollout", "undo", "sts/web").stdout.strip() == "statefulset.apps/web rolled back"
+    cluster.kubectl("rollout", "status", "sts/web", "--timeout=180s")
+    pods = cluster.get_json("pods", "-l", "app=nginx")["items"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods} == {"registry.k8s.io/nginx-slim:0.21"}
+    revs = cluster.get_json("controllerrevisions")["items"]
+    assert sorted(r["revision"] for r in revs) == [2, 3], "the rollback renumbers revision 1 as 3"
+    row = cluster.kubectl("get", "sts", "web").stdout.splitlines()
+    assert row[0].split() == ["NAME", "READY", "AGE"] and row[1].split()[:2] == ["web", "3/3"]
