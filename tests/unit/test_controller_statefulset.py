@@ -372,3 +372,30 @@ def test_validation_counts_claim_templates_as_volumes(mount, valid):
     else:
         assert [c["field"] for c in causes] == ["spec.template.spec.containers[0].volumeMounts[0].name"]
         assert "volumes" not in obj["spec"]["template"]["spec"], "the check does not change the object"
+
+
+async def test_lost_identity_label_is_restored_with_an_update_event():
+    client, events, ctl = setup()
+    client.seed(STATEFULSETS, statefulset(replicas=1, claims=False))
+    await converge(client, ctl)
+    pod = copy.deepcopy(client.stored(PODS, "web-0", "default"))
+    del pod["metadata"]["labels"][su.POD_NAME_LABEL]
+    await client.update(PODS, pod)
+    await settle(ctl)
+    assert client.stored(PODS, "web-0", "default")["metadata"]["labels"][su.POD_NAME_LABEL] == "web-0"
+    assert ("SuccessfulUpdate", "update Pod web-0 in StatefulSet web successful") in \
+        [(e.reason, e.message) for e in events]
+
+
+async def test_revision_name_collision_bumps_collision_count():
+    client, events, ctl = setup()
+    obj = statefulset(replicas=1, claims=False)
+    taken = su.revision_name("web", su.hash_revision(su.revision_data(obj), 0))
+    client.seed(CONTROLLERREVISIONS, {"metadata": {"name": taken, "namespace": "default", "labels": {"other": "x"}},
+                                      "data": {"something": "else"}, "revision": 1})
+    client.seed(STATEFULSETS, obj)
+    await settle(ctl)
+    st = sts_of(client)["status"]
+    assert st["collisionCount"] == 1
+    assert st["updateRevision"] == su.revision_name("web", su.hash_revision(su.revision_data(obj), 1))
+    assert client.stored(CONTROLLERREVISIONS, st["updateRevision"], "default")["revision"] == 1
