@@ -30,6 +30,7 @@ from .replicaset import REPLICASET_KIND, REPLICATIONCONTROLLER_KIND, ReplicaCont
 from .resourcequota import ResourceQuotaController
 from .rootcacertpublisher import RootCACertPublisher
 from .serviceaccount import ServiceAccountsController
+from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
 
 log = logging.getLogger("controller-manager")
@@ -49,6 +50,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "resourcequota": ResourceQuotaController,
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,
+    "statefulset": StatefulSetController,
 }
 
 

@@ -954,7 +954,26 @@ def validate_replicaset(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
 
 
 def validate_statefulset(obj: JSON, old: JSON | None, errs: ErrorList) -> None:
-    """ValidateStatefulSet (``pkg/apis/apps/validation/validation.go``)."""
+    """ValidateStatefulSet (``pkg/apis/apps/validation/validation.go``). The pod template's
+    volume mounts may name ``volumeClaimTemplates`` (the controller adds those volumes to
+    each pod: ValidatePodTemplateSpecForStatefulSet does not check mounts against the
+    template's own volumes), so the template is checked with a volume per claim template."""
+    spec: Any = obj.get("spec")
+    claims: Any = spec.get("volumeClaimTemplates") if isinstance(spec, dict) else None
+    tpl: Any = spec.get("template") if isinstance(spec, dict) else None
+    pod_spec: Any = tpl.get("spec") if isinstance(tpl, dict) else None
+    if isinstance(claims, list) and claims and isinstance(pod_spec, dict):
+        raw_vols = pod_spec.get("volumes")
+        vols: list[Any] = raw_vols if isinstance(raw_vols, list) else []
+        have = {v.get("name") for v in vols if isinstance(v, dict)}
+        extra = []
+        for c in claims:
+            name = (c.get("metadata") or {}).get("name") if isinstance(c, dict) else None
+            if isinstance(name, str) and name and name not in have:
+                have.add(name)
+                extra.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+        if extra:
+            obj = {**obj, "spec": {**spec, "template": {**tpl, "spec": {**pod_spec, "volumes": [*vols, *extra]}}}}
     validate_apps_workload("StatefulSet", obj, old, errs)
 
 
