@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import logging
 import math
 import os
@@ -120,8 +121,13 @@ class EverySchedule:
 
 
 def local_zone() -> datetime.tzinfo:
-    """Go's ``time.Local``: ``$TZ`` (empty: UTC), else ``/etc/localtime``, else UTC."""
-    tz = os.environ.get("TZ")
+    """Go's ``time.Local``: ``$TZ`` (empty: UTC), else ``/etc/localtime``, else UTC (read
+    once per value of ``$TZ``)."""
+    return _local_zone(os.environ.get("TZ"))
+
+
+@functools.lru_cache(maxsize=8)
+def _local_zone(tz: str | None) -> datetime.tzinfo:
     if tz is not None:
         try:
             return zoneinfo.ZoneInfo(tz.lstrip(":")) if tz else datetime.timezone.utc

@@ -485,3 +485,41 @@ async def test_job_events_enqueue_the_owner(env):
     [job] = jobs(client)
     await finish(client, job)
     assert len(c.queue) == 1
+
+
+async def test_failed_create_warns_and_requeues_with_backoff(env, monkeypatch):
+    from controlplane.client.rest import ApiError
+    client, c, events, clock = env
+    await client.create(CRONJOBS, cronjob())
+    await c.process_next()
+    clock.t = ts("2024-01-01T10:01:00") + 1
+    client.fail("create", "jobs", ApiError(500, "InternalError", "etcd is down"), times=1)
+    with pytest.raises(ApiError):
+        await c.sync("default/hello")
+    assert [(e.type, e.reason, e.message) for e in events] == [
+        ("Warning", "FailedCreate", "Error creating job: etcd is down")]
+    assert "active" not in (cj_of(client).get("status") or {})
+    limited = []
+    monkeypatch.setattr(c.queue, "add_rate_limited", lambda key: limited.append(key))
+    client.fail("create", "jobs", ApiError(500, "InternalError", "etcd is down"), times=1)
+    c.enqueue("default/hello")
+    await c.process_next()
+    assert limited == ["default/hello"]
+    # the next attempt succeeds
+    await c.sync("default/hello")
+    assert len(jobs(client)) == 1
+
+
+async def test_replace_keeps_the_status_written_when_the_delete_fails(env):
+    from controlplane.client.rest import ApiError
+    client, c, events, clock = env
+    await client.create(CRONJOBS, cronjob(concurrencyPolicy="Replace"))
+    clock.t = ts("2024-01-01T10:01:00") + 1
+    await c.sync("default/hello")
+    first = jobs(client)[0]["metadata"]["name"]
+    clock.t = ts("2024-01-01T10:02:00") + 1
+    client.fail("delete", "jobs", ApiError(500, "InternalError", "boom"), times=1)
+    with pytest.raises(ApiError, match=f"could not replace job default/{first}"):
+        await c.sync("default/hello")
+    assert events[-1].reason == "FailedDelete" and events[-1].message == "Deleted job: boom"
+    assert [j["metadata"]["name"] for j in jobs(client)] == [first]
