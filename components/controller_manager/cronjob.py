@@ -653,15 +653,14 @@ class CronJobController(Controller):
                     self.recorder.event(cj, "Warning", "FailedGet", f"Get job: {e.message}")
                     raise SyncFailed(e, update, cj) from None
                 if not await self.delete_job(cj, running):
-                    raise SyncFailed(ApiError(500, "InternalError",
-                                               f"could not replace job {ns}/{meta(running).get('name')}"),
-                                      update, cj)
+                    raise SyncFailed(RuntimeError(f"could not replace job {ns}/{meta(running).get('name')}"),
+                                     update, cj)
                 update = True
 
         try:
             request = job_from_template(cj, scheduled)
         except ScheduleError as e:
-            raise SyncFailed(ApiError(500, "InternalError", str(e)), update, cj) from None
+            raise SyncFailed(RuntimeError(str(e)), update, cj) from None
         already_exists = False
         try:
             created = await self.client.create(JOBS, request, ns)
@@ -698,7 +697,7 @@ class SyncFailed(Exception):
     """An API error inside syncCronJob (``error``), with whether the status changed before
     it (``update``) and the CronJob as changed (``cronjob``): the status is still written."""
 
-    def __init__(self, error: ApiError, update: bool, cronjob: dict[str, Any]) -> None:
+    def __init__(self, error: Exception, update: bool, cronjob: dict[str, Any]) -> None:
         super().__init__(str(error))
         self.error, self.update, self.cronjob = error, update, cronjob
 

@@ -519,7 +519,7 @@ async def test_replace_keeps_the_status_written_when_the_delete_fails(env):
     first = jobs(client)[0]["metadata"]["name"]
     clock.t = ts("2024-01-01T10:02:00") + 1
     client.fail("delete", "jobs", ApiError(500, "InternalError", "boom"), times=1)
-    with pytest.raises(ApiError, match=f"could not replace job default/{first}"):
+    with pytest.raises(RuntimeError, match=f"could not replace job default/{first}"):
         await c.sync("default/hello")
     assert events[-1].reason == "FailedDelete" and events[-1].message == "Deleted job: boom"
     assert [j["metadata"]["name"] for j in jobs(client)] == [first]
