@@ -5,7 +5,7 @@
     controlplane controller-manager --master URL --node-monitor-grace-period 4s --leader-elect
 
 Controllers: deployment, replicaset, replicationcontroller, garbagecollector,
-namespace, nodelifecycle, tainteviction, podgc, serviceaccount, endpoint. Durations
+namespace, nodelifecycle, tainteviction, podgc, serviceaccount, endpoint, cronjob. Durations
 take Go syntax (``40s``, ``500ms``, ``1m``). With ``--leader-elect`` only the holder
 of the Lease ``kube-system/kube-controller-manager`` starts its informers and
 controllers (kube-controller-manager runs everything in OnStartedLeading); losing it
@@ -34,7 +34,7 @@ from controlplane.service import (
 @click.option("--controllers", default="*", show_default=True,
               help="Comma list: '*' for all, NAME to enable, -NAME to disable "
                    "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, "
-                   "nodelifecycle, tainteviction, podgc, serviceaccount, endpoint).")
+                   "nodelifecycle, tainteviction, podgc, serviceaccount, endpoint, cronjob).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",

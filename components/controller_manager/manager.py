@@ -19,6 +19,7 @@ from controlplane.trace.emitter import TraceEmitter
 
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
+from .cronjob import CronJobController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
@@ -51,6 +52,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,
     "statefulset": StatefulSetController,
+    "cronjob": CronJobController,
 }
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from components.controller_manager.deployment import DeploymentController
 from components.controller_manager.garbagecollector import GarbageCollector
-from components.controller_manager.manager import ControllerManager, select_controllers
+from components.controller_manager.manager import CONTROLLERS, ControllerManager, select_controllers
 from components.controller_manager.namespace import NamespaceController
 from components.controller_manager.replicaset import REPLICASET_KIND, ReplicaController
 from components.controller_manager.testing import fake_context, settle
@@ -96,15 +96,19 @@ async def test_namespace_controller_empties_then_finalizes():
     assert any(a.subresource == "finalize" for a in client.actions("update"))
 
 
+#: the controllers kube-controller-manager v1.32 runs by default that we build (more join as they land)
+DEFAULT_ON = ("deployment", "replicaset", "replicationcontroller", "garbagecollector", "namespace",
+              "nodelifecycle", "tainteviction", "podgc", "serviceaccount", "endpoint", "resourcequota",
+              "disruption", "root-ca-cert-publisher", "statefulset", "cronjob")
+
+
 def test_select_controllers():
-    assert select_controllers("*") == ["deployment", "replicaset", "replicationcontroller",
-                                       "garbagecollector", "namespace", "nodelifecycle", "tainteviction",
-                                       "podgc", "serviceaccount", "endpoint", "resourcequota", "disruption",
-                                       "root-ca-cert-publisher", "statefulset"]
-    assert select_controllers("*,-garbagecollector,-namespace,-nodelifecycle,-tainteviction,-podgc,"
-                              "-serviceaccount,-endpoint,-resourcequota,-disruption,"
-                              "-root-ca-cert-publisher,-statefulset") == ["deployment", "replicaset",
-                                                               "replicationcontroller"]
+    # ``*``: every registered controller, in CONTROLLERS (start) order
+    assert select_controllers("*") == list(CONTROLLERS)
+    assert set(DEFAULT_ON) <= set(CONTROLLERS)
+    # ``-name`` wins over ``*``
+    off = ",".join(f"-{n}" for n in CONTROLLERS if n not in ("deployment", "replicaset", "replicationcontroller"))
+    assert select_controllers(f"*,{off}") == ["deployment", "replicaset", "replicationcontroller"]
     assert select_controllers("replicaset") == ["replicaset"]
     with pytest.raises(ValueError, match="unknown controller 'nope'"):
         select_controllers("*,nope")
