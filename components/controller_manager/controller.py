@@ -36,7 +36,10 @@ class ControllerContext:
     ``informers``: the shared informers; ``tracer``: a TraceEmitter (step records);
     ``recorder(component)``: an EventRecorder for that event source component;
     ``config``: time and threshold settings (:class:`ControllerConfig`);
-    ``clock``: wall-clock seconds since the epoch (tests inject a fake one).
+    ``clock``: wall-clock seconds since the epoch (tests inject a fake one);
+    ``metadata_informer(resource)``: builds a metadata-only informer for the garbage
+    collector's monitors of resources no other controller watches (kube-controller-manager's
+    ``ObjectOrMetadataInformerFactory``); None (the fakes): the monitors use ``informers``.
     """
 
     client: Any
@@ -45,6 +48,7 @@ class ControllerContext:
     recorder_factory: Callable[[str], Any] | None = None
     config: ControllerConfig = field(default_factory=ControllerConfig)
     clock: Callable[[], float] = time.time
+    metadata_informer: Callable[[Any], SharedIndexInformer] | None = None
     _recorders: dict[str, Any] = field(default_factory=dict)
 
     def recorder(self, component: str) -> Any:
