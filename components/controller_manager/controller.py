@@ -65,6 +65,10 @@ class Controller:
 
     name = "controller"
     workers = 5
+    #: retries of one key before it is dropped until its next event
+    max_retries = MAX_RETRIES
+    #: failures logged at INFO, not WARNING (transient by nature)
+    expected_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.ctx = ctx
@@ -90,8 +94,9 @@ class Controller:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a failed sync is retried, never fatal
-            level = logging.INFO if isinstance(e, ApiError) and e.code == 409 else logging.WARNING
-            if self.queue.num_requeues(key) < MAX_RETRIES:
+            level = logging.INFO if (isinstance(e, ApiError) and e.code == 409) or \
+                isinstance(e, self.expected_errors) else logging.WARNING
+            if self.queue.num_requeues(key) < self.max_retries:
                 event(log, "controller.sync_failed", level, controller=self.name, key=key,
                       error=str(e)[:300])
                 self.queue.add_rate_limited(key)

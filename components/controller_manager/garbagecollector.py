@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import OrderedDict
 from typing import Any
 
@@ -146,6 +147,10 @@ class GarbageCollector(Controller):
 
     name = "garbagecollector"
     workers = 10
+    #: a failed item is retried until it succeeds (attemptToDeleteWorker requeueItem)
+    max_retries = sys.maxsize
+    #: an owner kind not discovered yet (logged at V(5) by attemptToDeleteWorker)
+    expected_errors = (RestMappingError,)
 
     def __init__(self, ctx: ControllerContext, resources: tuple[Resource, ...] | None = None) -> None:
         super().__init__(ctx)
