@@ -146,7 +146,8 @@ class GarbageCollector(Controller):
     resources to monitor (default :func:`builtin_monitored`)."""
 
     name = "garbagecollector"
-    workers = 10
+    #: --concurrent-gc-syncs (kube-controller-manager default 20)
+    workers = 20
     #: a failed item is retried until it succeeds (attemptToDeleteWorker requeueItem)
     max_retries = sys.maxsize
     #: an owner kind not discovered yet (logged at V(5) by attemptToDeleteWorker)
