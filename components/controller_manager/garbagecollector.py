@@ -67,6 +67,10 @@ ORPHAN = "orphan"
 COMPONENT = "garbage-collector-controller"
 #: seconds between discovery syncs of the monitored resources
 DISCOVERY_RESYNC_SECONDS = 30.0
+#: seconds the workers wait for the monitors' first lists before they start anyway
+#: (bounded as garbagecollector.go Sync bounds its WaitForNamedCacheSync by the period,
+#: waitForStopOrTimeout: one resource that cannot be listed does not stop the collector)
+SYNC_TIMEOUT_SECONDS = 30.0
 #: resources never monitored (graph_builder.go ignoredResources)
 IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
 #: entries of the absent-owner cache (garbagecollector.go NewReferenceCache(500))
@@ -244,7 +248,7 @@ class GarbageCollector(Controller):
                         if gv == preferred and {"list", "watch", "delete"} <= set(verbs) \
                                 and (group, res.plural) not in IGNORED_RESOURCES:
                             monitored.append(res)
-        except (ApiError, OSError, asyncio.TimeoutError) as e:
+        except Exception as e:  # discovery down: the monitors stay as they are
             event(log, "gc.discovery_failed", logging.WARNING, error=str(e)[:160])
             return None
         return monitored, mapping
@@ -386,9 +390,18 @@ class GarbageCollector(Controller):
         await self.resync_monitors()
         for res in list(self._own):
             self._monitors[res].start()
-        await asyncio.gather(*(inf.wait_synced(300) for inf in list(self._monitors.values())))
+        waits = [asyncio.ensure_future(inf.wait_synced(SYNC_TIMEOUT_SECONDS)) for inf in self._monitors.values()]
+        _, pending = await asyncio.wait(waits, timeout=SYNC_TIMEOUT_SECONDS)
+        for w in pending:
+            w.cancel()
+        for w in waits:
+            if w.done() and not w.cancelled():
+                w.exception()   # retrieved: a monitor that failed to sync only logs below
+        unsynced = [r.plural for r, inf in self._monitors.items() if not inf.has_synced]
+        if unsynced:
+            event(log, "gc.monitors_not_synced", logging.WARNING, resources=",".join(unsynced))
         self.scan()
-        event(log, "gc.monitors_synced", resources=len(self._monitors))
+        event(log, "gc.monitors_synced", resources=len(self._monitors) - len(unsynced))
 
         async def resync() -> None:
             while True:

@@ -241,3 +241,38 @@ async def test_crd_added_later_is_monitored_and_removed_monitor_stops():
     state["widgets"] = False
     await gc.resync_monitors()
     assert WIDGETS not in gc.monitored and CONFIGMAPS in gc.monitored
+
+
+async def test_run_syncs_monitors_scans_and_collects():
+    import asyncio
+
+    client, ctx, _ = fake_context()
+    client.seed(CONFIGMAPS, cm("dep", owners=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "u-x"}]))
+    requested: list[Resource] = []
+
+    def metadata_informer(res):
+        requested.append(res)
+        return client.informers.informer(res)   # the fake informers, fed by the client
+    ctx.metadata_informer = metadata_informer
+    pods = ctx.informers.informer(get("pods"))   # as another controller's shared informer
+    gc = GarbageCollector(ctx)
+    assert gc.monitored == []                    # real informers: monitors are built in run()
+    task = asyncio.create_task(gc.run())
+    try:
+        await client.wait_for(lambda: client.all(CONFIGMAPS) == [])
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    # pods and configmaps (seeded) had informers already: shared; the others metadata-only
+    assert get("pods") not in requested and CONFIGMAPS not in requested and get("secrets") in requested
+    assert pods is client.informers.informer(get("pods"))
+
+
+def test_metadata_only_keeps_type_and_metadata():
+    from controlplane.client.informer import metadata_only
+
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"big": "x" * 100},
+           "metadata": {"name": "a", "uid": "u", "managedFields": [{}], "ownerReferences": [{"uid": "o"}]}}
+    assert metadata_only(obj) == {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "a", "uid": "u", "ownerReferences": [{"uid": "o"}]}}
+    assert "managedFields" in obj["metadata"]   # the input is left alone
