@@ -202,6 +202,8 @@ class GarbageCollector(Controller):
             cur = self._by_plural.get((r.group, r.plural))
             if cur is None:
                 self._add_monitor(r)
+                if self._running:
+                    event(log, "gc.monitor_started", resource=f"{r.plural}.{r.group}" if r.group else r.plural)
         return [r for r in self._monitors if (r.group, r.plural) not in keys]
 
     async def _remove_monitor(self, res: Resource) -> None:
