@@ -36,7 +36,10 @@ class ControllerContext:
     ``informers``: the shared informers; ``tracer``: a TraceEmitter (step records);
     ``recorder(component)``: an EventRecorder for that event source component;
     ``config``: time and threshold settings (:class:`ControllerConfig`);
-    ``clock``: wall-clock seconds since the epoch (tests inject a fake one).
+    ``clock``: wall-clock seconds since the epoch (tests inject a fake one);
+    ``metadata_informer(resource)``: builds a metadata-only informer for the garbage
+    collector's monitors of resources no other controller watches (kube-controller-manager's
+    ``ObjectOrMetadataInformerFactory``); None (the fakes): the monitors use ``informers``.
     """
 
     client: Any
@@ -45,6 +48,7 @@ class ControllerContext:
     recorder_factory: Callable[[str], Any] | None = None
     config: ControllerConfig = field(default_factory=ControllerConfig)
     clock: Callable[[], float] = time.time
+    metadata_informer: Callable[[Any], SharedIndexInformer] | None = None
     _recorders: dict[str, Any] = field(default_factory=dict)
 
     def recorder(self, component: str) -> Any:
@@ -61,6 +65,10 @@ class Controller:
 
     name = "controller"
     workers = 5
+    #: retries of one key before it is dropped until its next event
+    max_retries = MAX_RETRIES
+    #: failures logged at INFO, not WARNING (transient by nature)
+    expected_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.ctx = ctx
@@ -86,8 +94,9 @@ class Controller:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a failed sync is retried, never fatal
-            level = logging.INFO if isinstance(e, ApiError) and e.code == 409 else logging.WARNING
-            if self.queue.num_requeues(key) < MAX_RETRIES:
+            level = logging.INFO if (isinstance(e, ApiError) and e.code == 409) or \
+                isinstance(e, self.expected_errors) else logging.WARNING
+            if self.queue.num_requeues(key) < self.max_retries:
                 event(log, "controller.sync_failed", level, controller=self.name, key=key,
                       error=str(e)[:300])
                 self.queue.add_rate_limited(key)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
-from controlplane.client.informer import SharedIndexInformer
+from controlplane.client.informer import Informer, SharedIndexInformer, metadata_only
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
@@ -84,9 +84,12 @@ class ControllerManager:
         self.client = client
         self.informers = informers or SharedInformers(client)
         self.tracer = tracer or TraceEmitter(client, "controller-manager")
+        # the garbage collector's metadata-only monitors (real informers only; the fakes share)
+        metadata = None if informers is not None else (
+            lambda res: Informer(client, res, transform=metadata_only))
         self.ctx = ControllerContext(client, self.informers, self.tracer,
                                      recorder_factory or (lambda c: EventRecorder(client, c)),
-                                     config or ControllerConfig())
+                                     config or ControllerConfig(), metadata_informer=metadata)
         self.controllers = [CONTROLLERS[n](self.ctx) for n in controllers]
         self._watching: set[str] = set()
         self._step1_done = False
@@ -108,9 +111,6 @@ class ControllerManager:
         self.informers.start()
         await self.informers.wait_synced(timeout=300)
         event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
-        for c in self.controllers:
-            if isinstance(c, GarbageCollector):
-                c.scan()
         tasks = [asyncio.create_task(c.run(), name=f"controller-{c.name}") for c in self.controllers]
         try:
             await asyncio.gather(*tasks)

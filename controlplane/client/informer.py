@@ -126,6 +126,18 @@ def drop_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def metadata_only(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` reduced to ``apiVersion``, ``kind`` and ``metadata`` (without managedFields): the
+    transform of the garbage collector's monitors when the apiserver does not serve
+    ``as=PartialObjectMetadata`` lists and watches (client-go's metadata informers,
+    ``k8s.io/client-go/metadata/metadatainformer``, keep only a ``PartialObjectMetadata``)."""
+    md = obj.get("metadata")
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+                           "metadata": dict(md) if isinstance(md, dict) else {}}
+    out["metadata"].pop("managedFields", None)
+    return out
+
+
 class SharedIndexInformer(Protocol):
     """What controllers use of an informer (client-go's ``SharedIndexInformer`` interface,
     staging/src/k8s.io/client-go/tools/cache/shared_informer.go): :class:`Informer`, or an
