@@ -23,6 +23,7 @@ from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
 from .garbagecollector import GarbageCollector
+from .job import JobController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .podgc import PodGCController
@@ -31,6 +32,7 @@ from .resourcequota import ResourceQuotaController
 from .rootcacertpublisher import RootCACertPublisher
 from .serviceaccount import ServiceAccountsController
 from .tainteviction import TaintEvictionController
+from .ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("controller-manager")
 
@@ -49,6 +51,8 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "resourcequota": ResourceQuotaController,
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,
+    "job": JobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 
 
