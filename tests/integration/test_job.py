@@ -1,0 +1,122 @@
+"""The Kubernetes docs' "Run Jobs" task with the real kubectl against ``controlplane up``:
+the Job controller runs the pi Job to completion (a short command the simulated
+runtime ends with exit 0), a failing Job ends Failed with BackoffLimitExceeded, and a
+Job created from a CronJob runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from tests.integration.conftest import Cluster, start_up, stop
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not os.path.exists("/usr/bin/kubectl"), reason="needs /usr/bin/kubectl")]
+
+PI = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi
+spec:
+  template:
+    spec:
+      containers:
+      - name: pi
+        image: perl:5.34.0
+        command: ["sh", "-c", "echo 3.14159265"]
+      restartPolicy: Never
+  backoffLimit: 4
+"""
+
+FAILING = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: broken
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "exit 1"]
+      restartPolicy: Never
+  backoffLimit: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("job-cluster"))
+    proc, out, data_dir = start_up(tmp)
+    kc = os.path.join(data_dir, "kubeconfig")
+    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
+    yield Cluster(data_dir, kc, server, proc, out, os.path.join(tmp, "kube-cache"), "embedded")
+    stop(proc)
+
+
+def test_pi_job_completes(cluster: Cluster):
+    assert cluster.kubectl("apply", "-f", "-", input=PI).stdout.strip() == "job.batch/pi created"
+    out = cluster.kubectl("wait", "--for=condition=complete", "job/pi", "--timeout=90s", timeout=120).stdout
+    assert out.strip() == "job.batch/pi condition met"
+    header, row = cluster.kubectl("get", "job", "pi").stdout.splitlines()
+    assert header.split() == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    assert row.split()[:3] == ["pi", "Complete", "1/1"]
+    job = cluster.get_json("job", "pi")
+    st = job["status"]
+    assert (st["succeeded"], st["ready"], st["terminating"], st["uncountedTerminatedPods"]) == (1, 0, 0, {})
+    assert [c["type"] for c in st["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    assert st["startTime"] and st["completionTime"]
+    pods = cluster.get_json("pods", "--selector=batch.kubernetes.io/job-name=pi")["items"]
+    assert len(pods) == 1
+    [pod] = pods
+    assert pod["status"]["phase"] == "Succeeded"
+    assert pod["metadata"].get("finalizers") is None        # counted, so the tracking finalizer is gone
+    assert pod["metadata"]["ownerReferences"][0]["kind"] == "Job"
+    listed = cluster.kubectl("get", "pods", "--selector=batch.kubernetes.io/job-name=pi").stdout.splitlines()
+    assert listed[1].split()[:3] == [pod["metadata"]["name"], "0/1", "Completed"]
+    describe = cluster.kubectl("describe", "job", "pi").stdout
+    assert "Pods Statuses:    0 Active (0 Ready) / 1 Succeeded / 0 Failed" in describe
+    events = [line.split(None, 4) for line in describe.split("Events:", 1)[1].splitlines()[3:] if line.strip()]
+    assert [(e[0], e[1], e[3], e[4]) for e in events] == [
+        ("Normal", "SuccessfulCreate", "job-controller", f"Created pod: {pod['metadata']['name']}"),
+        ("Normal", "Completed", "job-controller", "Job completed")]
+
+
+def test_failing_job_reaches_backoff_limit(cluster: Cluster):
+    cluster.kubectl("apply", "-f", "-", input=FAILING)
+    out = cluster.kubectl("wait", "--for=condition=failed", "job/broken", "--timeout=90s", timeout=120).stdout
+    assert out.strip() == "job.batch/broken condition met"
+    job = cluster.get_json("job", "broken")
+    failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
+    assert (failed["reason"], failed["message"]) == ("BackoffLimitExceeded",
+                                                     "Job has reached the specified backoff limit")
+    assert job["status"]["failed"] == 2
+    assert [c["type"] for c in job["status"]["conditions"]] == ["FailureTarget", "Failed"]
+    row = cluster.kubectl("get", "job", "broken").stdout.splitlines()[1]
+    assert row.split()[:3] == ["broken", "Failed", "0/1"]
+    describe = cluster.kubectl("describe", "job", "broken").stdout
+    assert "Pods Statuses:    0 Active (0 Ready) / 0 Succeeded / 2 Failed" in describe
+    events = [line.split(None, 4) for line in describe.split("Events:", 1)[1].splitlines()[3:] if line.strip()]
+    assert [(e[0], e[1], e[3]) for e in events] == [("Normal", "SuccessfulCreate", "job-controller")] * 2 + [
+        ("Warning", "BackoffLimitExceeded", "job-controller")]
+    assert events[-1][4] == "Job has reached the specified backoff limit"
+
+
+def test_job_from_cronjob_runs(cluster: Cluster):
+    cluster.kubectl("create", "cronjob", "x", "--image=busybox", "--schedule=0 0 1 1 *", "--",
+                    "sh", "-c", "echo hello")
+    out = cluster.kubectl("create", "job", "x-manual", "--from=cronjob/x").stdout
+    assert out.strip() == "job.batch/x-manual created"
+    cluster.kubectl("wait", "--for=condition=complete", "job/x-manual", "--timeout=90s", timeout=120)
+    row = cluster.kubectl("get", "job", "x-manual").stdout.splitlines()[1]
+    assert row.split()[:3] == ["x-manual", "Complete", "1/1"]
+    job = cluster.get_json("job", "x-manual")
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+
+
+def test_kubectl_missing_job_errors(cluster: Cluster):
+    p = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster.kubeconfig, "--cache-dir", cluster.cache_dir,
+                        "get", "job", "nope"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and 'jobs.batch "nope" not found' in p.stderr
