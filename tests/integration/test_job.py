@@ -1,6 +1,6 @@
 """The Kubernetes docs' "Run Jobs" task with the real kubectl against ``controlplane up``:
-the Job controller runs the pi Job to completion (a short command the simulated
-runtime ends with exit 0), a failing Job ends Failed with BackoffLimitExceeded, and a
+the Job controller runs the docs' pi Job to completion (the simulated runtime ends a
+printing perl one-liner with exit 0), a failing Job ends Failed with BackoffLimitExceeded, and a
 Job created from a CronJob runs."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ spec:
       containers:
       - name: pi
         image: perl:5.34.0
-        command: ["sh", "-c", "echo 3.14159265"]
+        command: ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]
       restartPolicy: Never
   backoffLimit: 4
 """
@@ -114,6 +114,68 @@ def test_job_from_cronjob_runs(cluster: Cluster):
     assert row.split()[:3] == ["x-manual", "Complete", "1/1"]
     job = cluster.get_json("job", "x-manual")
     assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+
+
+DEADLINE = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: slow
+spec:
+  activeDeadlineSeconds: 3
+  parallelism: 2
+  completions: 2
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "sleep 600"]
+      restartPolicy: Never
+"""
+
+
+def test_active_deadline_fails_the_job_and_removes_its_pods(cluster: Cluster):
+    cluster.kubectl("apply", "-f", "-", input=DEADLINE)
+    cluster.kubectl("wait", "--for=condition=failed", "job/slow", "--timeout=90s", timeout=120)
+    job = cluster.get_json("job", "slow")
+    assert [(c["type"], c["reason"]) for c in job["status"]["conditions"]] == [
+        ("FailureTarget", "DeadlineExceeded"), ("Failed", "DeadlineExceeded")]
+    assert job["status"]["conditions"][1]["message"] == "Job was active longer than specified deadline"
+    assert (job["status"]["failed"], job["status"]["terminating"]) == (2, 0) and "active" not in job["status"]
+    left = cluster.get_json("pods", "--selector=batch.kubernetes.io/job-name=slow")["items"]
+    assert all(not p["metadata"].get("finalizers") for p in left)
+    describe = cluster.kubectl("describe", "job", "slow").stdout
+    assert "DeadlineExceeded" in describe and "Deleted pod: " in describe
+
+
+SUSPENDED = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: later
+spec:
+  suspend: true
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "echo done"]
+      restartPolicy: Never
+"""
+
+
+def test_suspended_job_runs_when_resumed(cluster: Cluster):
+    cluster.kubectl("apply", "-f", "-", input=SUSPENDED)
+    cluster.kubectl("wait", "--for=condition=suspended", "job/later", "--timeout=60s", timeout=90)
+    assert cluster.get_json("pods", "--selector=batch.kubernetes.io/job-name=later")["items"] == []
+    row = cluster.kubectl("get", "job", "later").stdout.splitlines()[1]
+    assert row.split()[:3] == ["later", "Suspended", "0/1"]
+    cluster.kubectl("patch", "job", "later", "--type=strategic", "-p", '{"spec":{"suspend":false}}')
+    cluster.kubectl("wait", "--for=condition=complete", "job/later", "--timeout=90s", timeout=120)
+    conds = {c["type"]: (c["status"], c.get("reason")) for c in cluster.get_json("job", "later")["status"]["conditions"]}
+    assert conds["Suspended"] == ("False", "JobResumed") and conds["Complete"][0] == "True"
+    describe = cluster.kubectl("describe", "job", "later").stdout
+    assert "Job suspended" in describe and "Job resumed" in describe
 
 
 def test_kubectl_missing_job_errors(cluster: Cluster):
