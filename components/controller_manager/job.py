@@ -32,8 +32,10 @@ Per sync (syncJob):
 Pods whose Job is gone or finished lose their finalizer (syncOrphanPod). Events:
 ``SuccessfulCreate`` "Created pod: NAME", ``FailedCreate`` "Error creating: ...",
 ``SuccessfulDelete`` "Deleted pod: NAME", ``FailedDelete`` "Error deleting: ...".
-Not implemented: backoffLimitPerIndex / maxFailedIndexes, successPolicy rules, the
-1 s sync batching, adoption adding the tracking finalizer.
+``successPolicy`` rules (Indexed Jobs) add ``SuccessCriteriaMet`` with reason
+``SuccessPolicy`` ("Matched rules at index N") and the remaining pods are deleted.
+Not implemented: backoffLimitPerIndex / maxFailedIndexes, the 1 s sync batching,
+adoption adding the tracking finalizer.
 """
 
 from __future__ import annotations
@@ -297,6 +299,29 @@ def match_pod_failure_policy(policy: dict, pod: dict) -> tuple[str | None, bool,
         if action == "FailJob":
             return what, True, action
     return None, True, None
+
+
+# --------------------------------------------------------------------------- success policy
+
+def match_success_policy(policy: dict | None, completions: int, succeeded: set[int]) -> str | None:
+    """"Matched rules at index N" for the first rule of ``successPolicy`` the succeeded
+    indexes meet, else None (success_policy.go matchSuccessPolicy): a rule with
+    ``succeededIndexes`` needs all of them, or ``succeededCount`` of them; a rule with only
+    ``succeededCount`` needs that many succeeded indexes."""
+    if not policy or not succeeded:
+        return None
+    for i, rule in enumerate(policy.get("rules") or []):
+        count = rule.get("succeededCount")
+        if rule.get("succeededIndexes") is not None:
+            required = parse_indexes(rule["succeededIndexes"], completions)
+            if not required:
+                continue
+            contains = len(required & succeeded)
+            if contains == len(required) or (count is not None and contains >= int(count)):
+                return f"Matched rules at index {i}"
+        elif count is not None and len(succeeded) >= int(count):
+            return f"Matched rules at index {i}"
+    return None
 
 
 # --------------------------------------------------------------------------- backoff
@@ -564,6 +589,10 @@ class JobController(Controller):
                 ix for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"
                 for ix in (completion_index(p),) if 0 <= ix < n}
             jc.succeeded = len(jc.succeeded_indexes)
+            if jc.finished_condition is None:
+                msg = match_success_policy(_spec(job).get("successPolicy"), n, jc.succeeded_indexes)
+                if msg is not None:
+                    jc.finished_condition = new_condition("SuccessCriteriaMet", "True", "SuccessPolicy", msg, now)
 
         suspend_changed = False
         if jc.finished_condition is not None:

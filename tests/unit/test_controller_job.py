@@ -366,3 +366,86 @@ async def test_ttl_zero_deletes_at_once():
     client.seed(JOBS, finished_job(0, clock()))
     await settle(c)
     assert len(client.actions("delete", "jobs")) == 1
+
+
+# ----------------------------------------------------------------------------- more job cases
+
+async def test_success_policy_completes_and_deletes_the_rest():
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completions=3, parallelism=3, completionMode="Indexed",
+                          successPolicy={"rules": [{"succeededIndexes": "0"}]}))
+    await settle(c)
+    ps = {p["metadata"]["annotations"][JOB_COMPLETION_INDEX]: p for p in pods(client)}
+    await finish(client, ps["0"], "Succeeded")
+    await settle(c)
+    st = status(client)
+    assert conds(client) == [("SuccessCriteriaMet", "True", "SuccessPolicy"), ("Complete", "True", "SuccessPolicy")]
+    assert st["conditions"][1]["message"] == "Matched rules at index 0"
+    assert st["completedIndexes"] == "0" and st["succeeded"] == 1
+    assert len(client.actions("delete", "pods")) == 2
+
+
+@pytest.mark.parametrize("policy,succeeded,expect", [
+    pytest.param({"rules": [{"succeededIndexes": "0-2"}]}, {0, 1}, None, id="indexes-missing"),
+    pytest.param({"rules": [{"succeededIndexes": "0-2", "succeededCount": 2}]}, {0, 2}, "Matched rules at index 0",
+                 id="indexes-with-count"),
+    pytest.param({"rules": [{"succeededIndexes": "7"}, {"succeededCount": 1}]}, {3}, "Matched rules at index 1",
+                 id="count-only-second-rule"),
+])
+def test_match_success_policy(policy, succeeded, expect):
+    from components.controller_manager.job import match_success_policy
+    assert match_success_policy(policy, 5, succeeded) == expect
+
+
+async def test_restart_policy_on_failure_counts_restarts():
+    client, ctx, events, c = make()
+    j = job(backoffLimit=2)
+    j["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    client.seed(JOBS, j)
+    await settle(c)
+    [p] = pods(client)
+    stored = copy.deepcopy(client.stored(PODS, p["metadata"]["name"], "default"))
+    stored["status"] = {"phase": "Running", "containerStatuses": [{"name": "pi", "restartCount": 2,
+                                                                   "state": {"running": {}}}]}
+    await client.update_status(PODS, stored)
+    await settle(c)
+    assert conds(client)[0] == ("FailureTarget", "True", "BackoffLimitExceeded")
+    assert conds(client)[-1] == ("Failed", "True", "BackoffLimitExceeded")
+
+
+async def test_indexed_duplicate_index_pod_is_deleted():
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completions=2, parallelism=2, completionMode="Indexed"))
+    await settle(c)
+    p0 = next(p for p in pods(client) if p["metadata"]["annotations"][JOB_COMPLETION_INDEX] == "0")
+    dup = copy.deepcopy(p0)
+    dup["metadata"] = {k: v for k, v in p0["metadata"].items() if k not in ("uid", "resourceVersion", "name",
+                                                                             "creationTimestamp")}
+    dup["metadata"]["name"] = "pi-0-dup"
+    await client.create(PODS, dup, "default")
+    await settle(c)
+    indexes = sorted(p["metadata"]["annotations"][JOB_COMPLETION_INDEX] for p in pods(client))
+    assert indexes == ["0", "1"] and len(client.actions("delete", "pods")) == 1
+
+
+async def test_orphan_pod_with_matching_labels_is_adopted():
+    client, ctx, events, c = make()
+    j = client.seed(JOBS, job(suspend=True))
+    labels = j["spec"]["template"]["metadata"]["labels"]
+    client.seed(PODS, {"metadata": {"name": "stray", "namespace": "default", "labels": dict(labels)},
+                       "spec": {"containers": [{"name": "pi", "image": "perl"}]}})
+    await settle(c)
+    patches = client.actions("patch", "pods")
+    assert patches and patches[0].patch["metadata"]["ownerReferences"][0]["uid"] == j["metadata"]["uid"]
+
+
+async def test_create_failure_records_failed_create_and_retries():
+    from controlplane.client.rest import ApiError
+    client, ctx, events, c = make()
+    client.fail("create", "pods", ApiError(403, "Forbidden", 'pods "x" is forbidden: exceeded quota'), times=1)
+    client.seed(JOBS, job())
+    await c.process_next()
+    assert ("Warning", "FailedCreate", 'Error creating: pods "x" is forbidden: exceeded quota') in \
+        [(e[2], e[3], e[4]) for e in events]
+    assert pods(client) == []
+    assert c.expectations.satisfied("default/pi")
