@@ -178,6 +178,32 @@ def test_suspended_job_runs_when_resumed(cluster: Cluster):
     assert "Job suspended" in describe and "Job resumed" in describe
 
 
+TTL = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: short-lived
+spec:
+  ttlSecondsAfterFinished: 2
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "echo bye"]
+      restartPolicy: Never
+"""
+
+
+def test_ttl_after_finished_deletes_the_job(cluster: Cluster):
+    cluster.kubectl("apply", "-f", "-", input=TTL)
+    cluster.kubectl("wait", "--for=condition=complete", "job/short-lived", "--timeout=90s", timeout=120)
+    # the TTL controller DELETEs it with propagationPolicy Foreground, as Kubernetes does: the
+    # deletionTimestamp (and the foregroundDeletion finalizer) appear ~2 s after completion
+    out = cluster.kubectl("wait", "--for=jsonpath={.metadata.deletionTimestamp}", "job/short-lived",
+                          "--timeout=60s", timeout=90).stdout
+    assert out.strip() == "job.batch/short-lived condition met"
+
+
 def test_kubectl_missing_job_errors(cluster: Cluster):
     p = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster.kubeconfig, "--cache-dir", cluster.cache_dir,
                         "get", "job", "nope"], capture_output=True, text=True, timeout=60)
