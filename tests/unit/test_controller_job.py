@@ -449,3 +449,26 @@ async def test_create_failure_records_failed_create_and_retries():
         [(e[2], e[3], e[4]) for e in events]
     assert pods(client) == []
     assert c.expectations.satisfied("default/pi")
+
+
+@pytest.mark.parametrize("finished", [pytest.param(False, id="running"), pytest.param(True, id="complete")])
+async def test_resync_without_changes_writes_nothing(finished):
+    client, ctx, events, c = make()
+    client.seed(JOBS, job())
+    await settle(c)
+    if finished:
+        await finish(client, pods(client)[0], "Succeeded")
+        await settle(c)
+    client.clear_actions()
+    c.enqueue("default/pi")
+    await settle(c)
+    assert client.writes() == []
+
+
+async def test_unknown_completion_mode_is_skipped_with_an_event():
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completionMode="Sometimes"))
+    await settle(c)
+    assert pods(client) == []
+    assert [(e[2], e[3], e[4]) for e in events] == [
+        ("Warning", "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")]
