@@ -11,7 +11,7 @@ Per sync (syncJob):
   finalizer, the template's labels and a controllerRef (generateName ``<job>-``); an
   Indexed Job's pods also get the ``batch.kubernetes.io/job-completion-index``
   annotation and label, ``hostname: <job>-<index>``, generateName ``<job>-<index>-`` and
-  the ``JOB_COMPLETION_INDEX`` env var (from the annotation) in every container;
+  the ``JOB_COMPLETION_INDEX`` env var (from the label) in every container;
 * at most ``min(parallelism, completions - succeeded)`` pods are active; after failures
   new pods wait for the exponential back-off (10 s doubling, at most 10 minutes, reset by
   a success: ``DefaultJobPodFailureBackOff`` / ``MaxJobPodFailureBackOff``);
@@ -213,8 +213,15 @@ def parse_indexes(text: str | None, completions: int) -> set[int]:
     return out
 
 
+def _interval(first: int, last: int) -> str:
+    if last == first:
+        return str(first)
+    return f"{first},{last}" if last == first + 1 else f"{first}-{last}"
+
+
 def format_indexes(indexes: set[int]) -> str:
-    """Intervals, e.g. ``{0,1,2,4}`` → ``"0-2,4"`` (orderedIntervals.String)."""
+    """Intervals as orderedIntervals.String writes them: ``{0,1,2,4}`` → ``"0-2,4"``, a run of
+    two as two numbers (``{0,1}`` → ``"0,1"``)."""
     parts: list[str] = []
     run: list[int] = []
     for i in sorted(indexes):
@@ -222,10 +229,10 @@ def format_indexes(indexes: set[int]) -> str:
             run.append(i)
             continue
         if run:
-            parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+            parts.append(_interval(run[0], run[-1]))
         run = [i]
     if run:
-        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+        parts.append(_interval(run[0], run[-1]))
     return ",".join(parts)
 
 
@@ -785,8 +792,11 @@ class JobController(Controller):
 
     @staticmethod
     def _first_pending_indexes(jc: SyncContext, count: int, n: int) -> list[int]:
-        """The lowest indexes neither succeeded nor held by an active pod (firstPendingIndexes)."""
+        """The lowest indexes neither succeeded nor held by an active pod — nor by a terminating
+        one when only failed pods are replaced (firstPendingIndexes)."""
         taken = set(jc.succeeded_indexes) | {completion_index(p) for p in jc.active_pods}
+        if only_replace_failed_pods(jc.job):
+            taken |= {completion_index(p) for p in jc.pods if is_terminating(p)}
         return [i for i in range(n) if i not in taken][:count]
 
     def _active_pods_for_removal(self, job: dict, pods: list[dict], rm_at_least: int) -> list[dict]:
@@ -1021,8 +1031,9 @@ class JobController(Controller):
 
 
 def add_completion_index_env(template: dict) -> None:
-    """``JOB_COMPLETION_INDEX`` from the completion-index annotation in every container and
-    init container that does not define it (addCompletionIndexEnvVariables)."""
+    """``JOB_COMPLETION_INDEX`` from the completion-index label (PodIndexLabel, on by
+    default) in every container and init container that does not define it
+    (addCompletionIndexEnvVariables)."""
     spec = template.setdefault("spec", {})
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or []:
@@ -1030,4 +1041,4 @@ def add_completion_index_env(template: dict) -> None:
             if any(e.get("name") == JOB_COMPLETION_INDEX_ENV for e in env):
                 continue
             env.append({"name": JOB_COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {
-                "fieldPath": f"metadata.annotations['{JOB_COMPLETION_INDEX}']"}}})
+                "fieldPath": f"metadata.labels['{JOB_COMPLETION_INDEX}']"}}})

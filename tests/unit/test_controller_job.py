@@ -140,7 +140,7 @@ async def test_indexed_job_pods_and_completed_indexes():
         assert p["metadata"]["generateName"] == f"pi-{i}-"
         assert p["spec"]["hostname"] == f"pi-{i}"
         assert {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}} \
+            "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}} \
             in p["spec"]["containers"][0]["env"]
     await finish(client, ps[0], "Succeeded")
     await finish(client, ps[2], "Succeeded")
@@ -302,6 +302,7 @@ def test_match_pod_failure_policy(rule, code, expect):
     pytest.param("", 3, "", id="empty"),
     pytest.param("0-2,4", 5, "0-2,4", id="interval"),
     pytest.param("0,1,2,7", 5, "0-2", id="beyond-completions-dropped"),
+    pytest.param("3-4", 5, "3,4", id="a-run-of-two-as-two-numbers"),
 ])
 def test_completed_indexes_round_trip(text, n, fmt):
     assert format_indexes(parse_indexes(text, n)) == fmt
