@@ -204,6 +204,39 @@ def test_ttl_after_finished_deletes_the_job(cluster: Cluster):
     assert out.strip() == "job.batch/short-lived condition met"
 
 
+INDEXED = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: indexed
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "echo $JOB_COMPLETION_INDEX"]
+      restartPolicy: Never
+"""
+
+
+def test_indexed_job_completes_every_index(cluster: Cluster):
+    cluster.kubectl("apply", "-f", "-", input=INDEXED)
+    cluster.kubectl("wait", "--for=condition=complete", "job/indexed", "--timeout=90s", timeout=120)
+    st = cluster.get_json("job", "indexed")["status"]
+    assert (st["completedIndexes"], st["succeeded"]) == ("0-2", 3)
+    pods = cluster.get_json("pods", "--selector=batch.kubernetes.io/job-name=indexed")["items"]
+    by_index = {p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"]: p for p in pods}
+    assert sorted(by_index) == ["0", "1", "2"]
+    for ix, p in by_index.items():
+        assert p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == ix
+        assert p["spec"]["hostname"] == f"indexed-{ix}" and p["metadata"]["name"].startswith(f"indexed-{ix}-")
+    row = cluster.kubectl("get", "job", "indexed").stdout.splitlines()[1]
+    assert row.split()[:3] == ["indexed", "Complete", "3/3"]
+
+
 def test_kubectl_missing_job_errors(cluster: Cluster):
     p = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster.kubeconfig, "--cache-dir", cluster.cache_dir,
                         "get", "job", "nope"], capture_output=True, text=True, timeout=60)
