@@ -34,8 +34,13 @@ Pods whose Job is gone or finished lose their finalizer (syncOrphanPod). Events:
 ``SuccessfulDelete`` "Deleted pod: NAME", ``FailedDelete`` "Error deleting: ...".
 ``successPolicy`` rules (Indexed Jobs) add ``SuccessCriteriaMet`` with reason
 ``SuccessPolicy`` ("Matched rules at index N") and the remaining pods are deleted.
-Not implemented: backoffLimitPerIndex / maxFailedIndexes, the 1 s sync batching,
-adoption adding the tracking finalizer.
+``backoffLimitPerIndex`` (Indexed Jobs): each pod carries
+``batch.kubernetes.io/job-index-failure-count`` (and ``...-ignored-failure-count``), an
+index fails after that many counted failures (or a ``FailIndex`` rule), its back-off is
+its own, ``status.failedIndexes`` lists the failed ones, and the Job fails with
+``MaxFailedIndexesExceeded`` past ``maxFailedIndexes`` or ``FailedIndexes`` once every
+index succeeded or failed. Not implemented: the 1 s sync batching, adoption adding the
+tracking finalizer.
 """
 
 from __future__ import annotations
@@ -78,6 +83,9 @@ JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 #: annotation and label with an Indexed Job pod's index
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOB_COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
+#: failures (counted / ignored by the podFailurePolicy) of an index before this pod (backoffLimitPerIndex)
+JOB_INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+JOB_INDEX_IGNORED_FAILURE_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count"
 #: spec.managedBy of Jobs this controller syncs (JobControllerName)
 JOB_CONTROLLER_NAME = "kubernetes.io/job-controller"
 #: back-off before recreating failed pods, seconds (DefaultJobPodFailureBackOff / Max...)
@@ -305,6 +313,8 @@ def match_pod_failure_policy(policy: dict, pod: dict) -> tuple[str | None, bool,
             return None, True, action
         if action == "FailJob":
             return what, True, action
+        if action == "FailIndex":
+            return None, True, action
     return None, True, None
 
 
@@ -329,6 +339,55 @@ def match_success_policy(policy: dict | None, completions: int, succeeded: set[i
         elif count is not None and len(succeeded) >= int(count):
             return f"Matched rules at index {i}"
     return None
+
+
+# --------------------------------------------------------------------------- backoffLimitPerIndex
+
+def has_backoff_limit_per_index(job: dict) -> bool:
+    return is_indexed(job) and _spec(job).get("backoffLimitPerIndex") is not None
+
+
+def _count_annotation(pod: dict, key: str) -> int:
+    v = str((meta(pod).get("annotations") or {}).get(key, "0"))
+    return int(v) if re.fullmatch(r"[0-9]+", v) and int(v) <= 2**31 - 1 else 0
+
+
+def is_index_failed(job: dict, pod: dict) -> bool:
+    """The pod's failure fails its index: a ``FailIndex`` rule matched, or it is a counted
+    failure and the index already failed ``backoffLimitPerIndex`` times (isIndexFailed)."""
+    counted = False
+    if is_pod_failed(pod, job):
+        policy = _spec(job).get("podFailurePolicy")
+        if policy is not None:
+            _, counted, action = match_pod_failure_policy(policy, pod)
+            if action == "FailIndex":
+                return True
+        else:
+            counted = True
+    return counted and _count_annotation(pod, JOB_INDEX_FAILURE_COUNT) >= int(_spec(job)["backoffLimitPerIndex"])
+
+
+def new_index_failure_counts(job: dict, replaced: dict | None) -> tuple[int, int]:
+    """The failure / ignored-failure counts of a pod replacing ``replaced`` (getNewIndexFailureCounts)."""
+    if replaced is None:
+        return 0, 0
+    failures = _count_annotation(replaced, JOB_INDEX_FAILURE_COUNT)
+    ignored = _count_annotation(replaced, JOB_INDEX_IGNORED_FAILURE_COUNT)
+    policy = _spec(job).get("podFailurePolicy")
+    if policy is not None and not match_pod_failure_policy(policy, replaced)[1]:
+        ignored += 1
+    else:
+        failures += 1
+    return failures, ignored
+
+
+def remaining_time_per_index(replaced: dict | None, now: float) -> float:
+    """getRemainingTimePerIndex: the back-off of an index from its last failed pod."""
+    if replaced is None:
+        return 0.0
+    count = _count_annotation(replaced, JOB_INDEX_FAILURE_COUNT) + \
+        _count_annotation(replaced, JOB_INDEX_IGNORED_FAILURE_COUNT) + 1
+    return BackoffRecord(count, finish_time(replaced, now)).remaining(now)
 
 
 # --------------------------------------------------------------------------- backoff
@@ -390,6 +449,10 @@ class SyncContext:
     backoff: BackoffRecord = field(default_factory=BackoffRecord)
     prev_succeeded_indexes: set[int] = field(default_factory=set)
     succeeded_indexes: set[int] = field(default_factory=set)
+    #: backoffLimitPerIndex only: failed indexes, and per index the failed pod kept (its
+    #: finalizer stays) until its replacement carries its failure count
+    failed_indexes: set[int] | None = None
+    delayed_deletion: dict[int, dict] = field(default_factory=dict)
 
 
 def wire_status(status: dict) -> dict:
@@ -596,6 +659,8 @@ class JobController(Controller):
                 ix for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"
                 for ix in (completion_index(p),) if 0 <= ix < n}
             jc.succeeded = len(jc.succeeded_indexes)
+            if has_backoff_limit_per_index(job):
+                self._per_index_state(jc, n, now)
             if jc.finished_condition is None:
                 msg = match_success_policy(_spec(job).get("successPolicy"), n, jc.succeeded_indexes)
                 if msg is not None:
@@ -639,6 +704,39 @@ class JobController(Controller):
         await self._track_status_and_remove_finalizers(key, jc, needs_update)
         if manage_err is not None:
             raise manage_err
+
+    def _per_index_state(self, jc: SyncContext, n: int, now: float) -> None:
+        """calculateFailedIndexes, the MaxFailedIndexesExceeded / FailedIndexes failures and
+        getPodsWithDelayedDeletionPerIndex."""
+        job = jc.job
+        failed = parse_indexes((job.get("status") or {}).get("failedIndexes"), n)
+        failed |= {ix for p in jc.pods if is_index_failed(job, p) for ix in (completion_index(p),) if 0 <= ix < n}
+        jc.failed_indexes = failed
+        if jc.finished_condition is None:
+            mfi = _spec(job).get("maxFailedIndexes")
+            if mfi is not None and len(failed) > int(mfi):
+                jc.finished_condition = new_condition(
+                    "FailureTarget", "True", "MaxFailedIndexesExceeded",
+                    "Job has exceeded the specified maximal number of failed indexes", now)
+            elif failed and len(failed) + len(jc.succeeded_indexes) >= n:
+                jc.finished_condition = new_condition("FailureTarget", "True", "FailedIndexes",
+                                                      "Job has failed indexes", now)
+        active = {completion_index(p) for p in jc.active_pods}
+        delayed: dict[int, dict] = {}
+        for p in jc.pods:
+            uid = meta(p).get("uid", "")
+            if not has_finalizer(p) or uid in jc.expected_rm_finalizers or not is_pod_failed(p, job):
+                continue
+            ix = completion_index(p)
+            if not 0 <= ix < n or ix in jc.succeeded_indexes or ix in failed or ix in active:
+                continue
+            last = delayed.get(ix)
+            absolute = _count_annotation(p, JOB_INDEX_FAILURE_COUNT) + _count_annotation(p, JOB_INDEX_IGNORED_FAILURE_COUNT)
+            if last is None or (_count_annotation(last, JOB_INDEX_FAILURE_COUNT) +
+                                _count_annotation(last, JOB_INDEX_IGNORED_FAILURE_COUNT) <= absolute and
+                                finish_time(p, now) >= finish_time(last, now)):
+                delayed[ix] = p
+        jc.delayed_deletion = delayed
 
     async def _pods_for_job(self, job: dict) -> list[dict]:
         """The Job's pods, finished ones included, after adoption/release (getPodsForJob)."""
@@ -740,7 +838,8 @@ class JobController(Controller):
         diff = want - terminating - active
         if diff <= 0:
             return active, None
-        remaining = jc.backoff.remaining(self._now())
+        per_index = has_backoff_limit_per_index(job)
+        remaining = 0.0 if per_index else jc.backoff.remaining(self._now())
         if remaining > 0:
             self.enqueue_after(key, remaining)
             return active, None
@@ -748,6 +847,14 @@ class JobController(Controller):
         indexes: list[int] = []
         if is_indexed(job):
             indexes = self._first_pending_indexes(jc, diff, want_c or 0)
+            if per_index:
+                now = self._now()
+                waits = {ix: remaining_time_per_index(jc.delayed_deletion.get(ix), now) for ix in indexes}
+                ready_now = [ix for ix in indexes if waits[ix] <= 0]
+                if indexes and not ready_now:
+                    self.enqueue_after(key, min(waits.values()))
+                    return active, None
+                indexes = ready_now
             diff = len(indexes)
             if diff == 0:
                 return active, None
@@ -773,6 +880,11 @@ class JobController(Controller):
                 md["labels"] = {**(md.get("labels") or {}), JOB_COMPLETION_INDEX: str(ix)}
                 md["generateName"] = f"{jname}-{ix}-"
                 pod["spec"]["hostname"] = f"{jname}-{ix}"
+                if per_index:
+                    failures, ignored = new_index_failure_counts(job, jc.delayed_deletion.get(ix))
+                    md["annotations"][JOB_INDEX_FAILURE_COUNT] = str(failures)
+                    if ignored:
+                        md["annotations"][JOB_INDEX_IGNORED_FAILURE_COUNT] = str(ignored)
             try:
                 created = await self.client.create(PODS, pod, meta(job).get("namespace"))
             except ApiError as e:
@@ -794,7 +906,8 @@ class JobController(Controller):
     def _first_pending_indexes(jc: SyncContext, count: int, n: int) -> list[int]:
         """The lowest indexes neither succeeded nor held by an active pod — nor by a terminating
         one when only failed pods are replaced (firstPendingIndexes)."""
-        taken = set(jc.succeeded_indexes) | {completion_index(p) for p in jc.active_pods}
+        taken = set(jc.succeeded_indexes) | {completion_index(p) for p in jc.active_pods} | \
+            (jc.failed_indexes or set())
         if only_replace_failed_pods(jc.job):
             taken |= {completion_index(p) for p in jc.pods if is_terminating(p)}
         return [i for i in range(n) if i not in taken][:count]
@@ -932,6 +1045,11 @@ class JobController(Controller):
             if not (meta(job).get("deletionTimestamp") or fc is not None or
                     (p.get("status") or {}).get("phase") == "Succeeded" or failed):
                 continue
+            delayed = jc.delayed_deletion.get(completion_index(p))
+            if not (meta(job).get("deletionTimestamp") or fc is not None or
+                    (p.get("status") or {}).get("phase") == "Succeeded") and \
+                    delayed is not None and meta(delayed).get("uid") == uid:
+                continue                     # kept until its replacement carries its failure count
             to_rm.append(p)
             if (p.get("status") or {}).get("phase") == "Succeeded" and uid not in jc.uncounted_failed:
                 if indexed:
@@ -958,6 +1076,11 @@ class JobController(Controller):
                 needs_flush = True
             status["succeeded"] = len(jc.succeeded_indexes)
             status["completedIndexes"] = text
+            if jc.failed_indexes is not None:
+                failed_text = format_indexes(jc.failed_indexes)
+                if status.get("failedIndexes") != failed_text:
+                    status["failedIndexes"] = failed_text
+                    needs_flush = True
         now = self._now()
         if fc is not None and fc.get("type") == "FailureTarget":
             status.setdefault("conditions", []).append(fc)

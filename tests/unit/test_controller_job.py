@@ -473,3 +473,66 @@ async def test_unknown_completion_mode_is_skipped_with_an_event():
     assert pods(client) == []
     assert [(e[2], e[3], e[4]) for e in events] == [
         ("Warning", "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")]
+
+
+# ----------------------------------------------------------------------------- backoffLimitPerIndex
+
+def index_of(p):
+    return p["metadata"]["annotations"][JOB_COMPLETION_INDEX]
+
+
+async def test_backoff_limit_per_index_fails_an_index_then_the_job():
+    from components.controller_manager.job import JOB_INDEX_FAILURE_COUNT
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completions=2, parallelism=2, completionMode="Indexed", backoffLimitPerIndex=1,
+                          backoffLimit=2147483647))
+    await settle(c)
+    ps = {index_of(p): p for p in pods(client)}
+    assert {ix: p["metadata"]["annotations"][JOB_INDEX_FAILURE_COUNT] for ix, p in ps.items()} == {"0": "0", "1": "0"}
+    assert status(client)["failedIndexes"] == ""
+    await finish(client, ps["0"], "Failed", when=apitime.format_time(ctx.clock()))
+    await settle(c)
+    # the failed pod keeps its finalizer until its replacement exists; the index waits 10 s
+    assert client.stored(PODS, ps["0"]["metadata"]["name"], "default")["metadata"]["finalizers"] == \
+        [JOB_TRACKING_FINALIZER]
+    assert c.delays[-1][1] == pytest.approx(10.0)
+    ctx.clock.advance(10)
+    c.enqueue("default/pi")
+    await settle(c)
+    [repl] = [p for p in pods(client) if p["status"]["phase"] == "Pending" and index_of(p) == "0"]
+    assert repl["metadata"]["annotations"][JOB_INDEX_FAILURE_COUNT] == "1"
+    assert not client.stored(PODS, ps["0"]["metadata"]["name"], "default")["metadata"].get("finalizers")
+    await finish(client, repl, "Failed")
+    await finish(client, ps["1"], "Succeeded")
+    await settle(c)
+    st = status(client)
+    assert (st["failedIndexes"], st["completedIndexes"], st["failed"], st["succeeded"]) == ("0", "1", 2, 1)
+    assert conds(client) == [("FailureTarget", "True", "FailedIndexes"), ("Failed", "True", "FailedIndexes")]
+    assert st["conditions"][1]["message"] == "Job has failed indexes"
+
+
+async def test_max_failed_indexes_exceeded():
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completions=3, parallelism=3, completionMode="Indexed", backoffLimitPerIndex=0,
+                          maxFailedIndexes=0, backoffLimit=2147483647))
+    await settle(c)
+    p0 = next(p for p in pods(client) if index_of(p) == "0")
+    await finish(client, p0, "Failed")
+    await settle(c)
+    assert conds(client)[-1] == ("Failed", "True", "MaxFailedIndexesExceeded")
+    assert status(client)["conditions"][-1]["message"] == \
+        "Job has exceeded the specified maximal number of failed indexes"
+    assert len(client.actions("delete", "pods")) == 2      # the other indexes' pods
+
+
+async def test_fail_index_rule_fails_only_that_index():
+    client, ctx, events, c = make()
+    client.seed(JOBS, job(completions=2, parallelism=2, completionMode="Indexed", backoffLimitPerIndex=5,
+                          backoffLimit=2147483647, podFailurePolicy=pfp(
+                              {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [7]}})))
+    await settle(c)
+    ps = {index_of(p): p for p in pods(client)}
+    await finish(client, ps["1"], "Failed", exit_code=7)
+    await settle(c)
+    assert status(client)["failedIndexes"] == "1" and conds(client) == []
+    assert [p for p in pods(client) if p["status"]["phase"] == "Pending" and index_of(p) == "1"] == []
