@@ -24,6 +24,7 @@ from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
 from .garbagecollector import GarbageCollector
+from .job import JobController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .podgc import PodGCController
@@ -33,6 +34,7 @@ from .rootcacertpublisher import RootCACertPublisher
 from .serviceaccount import ServiceAccountsController
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
+from .ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger("controller-manager")
 
@@ -53,6 +55,8 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "root-ca-cert-publisher": RootCACertPublisher,
     "statefulset": StatefulSetController,
     "cronjob": CronJobController,
+    "job": JobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 
 

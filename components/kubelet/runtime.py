@@ -86,6 +86,7 @@ def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[fl
     Read from the annotations ``controlplane.io/exit-after-seconds`` /
     ``controlplane.io/exit-code`` (pod-wide, or ``...-seconds.<container>``), else
     from the command line: ``exit N`` → exits N at once; ``true``/``false`` → 0/1;
+    an interpreter's printing one-liner (``perl -wle 'print bpi(2000)'``) → 0;
     ``sleep N`` as the last word of the script → exits 0 after N seconds.
     """
     ann = annotations or {}
@@ -98,6 +99,8 @@ def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[fl
         except ValueError:
             return None
     argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
+    if argv and _one_liner_prints(argv):
+        return 0.0, 0
     if len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "ash", "dash") and argv[1] == "-c":
         argv = argv[2:]  # the shell script itself
     script = " ".join(argv).strip()
@@ -120,6 +123,24 @@ def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[fl
     if re.fullmatch(r"(?:\S*/)?(?:echo|date|printenv|env|ls|cat)\b.*", last):
         return 0.0, 0
     return None
+
+
+#: interpreters whose printing ``-e``/``-c`` one-liner (no loop) ends at once with 0
+_INTERPRETERS = ("perl", "python", "python3", "ruby", "node")
+
+
+def _one_liner_prints(argv: list[str]) -> bool:
+    """``perl -Mbignum=bpi -wle 'print bpi(2000)'`` (the Kubernetes docs' Job example) and
+    the like: an interpreter given an inline script (a flag ending in ``e``, or ``-c``)
+    that prints something and has no loop or sleep."""
+    if argv[0].rsplit("/", 1)[-1] not in _INTERPRETERS:
+        return False
+    for i, w in enumerate(argv[1:-1], 1):
+        if re.fullmatch(r"-[A-Za-z]*e|-c", w):
+            script = argv[i + 1]
+            return bool(re.search(r"\b(?:print|puts|console\.log)\b", script)) and \
+                not re.search(r"\b(?:while|for|loop|sleep|until|setInterval)\b", script)
+    return False
 
 
 @dataclass

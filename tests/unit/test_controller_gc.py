@@ -99,7 +99,8 @@ async def test_namespace_controller_empties_then_finalizes():
 #: the controllers kube-controller-manager v1.32 runs by default that we build (more join as they land)
 DEFAULT_ON = ("deployment", "replicaset", "replicationcontroller", "garbagecollector", "namespace",
               "nodelifecycle", "tainteviction", "podgc", "serviceaccount", "endpoint", "resourcequota",
-              "disruption", "root-ca-cert-publisher", "statefulset", "cronjob")
+              "disruption", "root-ca-cert-publisher", "statefulset", "cronjob", "job",
+              "ttl-after-finished")
 
 
 def test_select_controllers():

@@ -49,8 +49,13 @@ def test_image_id_is_stable_repo_at_digest():
     (["false"], (0.0, 1)),
     (["sh", "-c", "while true; do sleep 1; done"], None),
     (["sleep", "infinity"], None),
+    (["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"], (0.0, 0)),
+    (["python3", "-c", "print(42)"], (0.0, 0)),
+    (["python3", "-c", "while True: print(1)"], None),
+    (["perl", "server.pl"], None),
 ], ids=["the image's entrypoint runs forever", "a server in the foreground", "exits at once with a code",
-        "echo then sleep 5", "false exits 1", "an endless loop", "sleep infinity"])
+        "echo then sleep 5", "false exits 1", "an endless loop", "sleep infinity",
+        "the docs' perl pi one-liner", "a python one-liner", "a python loop", "a perl script file"])
 def test_exit_behaviour(command, expected):
     assert exit_behaviour({"name": "c", "command": command}) == expected
 
