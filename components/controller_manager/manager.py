@@ -19,6 +19,7 @@ from controlplane.trace.emitter import TraceEmitter
 
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
+from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
@@ -49,6 +50,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "resourcequota": ResourceQuotaController,
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,
+    "daemonset": DaemonSetController,
 }
 
 
