@@ -100,10 +100,10 @@ def test_select_controllers():
     assert select_controllers("*") == ["deployment", "replicaset", "replicationcontroller",
                                        "garbagecollector", "namespace", "nodelifecycle", "tainteviction",
                                        "podgc", "serviceaccount", "endpoint", "resourcequota", "disruption",
-                                       "root-ca-cert-publisher"]
+                                       "root-ca-cert-publisher", "daemonset"]
     assert select_controllers("*,-garbagecollector,-namespace,-nodelifecycle,-tainteviction,-podgc,"
                               "-serviceaccount,-endpoint,-resourcequota,-disruption,"
-                              "-root-ca-cert-publisher") == ["deployment", "replicaset",
+                              "-root-ca-cert-publisher,-daemonset") == ["deployment", "replicaset",
                                                                "replicationcontroller"]
     assert select_controllers("replicaset") == ["replicaset"]
     with pytest.raises(ValueError, match="unknown controller 'nope'"):
