@@ -391,3 +391,43 @@ async def test_orphan_pod_is_adopted_and_kept_under_on_delete():
     assert p["metadata"]["name"] == "stray"
     assert p["metadata"]["ownerReferences"][0]["uid"] == d["metadata"]["uid"]
     assert "updatedNumberScheduled" not in status(client)
+
+
+async def test_deleted_node_loses_its_pod_through_the_pod_gc():
+    # the DaemonSet controller leaves pods bound to a vanished node to the pod GC's orphan
+    # rule (gc_controller.go gcOrphaned), as Kubernetes does; its status then drops the node
+    from components.controller_manager.podgc import PodGCController
+    from controlplane.client.testing import FakeClock
+    clock = FakeClock()
+    client, ctx, _ = fake_context(clock=clock)
+    c, gc = DaemonSetController(ctx), PodGCController(ctx)
+    for n in ("n1", "n2"):
+        client.seed(NODES, node(n))
+    client.seed(DAEMONSETS, ds())
+    await settle(c)
+    await run_pods(client)
+    await settle(c)
+    await client.delete(NODES, "n2")
+    await gc.gc()                                   # n2 seen missing: the quarantine starts
+    clock.advance(ctx.config.pod_gc_quarantine + 1)
+    assert (await gc.gc())["orphaned"] == 1
+    await settle(c)
+    assert sorted(pods_by_node(client)) == ["n1"]
+    st = status(client)
+    assert st["desiredNumberScheduled"] == 1 and st["currentNumberScheduled"] == 1
+
+
+async def test_revision_name_collision_bumps_collision_count():
+    client, ctx, _, c = setup(nodes=("n1",))
+    d = client.seed(DAEMONSETS, ds())
+    from components.controller_manager.deployment_util import compute_hash
+    h = compute_hash(d["spec"]["template"], None)
+    client.seed(CONTROLLERREVISIONS, {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                                      "metadata": {"name": f"fluentd-{h}", "namespace": "kube-system",
+                                                   "labels": {"other": "x"}},
+                                      "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 1})
+    await settle(c)
+    assert status(client)["collisionCount"] == 1
+    mine = [x for x in client.all(CONTROLLERREVISIONS) if x["metadata"]["name"] != f"fluentd-{h}"]
+    assert len(mine) == 1 and mine[0]["metadata"]["name"] == f"fluentd-{compute_hash(d['spec']['template'], 1)}"
+    assert len(live_pods(client)) == 1
