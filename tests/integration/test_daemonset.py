@@ -1,7 +1,8 @@
 """The docs' "Perform a Rolling Update on a DaemonSet" with the real kubectl against a
 3-node ``controlplane up``: one fluentd-elasticsearch pod per node, ``kubectl set image``,
 ``kubectl rollout status`` finishing, two revisions in ``kubectl rollout history`` and
-``kubectl rollout undo`` bringing the first template back (as revision 3)."""
+``kubectl rollout undo`` bringing the first template back (as revision 3); a node joining
+later gets its pod, and a deleted node's pod goes (through the pod GC's orphan rule)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, LineReader, free_port, stop
+from tests.integration.conftest import KUBECTL, LineReader, free_port, spawn, stop
 
 pytestmark = pytest.mark.integration
 
@@ -31,6 +32,7 @@ class Up:
         self.out = LineReader(self.proc, self.proc.stdout)
         self.out.wait_for("control plane is up", 120)
         self.kubeconfig = os.path.join(data_dir, "kubeconfig")
+        self.server = next(line for line in open(self.kubeconfig) if "server:" in line).split("server:")[1].strip()
         self.cache = os.path.join(tmp, "kube-cache")
 
     def kubectl(self, *args: str) -> str:
@@ -94,3 +96,22 @@ def test_rollout_undo_restores_the_first_template(up: Up):
     assert images(up) == [OLD] * 3
     hist = up.kubectl("rollout", "history", "ds/fluentd-elasticsearch", "-n", "kube-system").splitlines()
     assert [line.split()[0] for line in hist[2:] if line.strip()] == ["2", "3"]
+
+
+def test_node_added_later_gets_its_pod_and_a_deleted_node_loses_it(up: Up):
+    kubelet, out = spawn("kubelet", "--master", up.server, "--node-name", "node04")
+    try:
+        out.wait_for("kubelet.nodes_registered", 60)
+        up.kubectl("wait", "--for=condition=Ready", "node/node04", "--timeout=60s")
+        up.kubectl("rollout", "status", "ds/fluentd-elasticsearch", "-n", "kube-system", "--timeout=120s")
+        rows = pods(up)
+        assert sorted(r[6] for r in rows) == [*NODES, "node04"]
+    finally:
+        stop(kubelet)
+    pod = next(r[0] for r in pods(up) if r[6] == "node04")
+    up.kubectl("delete", "node", "node04")
+    # the pod GC deletes pods of a vanished node after its 40 s quarantine (gc_controller.go)
+    up.kubectl("wait", "--for=delete", f"pod/{pod}", "-n", "kube-system", "--timeout=120s")
+    up.kubectl("wait", "--for=jsonpath={.status.desiredNumberScheduled}=3", "ds/fluentd-elasticsearch",
+               "-n", "kube-system", "--timeout=60s")
+    assert sorted(r[6] for r in pods(up)) == list(NODES)
