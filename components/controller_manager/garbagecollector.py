@@ -5,7 +5,8 @@ Simplified from ``pkg/controller/garbagecollector/`` (garbagecollector.go
 attemptToDeleteItem, processDeletingDependentsItem, orphanDependents): instead
 of a full dependency graph built from every resource, the graph is two indexes on
 the shared informer caches of the resources the controller-manager watches
-(Deployments, ReplicaSets, ReplicationControllers, Pods): uid → object, and
+(Deployments, ReplicaSets, ReplicationControllers, DaemonSets, ControllerRevisions,
+Pods): uid → object, and
 owner uid → dependents, kept with the caches (so an event costs O(its owners),
 not a scan of every cached object).
 
@@ -25,7 +26,15 @@ from __future__ import annotations
 import copy
 import logging
 
-from controlplane.api.resources import DEPLOYMENTS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource, by_kind
+from controlplane.api.resources import (
+    DEPLOYMENTS,
+    PODS,
+    REPLICASETS,
+    REPLICATIONCONTROLLERS,
+    Resource,
+    by_kind,
+    get,
+)
 from controlplane.client.rest import ApiError
 from controlplane.log import event
 
@@ -38,7 +47,8 @@ FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 #: resources whose objects the collector tracks as owners and dependents
-WATCHED: tuple[Resource, ...] = (DEPLOYMENTS, REPLICASETS, REPLICATIONCONTROLLERS, PODS)
+WATCHED: tuple[Resource, ...] = (DEPLOYMENTS, REPLICASETS, REPLICATIONCONTROLLERS, PODS,
+                                 get("daemonsets", "apps"), get("controllerrevisions", "apps"))
 
 
 #: informer index names: an object's own uid, and the uids its ownerReferences point to

@@ -2,7 +2,8 @@
 3-node ``controlplane up``: one fluentd-elasticsearch pod per node, ``kubectl set image``,
 ``kubectl rollout status`` finishing, two revisions in ``kubectl rollout history`` and
 ``kubectl rollout undo`` bringing the first template back (as revision 3); a node joining
-later gets its pod, and a deleted node's pod goes (through the pod GC's orphan rule)."""
+later gets its pod, a deleted node's pod goes (through the pod GC's orphan rule), and
+``kubectl delete ds`` takes the pods and revisions with it (the garbage collector)."""
 
 from __future__ import annotations
 
@@ -115,3 +116,15 @@ def test_node_added_later_gets_its_pod_and_a_deleted_node_loses_it(up: Up):
     up.kubectl("wait", "--for=jsonpath={.status.desiredNumberScheduled}=3", "ds/fluentd-elasticsearch",
                "-n", "kube-system", "--timeout=60s")
     assert sorted(r[6] for r in pods(up)) == list(NODES)
+
+
+def test_delete_daemonset_collects_pods_and_revisions(up: Up):
+    assert 'daemonset.apps "fluentd-elasticsearch" deleted' in up.kubectl(
+        "delete", "ds", "fluentd-elasticsearch", "-n", "kube-system")
+    up.kubectl("wait", "--for=delete", "pod", "-l", "name=fluentd-elasticsearch", "-n", "kube-system",
+               "--timeout=90s")
+    up.kubectl("wait", "--for=delete", "controllerrevision", "-l", "name=fluentd-elasticsearch",
+               "-n", "kube-system", "--timeout=60s")
+    out = up.kubectl("get", "controllerrevisions", "-n", "kube-system", "-l", "name=fluentd-elasticsearch",
+                     "-o", "name")
+    assert out.strip() == ""

@@ -431,3 +431,15 @@ async def test_revision_name_collision_bumps_collision_count():
     mine = [x for x in client.all(CONTROLLERREVISIONS) if x["metadata"]["name"] != f"fluentd-{h}"]
     assert len(mine) == 1 and mine[0]["metadata"]["name"] == f"fluentd-{compute_hash(d['spec']['template'], 1)}"
     assert len(live_pods(client)) == 1
+
+
+async def test_deleting_the_daemonset_collects_its_pods_and_revisions():
+    from components.controller_manager.garbagecollector import GarbageCollector
+    client, ctx, _, c = setup(nodes=("n1", "n2"))
+    gc = GarbageCollector(ctx)
+    client.seed(DAEMONSETS, ds())
+    await settle(c, gc)
+    assert len(live_pods(client)) == 2 and len(client.all(CONTROLLERREVISIONS)) == 1
+    await client.delete(DAEMONSETS, "fluentd", "kube-system", propagation_policy="Background")
+    await settle(c, gc)
+    assert client.all(PODS) == [] and client.all(CONTROLLERREVISIONS) == []
