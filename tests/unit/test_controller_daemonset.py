@@ -443,3 +443,32 @@ async def test_deleting_the_daemonset_collects_its_pods_and_revisions():
     await client.delete(DAEMONSETS, "fluentd", "kube-system", propagation_policy="Background")
     await settle(c, gc)
     assert client.all(PODS) == [] and client.all(CONTROLLERREVISIONS) == []
+
+
+async def test_failed_pods_are_replaced_with_per_node_backoff():
+    from controlplane.client.testing import FakeClock
+    clock = FakeClock()
+    client, ctx, events = fake_context(clock=clock)
+    c = DaemonSetController(ctx)
+    client.seed(NODES, node("n1"))
+    client.seed(DAEMONSETS, ds())
+    await settle(c)
+
+    async def fail_current():
+        await run_pods(client)
+        (p,) = live_pods(client)
+        cur = copy.deepcopy(client.stored(PODS, p["metadata"]["name"], "kube-system"))
+        cur["status"]["phase"] = "Failed"
+        await client.update_status(PODS, cur)
+        await settle(c)
+        return p["metadata"]["name"]
+
+    first = await fail_current()                       # deleted at once (backoff starts at 1 s)
+    assert first not in [p["metadata"]["name"] for p in live_pods(client)]
+    second = await fail_current()                      # within 1 s of the last kill: kept for now
+    assert [p["metadata"]["name"] for p in live_pods(client)] == [second]
+    clock.advance(1.5)
+    await c.sync("kube-system/fluentd")                # the add_after(backoff) retry
+    await settle(c)
+    assert second not in [p["metadata"]["name"] for p in live_pods(client)]
+    assert sum(e[3] == "FailedDaemonPod" for e in events) == 2
