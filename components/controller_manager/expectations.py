@@ -56,6 +56,18 @@ class Expectations:
         self._e[key] = _Expectation(delete=len(pod_keys), timestamp=self._clock(),
                                     deleting=set(pod_keys))
 
+    def set_expectations(self, key: str, adds: int, pod_keys: list[str]) -> None:
+        """Record ``adds`` creations and the deletions of ``pod_keys`` at once (SetExpectations,
+        as the DaemonSet controller's syncNodes does before it writes)."""
+        self._e[key] = _Expectation(add=adds, delete=len(pod_keys), timestamp=self._clock(),
+                                    deleting=set(pod_keys))
+
+    def lower_creations(self, key: str, count: int) -> None:
+        """``count`` expected creations will not happen (LowerExpectations)."""
+        e = self._e.get(key)
+        if e is not None:
+            e.add -= count
+
     def creation_observed(self, key: str) -> None:
         """One expected creation was seen (or will never happen)."""
         e = self._e.get(key)

@@ -20,6 +20,7 @@ from controlplane.trace.emitter import TraceEmitter
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
 from .cronjob import CronJobController
+from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
@@ -57,6 +58,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "cronjob": CronJobController,
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
+    "daemonset": DaemonSetController,
 }
 
 
