@@ -28,7 +28,7 @@ from typing import Any
 
 from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
 from controlplane.api.structural.compiled import keywords
-from controlplane.api.structural.defaulting import apply_defaults as _apply_defaults
+from controlplane.api.structural.defaulting import compile_defaulter
 from controlplane.api.structural.listtype import validate_list_types
 from controlplane.api.structural.objectmeta import coerce_metadata, validate_embedded
 from controlplane.api.structural.openapi import openapi_for_kind
@@ -61,8 +61,9 @@ def validate(schema: JSON, obj: Any, path: str = "") -> ErrorList:
 def apply_defaults(schema: JSON, obj: Any) -> None:
     """Fill in the schema's ``default`` values into ``obj`` in place (absent properties and
     non-nullable nulls, nested objects and array items included)."""
-    if "default" in keywords(schema):  # a schema without defaults changes nothing
-        _apply_defaults(schema, obj)
+    defaulter = compile_defaulter(schema)  # None: a schema without defaults changes nothing
+    if defaulter is not None:
+        defaulter(obj)
 
 
 def prune(schema: JSON, obj: Any, *, is_resource_root: bool = True) -> list[str]:
