@@ -14,11 +14,17 @@ quota name, ``<plural>`` (services, configmaps, secrets, replicationcontrollers,
 resourcequotas, persistentvolumeclaims). A Service is also charged (``services.go`` Usage)
 ``services.nodeports`` — its number of ports when of type NodePort or LoadBalancer (a
 LoadBalancer with ``allocateLoadBalancerNodePorts: false``: only the ports that name a
-``nodePort``), else 0 — and ``services.loadbalancers``, 1 for a LoadBalancer, else 0.
+``nodePort``), else 0 — and ``services.loadbalancers``, 1 for a LoadBalancer, else 0. A
+PersistentVolumeClaim is also charged (``persistent_volume_claims.go`` Usage)
+``requests.storage`` (its ``spec.resources.requests.storage`` rounded up to whole bytes, or
+``status.allocatedResources.storage`` when larger) and, when it has a class,
+``<class>.storageclass.storage.k8s.io/persistentvolumeclaims`` (1) and
+``<class>.storageclass.storage.k8s.io/requests.storage``.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -31,6 +37,10 @@ LEGACY_COUNTED = frozenset({"services", "configmaps", "secrets", "replicationcon
                             "persistentvolumeclaims"})
 #: what a Service is charged besides its counts (services.go serviceResources)
 SERVICE_NODEPORTS, SERVICE_LOADBALANCERS = "services.nodeports", "services.loadbalancers"
+#: the suffix of the per-class claim quota names (``V1ResourceByStorageClass``)
+STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+#: the beta annotation naming a claim's class, before spec.storageClassName
+STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 #: the compute resources each container must state when a quota limits them (pods.go
 #: podComputeAndObjectResources / the backward-compatibility requirement)
 CONTAINER_REQUIRED = ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
@@ -100,6 +110,30 @@ def object_usage(plural: str, group: str, kind: str, obj: dict[str, Any]) -> Usa
         u[plural] = Fraction(1)
     if kind == "Service" and not group:
         u.update(service_usage(obj))
+    if kind == "PersistentVolumeClaim" and not group:
+        u.update(claim_usage(obj))
+    return u
+
+
+def claim_usage(pvc: dict[str, Any]) -> Usage:
+    """``requests.storage`` and the per-class names of a claim (module docstring)."""
+    ann = (pvc.get("metadata") or {}).get("annotations") or {}
+    cls = ann[STORAGE_CLASS_ANNOTATION] if STORAGE_CLASS_ANNOTATION in ann else \
+        (pvc.get("spec") or {}).get("storageClassName")
+    u: Usage = {}
+    if cls:
+        u[f"{cls}{STORAGE_CLASS_SUFFIX}persistentvolumeclaims"] = Fraction(1)
+    storage = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+    if storage is None:
+        return u
+    # getStorageUsage: whole bytes, and the allocated size when larger (RecoverVolumeExpansionFailure, beta)
+    size = Fraction(math.ceil(_q(storage)))
+    allocated = ((pvc.get("status") or {}).get("allocatedResources") or {}).get("storage")
+    if allocated is not None and _q(allocated) > size:
+        size = Fraction(math.ceil(_q(allocated)))
+    u["requests.storage"] = size
+    if cls:
+        u[f"{cls}{STORAGE_CLASS_SUFFIX}requests.storage"] = size
     return u
 
 
@@ -201,6 +235,9 @@ def charged_names(plural: str, group: str, kind: str, names: set[str]) -> set[st
         out.add(plural)
     if kind == "Service" and not group:
         out |= {n for n in (SERVICE_NODEPORTS, SERVICE_LOADBALANCERS) if n in names}
+    if kind == "PersistentVolumeClaim" and not group:
+        out |= {n for n in names if n == "requests.storage" or (
+            STORAGE_CLASS_SUFFIX in n and n.endswith(("/persistentvolumeclaims", "/requests.storage")))}
     return out
 
 

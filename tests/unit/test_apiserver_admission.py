@@ -663,3 +663,32 @@ async def test_pvc_resize(old, new, classes, message):
         await admit_and_validate(cl, a)
     assert e.value.code == 403
     assert e.value.message.startswith(f'persistentvolumeclaims "c" is forbidden: {message}')
+
+
+@pytest.mark.parametrize("pvc, want", [
+    (_pvc(), {"persistentvolumeclaims": 1, "requests.storage": 1 << 30}),
+    (_pvc(storageClassName="fast", size="1.5"), {
+        "requests.storage": 2, "fast.storageclass.storage.k8s.io/requests.storage": 2,
+        "fast.storageclass.storage.k8s.io/persistentvolumeclaims": 1}),
+    ({**_pvc(size="1Gi"), "status": {"phase": "Bound", "allocatedResources": {"storage": "2Gi"}}},
+     {"requests.storage": 2 << 30}),
+], ids=["no class", "class, rounded up to bytes", "allocated larger"])
+def test_quota_claim_usage(pvc, want):
+    from controlplane import quota
+    u = quota.object_usage("persistentvolumeclaims", "", "PersistentVolumeClaim", pvc)
+    assert {k: u[k] for k in want} == want
+
+
+async def test_quota_claim_growth_is_charged():
+    cl = Cluster()
+    cl.add(SCS, _sc("x", expand=True))
+    cl.add(core.RESOURCEQUOTAS, _quota({"requests.storage": "3Gi"}, {"requests.storage": "2Gi"}))
+    old = _pvc(phase="Bound", storageClassName="x")
+    with pytest.raises(APIError) as e:
+        await admit_and_validate(cl, attrs(_pvc(size="3Gi", phase="Bound", storageClassName="x"), adm.UPDATE,
+                                           PVCS, old))
+    assert e.value.message == ('persistentvolumeclaims "c" is forbidden: exceeded quota: q, requested: '
+                               'requests.storage=2Gi, used: requests.storage=2Gi, limited: requests.storage=3Gi')
+    await admit_and_validate(cl, attrs(_pvc(size="2Gi", phase="Bound", storageClassName="x"), adm.UPDATE, PVCS, old))
+    q = cl.caches["resourcequotas"].objects[object_key(core.RESOURCEQUOTAS, "default", "q")]
+    assert q["status"]["used"] == {"requests.storage": "3Gi"}

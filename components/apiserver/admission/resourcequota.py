@@ -1,7 +1,8 @@
 """ResourceQuota (``plugin/pkg/admission/resourcequota``: ``admission.go``, ``controller.go``
 checkQuotas / checkRequest), validating, creates in a namespace with ResourceQuotas and the
 updates the quota evaluators handle (``pkg/quota/v1/evaluator/core``): a Service's (its type
-may change: ``services.nodeports`` / ``services.loadbalancers``); a pod's resources cannot
+may change: ``services.nodeports`` / ``services.loadbalancers``), a PersistentVolumeClaim's
+(a bound claim may grow: ``requests.storage``, the per-class names); a pod's resources cannot
 change on update in Kubernetes v1.32 (InPlacePodVerticalScaling is off), so pod updates are
 not charged, nor are the object counts (``generic`` evaluators handle creates only). An
 update is charged its growth: the new usage minus the stored one, never below 0
@@ -63,8 +64,9 @@ def missing_requirements(pod: dict[str, Any], limited: set[str]) -> str | None:
 
 
 def handles_update(resource: Any) -> bool:
-    """Whether the quota evaluator of ``resource`` charges updates (``Handles``): Services."""
-    return bool(resource.kind == "Service" and not resource.group)
+    """Whether the quota evaluator of ``resource`` charges updates (``Handles``): Services
+    and PersistentVolumeClaims (a claim's storage request may grow)."""
+    return bool(resource.kind in ("Service", "PersistentVolumeClaim") and not resource.group)
 
 
 class ResourceQuota(Plugin):
