@@ -11,11 +11,20 @@ containers, or the largest init container when that is larger, plus ``spec.overh
 a terminal pod (Succeeded / Failed) or one past its deletion grace period is not charged.
 Any other object counts ``count/<plural>[.<group>]`` and, for the core kinds with a legacy
 quota name, ``<plural>`` (services, configmaps, secrets, replicationcontrollers,
-resourcequotas, persistentvolumeclaims).
+resourcequotas, persistentvolumeclaims). A Service is also charged (``services.go`` Usage)
+``services.nodeports`` — its number of ports when of type NodePort or LoadBalancer (a
+LoadBalancer with ``allocateLoadBalancerNodePorts: false``: only the ports that name a
+``nodePort``), else 0 — and ``services.loadbalancers``, 1 for a LoadBalancer, else 0. A
+PersistentVolumeClaim is also charged (``persistent_volume_claims.go`` Usage)
+``requests.storage`` (its ``spec.resources.requests.storage`` rounded up to whole bytes, or
+``status.allocatedResources.storage`` when larger) and, when it has a class,
+``<class>.storageclass.storage.k8s.io/persistentvolumeclaims`` (1) and
+``<class>.storageclass.storage.k8s.io/requests.storage``.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -26,6 +35,12 @@ Usage = dict[str, Fraction]
 #: core resources with a legacy (uncounted-prefix) quota name
 LEGACY_COUNTED = frozenset({"services", "configmaps", "secrets", "replicationcontrollers", "resourcequotas",
                             "persistentvolumeclaims"})
+#: what a Service is charged besides its counts (services.go serviceResources)
+SERVICE_NODEPORTS, SERVICE_LOADBALANCERS = "services.nodeports", "services.loadbalancers"
+#: the suffix of the per-class claim quota names (``V1ResourceByStorageClass``)
+STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+#: the beta annotation naming a claim's class, before spec.storageClassName
+STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 #: the compute resources each container must state when a quota limits them (pods.go
 #: podComputeAndObjectResources / the backward-compatibility requirement)
 CONTAINER_REQUIRED = ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
@@ -93,7 +108,60 @@ def object_usage(plural: str, group: str, kind: str, obj: dict[str, Any]) -> Usa
     u: Usage = {count_name(plural, group): Fraction(1)}
     if not group and plural in LEGACY_COUNTED:
         u[plural] = Fraction(1)
+    if kind == "Service" and not group:
+        u.update(service_usage(obj))
+    if kind == "PersistentVolumeClaim" and not group:
+        u.update(claim_usage(obj))
     return u
+
+
+def claim_usage(pvc: dict[str, Any]) -> Usage:
+    """``requests.storage`` and the per-class names of a claim (module docstring)."""
+    ann = (pvc.get("metadata") or {}).get("annotations") or {}
+    cls = ann[STORAGE_CLASS_ANNOTATION] if STORAGE_CLASS_ANNOTATION in ann else \
+        (pvc.get("spec") or {}).get("storageClassName")
+    u: Usage = {}
+    if cls:
+        u[f"{cls}{STORAGE_CLASS_SUFFIX}persistentvolumeclaims"] = Fraction(1)
+    storage = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+    if storage is None:
+        return u
+    # getStorageUsage: whole bytes, and the allocated size when larger (RecoverVolumeExpansionFailure, beta)
+    size = Fraction(math.ceil(_q(storage)))
+    allocated = ((pvc.get("status") or {}).get("allocatedResources") or {}).get("storage")
+    if allocated is not None and _q(allocated) > size:
+        size = Fraction(math.ceil(_q(allocated)))
+    u["requests.storage"] = size
+    if cls:
+        u[f"{cls}{STORAGE_CLASS_SUFFIX}requests.storage"] = size
+    return u
+
+
+def service_usage(svc: dict[str, Any]) -> Usage:
+    """``services.nodeports`` and ``services.loadbalancers`` of a Service (module docstring)."""
+    spec = svc.get("spec") or {}
+    ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+    kind = spec.get("type")
+    nodeports, lbs = 0, 0
+    if kind == "NodePort":
+        nodeports = len(ports)
+    elif kind == "LoadBalancer":
+        if spec.get("allocateLoadBalancerNodePorts") is False:
+            nodeports = sum(1 for p in ports if p.get("nodePort"))
+        else:
+            nodeports = len(ports)
+        lbs = 1
+    return {SERVICE_NODEPORTS: Fraction(nodeports), SERVICE_LOADBALANCERS: Fraction(lbs)}
+
+
+def subtract_non_negative(a: Usage, b: Usage) -> Usage:
+    """``SubtractWithNonNegativeResult``: ``a - b`` per resource of ``a``, at least 0."""
+    return {k: max(v - b.get(k, Fraction(0)), Fraction(0)) for k, v in a.items()}
+
+
+def remove_zeros(u: Usage) -> Usage:
+    """``RemoveZeros``: the entries that are not 0."""
+    return {k: v for k, v in u.items() if v != 0}
 
 
 def add(a: Usage, b: Usage) -> Usage:
@@ -165,6 +233,11 @@ def charged_names(plural: str, group: str, kind: str, names: set[str]) -> set[st
                 or n in ("cpu", "memory", "ephemeral-storage")}
     elif not group and plural in LEGACY_COUNTED and plural in names:
         out.add(plural)
+    if kind == "Service" and not group:
+        out |= {n for n in (SERVICE_NODEPORTS, SERVICE_LOADBALANCERS) if n in names}
+    if kind == "PersistentVolumeClaim" and not group:
+        out |= {n for n in names if n == "requests.storage" or (
+            STORAGE_CLASS_SUFFIX in n and n.endswith(("/persistentvolumeclaims", "/requests.storage")))}
     return out
 
 

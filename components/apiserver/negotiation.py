@@ -21,6 +21,7 @@ from components.apiserver import semantics as sem
 from components.apiserver import status as st
 from components.apiserver.semantics import decoder
 from controlplane.api import codec
+from controlplane.api.registry import kind_name
 
 MAX_BODY = 3 * 1024 * 1024
 TABLE_CT = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -315,19 +316,21 @@ def unknown_fields(request: web.Request, unknown: list[str], strict_error: Calla
         add_warning(request, f'unknown field "{u}"')
 
 
-def decode_typed(request: web.Request, kind: str, obj: dict, api_version: str | None = None) -> None:
+def decode_typed(request: web.Request, kind: Any, obj: dict, api_version: str | None = None) -> None:
     """A create/update body into ``kind``'s Go types (:func:`controlplane.api.decoder.decode`,
     in place: unknown fields dropped). A value that does not decode → 400 BadRequest
     ``<Kind> in version "v1" cannot be handled as a <Kind>: json: cannot unmarshal ...``
     (``transformDecodeError``, handlers/rest.go); unknown fields per ``fieldValidation``.
     ``api_version``: the version whose schema applies (a kind served at several versions)."""
-    version = str(obj.get("apiVersion") or "").rsplit("/", 1)[-1]
-    prefix = f'{obj.get("kind") or kind} in version "{version}" cannot be handled as a {kind}: '
+    def prefix() -> str:  # only on an error (a custom resource's key is its Resource: its kind is named)
+        version = str(obj.get("apiVersion") or "").rsplit("/", 1)[-1]
+        name = kind_name(kind)
+        return f'{obj.get("kind") or name} in version "{version}" cannot be handled as a {name}: '
     try:
         unknown = decoder.decode(kind, obj, api_version=api_version)
     except decoder.DecodeError as e:
-        raise st.bad_request(prefix + e.message) from None
-    unknown_fields(request, unknown, lambda m: st.bad_request(prefix + m))
+        raise st.bad_request(prefix() + e.message) from None
+    unknown_fields(request, unknown, lambda m: st.bad_request(prefix() + m))
 
 
 def list_predicate(resource: Any, query: Any, namespace: str | None) -> Callable[[dict], bool]:

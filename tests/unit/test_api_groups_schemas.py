@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.apiserver import discovery
+from controlplane.api import resources as R
 from controlplane.api import schemas
 from controlplane.api.groups import apps, authentication, authorization, autoscaling, batch, rbac
 
@@ -100,3 +101,75 @@ def test_v1_and_v2_hpa_schemas_differ():
         explain("autoscaling/v1", "HorizontalPodAutoscaler", "spec.metrics")
     with pytest.raises(KeyError):
         explain("autoscaling/v2", "HorizontalPodAutoscaler", "spec.targetCPUUtilizationPercentage")
+
+
+def _kind_component(comps: dict, group: str, version: str, kind: str) -> dict:
+    for s in comps.values():
+        if {"group": group, "version": version, "kind": kind} in (s.get("x-kubernetes-group-version-kind") or []):
+            return s
+    raise KeyError(kind)
+
+
+def _undescribed(comps: dict, node: object, path: str, seen: set[str], out: list[str]) -> None:
+    """Every property under ``node`` (following references, array items and map values)
+    that has no description."""
+    if not isinstance(node, dict):
+        return
+    ref = node.get("$ref") or (node.get("allOf") or [{}])[0].get("$ref")
+    if ref:
+        name = ref.removeprefix("#/components/schemas/")
+        if name not in seen:
+            seen.add(name)
+            _undescribed(comps, comps[name], path, seen, out)
+    for k, v in (node.get("properties") or {}).items():
+        if not (isinstance(v, dict) and v.get("description")):
+            out.append(f"{path}.{k}")
+        _undescribed(comps, v, f"{path}.{k}", seen, out)
+    for k in ("items", "additionalProperties"):
+        _undescribed(comps, node.get(k), path, seen, out)
+
+
+ALL = list(R.REGISTRY)
+
+
+@pytest.mark.parametrize("r", ALL, ids=[f"{r.api_version}/{r.plural}" for r in ALL])
+def test_every_kind_describes_every_nested_field(r):
+    """What ``kubectl explain --recursive`` shows for every built-in kind: each field at any
+    depth has a description (issue 11: the wave-2 groups included)."""
+    comps = discovery.openapi_doc(r.api_version)["components"]["schemas"]
+    out: list[str] = []
+    _undescribed(comps, _kind_component(comps, r.group, r.version, r.kind), r.kind, set(), out)
+    assert out == []
+
+
+@pytest.mark.parametrize("api_version, kind, path", [
+    ("networking.k8s.io/v1", "Ingress", "spec.rules.http.paths.backend.service.port.number"),
+    ("networking.k8s.io/v1", "NetworkPolicy", "spec.ingress.from.ipBlock.except"),
+    ("storage.k8s.io/v1", "StorageClass", "allowVolumeExpansion"),
+    ("storage.k8s.io/v1", "VolumeAttachment", "spec.source.persistentVolumeName"),
+    ("v1", "PersistentVolumeClaim", "spec.resources.requests"),
+    ("v1", "PersistentVolumeClaim", "spec.storageClassName"),
+    ("v1", "ResourceQuota", "spec.scopeSelector.matchExpressions.scopeName"),
+    ("v1", "LimitRange", "spec.limits.defaultRequest"),
+    ("policy/v1", "PodDisruptionBudget", "spec.selector.matchLabels"),
+    ("scheduling.k8s.io/v1", "PriorityClass", "preemptionPolicy"),
+    ("node.k8s.io/v1", "RuntimeClass", "overhead.podFixed"),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest", "spec.usages"),
+    ("discovery.k8s.io/v1", "EndpointSlice", "endpoints.conditions.ready"),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "webhooks.clientConfig.service.name"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_explain_paths_of_the_other_groups(api_version, kind, path):
+    group, _, version = api_version.rpartition("/")
+    comps = discovery.openapi_doc(api_version)["components"]["schemas"]
+    node = _kind_component(comps, group, version, kind)
+    for part in path.split("."):
+        while "properties" not in node:
+            ref = node.get("$ref") or (node.get("allOf") or [{}])[0].get("$ref")
+            if ref:
+                node = comps[ref.removeprefix("#/components/schemas/")]
+            elif "items" in node:
+                node = node["items"]
+            else:
+                raise KeyError(f"{kind}.{path}: {part} does not exist")
+        node = node["properties"][part]
+    assert node.get("description")

@@ -117,12 +117,14 @@ async def admit_and_validate(cl: Cluster, a: adm.Attributes) -> dict:
 
 def test_default_chain_order_is_kube_apiservers():
     assert Cluster().chain().names == ["NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority",
-                                       "DefaultTolerationSeconds", "RuntimeClass", "ResourceQuota"]
+                                       "DefaultTolerationSeconds", "DefaultStorageClass",
+                                       "PersistentVolumeClaimResize", "RuntimeClass", "ResourceQuota"]
 
 
 @pytest.mark.parametrize("enable, disable, want", [
     ("", "", list(adm.DEFAULT_PLUGINS)),
     ("ResourceQuota", "LimitRanger,Priority", ["NamespaceLifecycle", "ServiceAccount", "DefaultTolerationSeconds",
+                                               "DefaultStorageClass", "PersistentVolumeClaimResize",
                                                "RuntimeClass", "ResourceQuota"]),
 ], ids=["defaults", "some disabled"])
 def test_enabled_plugins_flags(enable, disable, want):
@@ -511,3 +513,182 @@ async def test_quota_dry_run_writes_nothing():
     a.dry_run = True
     await admit_and_validate(cl, a)
     assert cl.store.writes == []
+
+
+# ----------------------------------------------------------------------------- ResourceQuota on updates
+
+def _svc(name: str = "s", type_: str = "ClusterIP", ports: int = 1, **spec: Any) -> dict:
+    spec.update({"type": type_, "ports": [{"name": f"p{i}", "port": 80 + i} for i in range(ports)]})
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default",
+                                                                "resourceVersion": "5"}, "spec": spec}
+
+
+@pytest.mark.parametrize("svc, want", [
+    (_svc(), {"services.nodeports": 0, "services.loadbalancers": 0}),
+    (_svc(type_="NodePort", ports=2), {"services.nodeports": 2, "services.loadbalancers": 0}),
+    (_svc(type_="LoadBalancer", ports=3), {"services.nodeports": 3, "services.loadbalancers": 1}),
+    (_svc(type_="LoadBalancer", ports=2, allocateLoadBalancerNodePorts=False),
+     {"services.nodeports": 0, "services.loadbalancers": 1}),
+], ids=["cluster ip", "node port", "load balancer", "load balancer without node ports"])
+def test_quota_service_usage(svc, want):
+    from controlplane import quota
+    u = quota.object_usage("services", "", "Service", svc)
+    assert {k: int(u[k]) for k in want} == want
+    assert u["services"] == 1 and u["count/services"] == 1
+
+
+async def test_quota_service_type_change_to_load_balancer_exceeded():
+    cl = Cluster()
+    cl.add(core.RESOURCEQUOTAS, _quota({"services.loadbalancers": "0"}, {"services.loadbalancers": "0"}))
+    old = _svc()
+    with pytest.raises(APIError) as e:
+        await admit_and_validate(cl, attrs(_svc(type_="LoadBalancer"), adm.UPDATE, R.SERVICES, old))
+    assert (e.value.code, e.value.message) == (
+        403, 'services "s" is forbidden: exceeded quota: q, requested: services.loadbalancers=1, '
+             'used: services.loadbalancers=0, limited: services.loadbalancers=0')
+
+
+async def test_quota_service_type_change_to_node_port_is_charged_its_growth():
+    cl = Cluster()
+    cl.add(core.RESOURCEQUOTAS, _quota({"services": "5", "services.nodeports": "3"},
+                                       {"services": "1", "services.nodeports": "0"}))
+    await admit_and_validate(cl, attrs(_svc(type_="NodePort", ports=2), adm.UPDATE, R.SERVICES, _svc(ports=2)))
+    q = cl.caches["resourcequotas"].objects[object_key(core.RESOURCEQUOTAS, "default", "q")]
+    assert q["status"]["used"] == {"services": "1", "services.nodeports": "2"}   # the count is not charged again
+
+
+async def test_quota_update_adding_nothing_writes_nothing():
+    cl = Cluster()
+    cl.add(core.RESOURCEQUOTAS, _quota({"services": "1", "services.nodeports": "1"},
+                                       {"services": "1", "services.nodeports": "1"}))
+    old = _svc(type_="NodePort")
+    await admit_and_validate(cl, attrs(_svc(type_="ClusterIP"), adm.UPDATE, R.SERVICES, old))
+    await admit_and_validate(cl, attrs(_svc(type_="NodePort"), adm.UPDATE, R.SERVICES, old))
+    assert cl.store.writes == []
+
+
+async def test_quota_pod_updates_are_not_charged():
+    cl = Cluster()
+    cl.add(core.RESOURCEQUOTAS, _quota({"pods": "0"}, {"pods": "0"}))
+    p = pod()
+    await admit_and_validate(cl, attrs(copy.deepcopy(p), adm.UPDATE, PODS, p))
+    assert cl.store.writes == []
+
+
+# ----------------------------------------------------------------------------- DefaultStorageClass
+
+def _sc(name: str, default: bool = False, created: str = "2026-01-01T00:00:00Z", expand: bool | None = None,
+        beta: bool = False) -> dict:
+    ann = {}
+    if default:
+        ann["storageclass.beta.kubernetes.io/is-default-class" if beta else
+            "storageclass.kubernetes.io/is-default-class"] = "true"
+    sc: dict[str, Any] = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "x",
+                          "metadata": {"name": name, "annotations": ann, "creationTimestamp": created}}
+    if expand is not None:
+        sc["allowVolumeExpansion"] = expand
+    return sc
+
+
+def _pvc(name: str = "c", size: str = "1Gi", phase: str = "Pending", annotations: dict | None = None,
+         **spec: Any) -> dict:
+    spec.setdefault("accessModes", ["ReadWriteOnce"])
+    spec.setdefault("resources", {"requests": {"storage": size}})
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+            "spec": spec, "status": {"phase": phase}}
+
+
+PVCS = R.get("persistentvolumeclaims")
+SCS = R.get("storageclasses", "storage.k8s.io")
+
+
+@pytest.mark.parametrize("classes, pvc, want", [
+    ([], _pvc(), None),
+    ([_sc("plain")], _pvc(), None),
+    ([_sc("std", default=True)], _pvc(), "std"),
+    ([_sc("beta", default=True, beta=True)], _pvc(), "beta"),
+    ([_sc("old", True, "2026-01-01T00:00:00Z"), _sc("new", True, "2026-02-01T00:00:00Z")], _pvc(), "new"),
+    ([_sc("b", True), _sc("a", True)], _pvc(), "a"),
+    ([_sc("std", default=True)], _pvc(storageClassName="fast"), "fast"),
+    ([_sc("std", default=True)], _pvc(storageClassName=""), ""),
+    ([_sc("std", default=True)], _pvc(annotations={"volume.beta.kubernetes.io/storage-class": "x"}), None),
+], ids=["no classes", "no default", "the default", "beta annotation", "newest default wins",
+        "same age: smallest name", "class named", "empty class asks for none", "beta claim annotation"])
+async def test_default_storage_class(classes, pvc, want):
+    cl = Cluster()
+    for sc in classes:
+        cl.add(SCS, sc)
+    out = await admit_and_validate(cl, attrs(pvc, resource=PVCS))
+    assert out["spec"].get("storageClassName") == want
+
+
+async def test_default_storage_class_only_on_create():
+    cl = Cluster()
+    cl.add(SCS, _sc("std", default=True))
+    out = await admit_and_validate(cl, attrs(_pvc(), adm.UPDATE, PVCS, _pvc()))
+    assert "storageClassName" not in out["spec"]
+
+
+# ----------------------------------------------------------------------------- PersistentVolumeClaimResize
+
+@pytest.mark.parametrize("old, new, classes, message", [
+    (_pvc(phase="Bound", storageClassName="x"), _pvc(size="2Gi", storageClassName="x"), [_sc("x", expand=True)],
+     None),
+    (_pvc(phase="Bound", storageClassName="x"), _pvc(size="1Gi", storageClassName="x"), [], None),
+    (_pvc(phase="Bound", storageClassName="x", size="2Gi"), _pvc(storageClassName="x"), [], None),
+    (_pvc(storageClassName="x"), _pvc(size="2Gi", storageClassName="x"), [_sc("x", expand=True)],
+     "Only bound persistent volume claims can be expanded"),
+    (_pvc(phase="Bound", storageClassName="x"), _pvc(size="2Gi", storageClassName="x"), [_sc("x")],
+     "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support "
+     "resize"),
+    (_pvc(phase="Bound", storageClassName="x"), _pvc(size="2Gi", storageClassName="x"), [_sc("x", expand=False)],
+     "only dynamically provisioned pvc can be resized"),
+    (_pvc(phase="Bound", storageClassName="x"), _pvc(size="2Gi", storageClassName="x"), [],
+     "only dynamically provisioned pvc can be resized"),
+    (_pvc(phase="Bound"), _pvc(size="2Gi"), [_sc("", expand=True)], "only dynamically provisioned pvc"),
+    (_pvc(phase="Bound", annotations={"volume.beta.kubernetes.io/storage-class": "x"}),
+     _pvc(size="2Gi", annotations={"volume.beta.kubernetes.io/storage-class": "x"}), [_sc("x", expand=True)], None),
+], ids=["grow bound expandable", "same size", "shrink left to validation", "not bound", "class without expansion",
+        "expansion false", "class missing", "no class", "beta class annotation"])
+async def test_pvc_resize(old, new, classes, message):
+    cl = Cluster()
+    for sc in classes:
+        cl.add(SCS, sc)
+    a = attrs(new, adm.UPDATE, PVCS, old)
+    if message is None:
+        await admit_and_validate(cl, a)
+        return
+    with pytest.raises(APIError) as e:
+        await admit_and_validate(cl, a)
+    assert e.value.code == 403
+    assert e.value.message.startswith(f'persistentvolumeclaims "c" is forbidden: {message}')
+
+
+@pytest.mark.parametrize("pvc, want", [
+    (_pvc(), {"persistentvolumeclaims": 1, "requests.storage": 1 << 30}),
+    (_pvc(storageClassName="fast", size="1.5"), {
+        "requests.storage": 2, "fast.storageclass.storage.k8s.io/requests.storage": 2,
+        "fast.storageclass.storage.k8s.io/persistentvolumeclaims": 1}),
+    ({**_pvc(size="1Gi"), "status": {"phase": "Bound", "allocatedResources": {"storage": "2Gi"}}},
+     {"requests.storage": 2 << 30}),
+], ids=["no class", "class, rounded up to bytes", "allocated larger"])
+def test_quota_claim_usage(pvc, want):
+    from controlplane import quota
+    u = quota.object_usage("persistentvolumeclaims", "", "PersistentVolumeClaim", pvc)
+    assert {k: u[k] for k in want} == want
+
+
+async def test_quota_claim_growth_is_charged():
+    cl = Cluster()
+    cl.add(SCS, _sc("x", expand=True))
+    cl.add(core.RESOURCEQUOTAS, _quota({"requests.storage": "3Gi"}, {"requests.storage": "2Gi"}))
+    old = _pvc(phase="Bound", storageClassName="x")
+    with pytest.raises(APIError) as e:
+        await admit_and_validate(cl, attrs(_pvc(size="3Gi", phase="Bound", storageClassName="x"), adm.UPDATE,
+                                           PVCS, old))
+    assert e.value.message == ('persistentvolumeclaims "c" is forbidden: exceeded quota: q, requested: '
+                               'requests.storage=2Gi, used: requests.storage=2Gi, limited: requests.storage=3Gi')
+    await admit_and_validate(cl, attrs(_pvc(size="2Gi", phase="Bound", storageClassName="x"), adm.UPDATE, PVCS, old))
+    q = cl.caches["resourcequotas"].objects[object_key(core.RESOURCEQUOTAS, "default", "q")]
+    assert q["status"]["used"] == {"requests.storage": "3Gi"}

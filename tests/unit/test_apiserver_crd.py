@@ -450,3 +450,16 @@ async def test_cluster_scoped_custom_resource(api, registry_restored):
     r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "Bad_Name"}})
     assert r.status == 422
     assert (await r.json())["details"]["causes"][0]["field"] == "metadata.name"
+
+
+async def test_custom_resource_strict_decoding_names_the_kind(api, registry_restored):
+    """transformDecodeError (handlers/rest.go): ``<Kind> in version "<v>" cannot be handled as
+    a <Kind>: strict decoding error: ...`` for a custom resource too."""
+    g = new_group()
+    ns = await new_ns(api)
+    await established(api, crd_body(g))
+    w = {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3, "extra": "x"}}
+    r = await api.post(f"/apis/{g}/v1/namespaces/{ns}/widgets?fieldValidation=Strict", json=w)
+    assert r.status == 400
+    assert (await r.json())["message"] == ('Widget in version "v1" cannot be handled as a Widget: strict decoding '
+                                           'error: unknown field "spec.extra"')

@@ -6,7 +6,7 @@ MutationInterface ``Admit``, ValidationInterface ``Validate``, ``Handles(operati
 default plugins of ``plugin/pkg/admission/...`` in kube-apiserver's order
 (``pkg/kubeapiserver/options/plugins.go`` AllOrderedPlugins), one module each:
 NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-RuntimeClass, ResourceQuota.
+DefaultStorageClass, PersistentVolumeClaimResize, RuntimeClass, ResourceQuota.
 
 :class:`~components.apiserver.registrystore.RegistryStore` calls :meth:`Chain.admit` after
 defaulting (and the create's managedFields) and before validation, and
@@ -191,7 +191,7 @@ def forbidden(a: Attributes, err: str | Iterable[str]) -> st.APIError:
 
 #: the default plugins in kube-apiserver's order (module name, class name)
 DEFAULT_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
-                   "RuntimeClass", "ResourceQuota")
+                   "DefaultStorageClass", "PersistentVolumeClaimResize", "RuntimeClass", "ResourceQuota")
 
 
 def enabled_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> list[str]:
@@ -209,9 +209,11 @@ def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Cha
     """The chain of ``enabled`` plugins (kube-apiserver's ``--enable-admission-plugins``
     defaults), ordered as :data:`DEFAULT_PLUGINS`. Raises ValueError for an unknown name."""
     from components.apiserver.admission import (
+        defaultstorageclass,
         defaulttolerationseconds,
         limitranger,
         namespacelifecycle,
+        persistentvolumeclaimresize,
         priority,
         resourcequota,
         runtimeclass,
@@ -221,6 +223,8 @@ def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Cha
         "NamespaceLifecycle": namespacelifecycle.NamespaceLifecycle, "LimitRanger": limitranger.LimitRanger,
         "ServiceAccount": serviceaccount.ServiceAccount, "Priority": priority.Priority,
         "DefaultTolerationSeconds": defaulttolerationseconds.DefaultTolerationSeconds,
+        "DefaultStorageClass": defaultstorageclass.DefaultStorageClass,
+        "PersistentVolumeClaimResize": persistentvolumeclaimresize.PersistentVolumeClaimResize,
         "RuntimeClass": runtimeclass.RuntimeClass, "ResourceQuota": resourcequota.ResourceQuota}
     want = list(enabled)
     for n in want:

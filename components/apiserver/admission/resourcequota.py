@@ -1,5 +1,13 @@
 """ResourceQuota (``plugin/pkg/admission/resourcequota``: ``admission.go``, ``controller.go``
-checkQuotas), validating, creates in a namespace with ResourceQuotas.
+checkQuotas / checkRequest), validating, creates in a namespace with ResourceQuotas and the
+updates the quota evaluators handle (``pkg/quota/v1/evaluator/core``): a Service's (its type
+may change: ``services.nodeports`` / ``services.loadbalancers``), a PersistentVolumeClaim's
+(a bound claim may grow: ``requests.storage``, the per-class names); a pod's resources cannot
+change on update in Kubernetes v1.32 (InPlacePodVerticalScaling is off), so pod updates are
+not charged, nor are the object counts (``generic`` evaluators handle creates only). An
+update is charged its growth: the new usage minus the stored one, never below 0
+(``SubtractWithNonNegativeResult``); usage entries of 0 are dropped (``RemoveZeros``), so an
+update that adds nothing passes untouched.
 
 For each quota tracking the object (its scopes, :func:`controlplane.quota.matches_scopes`)
 and limiting a resource it is charged (:func:`controlplane.quota.object_usage`):
@@ -23,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.apiserver.admission import CREATE, Attributes, Context, Plugin, forbidden
+from components.apiserver.admission import CREATE, UPDATE, Attributes, Context, Plugin, forbidden
 from controlplane import quota
 from controlplane.api import resources as R
 from controlplane.api.groups import core
@@ -55,19 +63,30 @@ def missing_requirements(pod: dict[str, Any], limited: set[str]) -> str | None:
     return "must specify " + "; ".join(f"{r} for: {','.join(sorted(missing[r]))}" for r in sorted(missing))
 
 
+def handles_update(resource: Any) -> bool:
+    """Whether the quota evaluator of ``resource`` charges updates (``Handles``): Services
+    and PersistentVolumeClaims (a claim's storage request may grow)."""
+    return bool(resource.kind in ("Service", "PersistentVolumeClaim") and not resource.group)
+
+
 class ResourceQuota(Plugin):
     name = "ResourceQuota"
-    operations = frozenset({CREATE})
+    operations = frozenset({CREATE, UPDATE})
     validating = True
 
     async def validate(self, a: Attributes) -> None:
         if a.subresource or a.object is None or not a.resource.namespaced or not a.namespace:
             return
+        r = a.resource
+        if a.operation == UPDATE and not handles_update(r):
+            return
         quotas = await self.ctx.list_live(core.RESOURCEQUOTAS, a.namespace)
         if not quotas:
             return
-        r = a.resource
         delta = quota.object_usage(r.plural, r.group, r.kind, a.object)
+        if a.operation == UPDATE and a.old_object is not None:
+            delta = quota.subtract_non_negative(delta, quota.object_usage(r.plural, r.group, r.kind, a.old_object))
+        delta = quota.remove_zeros(delta)
         if not delta:
             return
         for q in sorted(quotas, key=lambda o: (o.get("metadata") or {}).get("name", "")):

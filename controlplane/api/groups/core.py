@@ -57,10 +57,20 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "hard": (_Q, "hard is the set of desired hard limits for each named resource."),
         "scopes": ("[]string", "A collection of filters that must match each object tracked by a quota. If not "
                                "specified, the quota matches all objects."),
-        "scopeSelector": ("object:v1.ScopeSelector", "scopeSelector is also a collection of filters like scopes "
-                                                     "that must match each object tracked by a quota but "
-                                                     "expressed using ScopeSelectorOperator in combination with "
-                                                     "possible values."),
+        "scopeSelector": ("ScopeSelector", "scopeSelector is also a collection of filters like scopes "
+                                           "that must match each object tracked by a quota but "
+                                           "expressed using ScopeSelectorOperator in combination with "
+                                           "possible values."),
+    }),
+    "ScopeSelector": ("The scopes a quota tracks, as requirements that must all hold.", {
+        "matchExpressions": ("[]ScopedResourceSelectorRequirement", "The requirements, each on one scope "
+                                                                     "(all must match)."),
+    }),
+    "ScopedResourceSelectorRequirement": ("One requirement on a scope: its name, an operator and values.", {
+        "scopeName": ("string", "The scope: Terminating, NotTerminating, BestEffort, NotBestEffort, "
+                                "PriorityClass or CrossNamespacePodAffinity."),
+        "operator": ("string", "How the scope relates to the values: In, NotIn, Exists or DoesNotExist."),
+        "values": ("[]string", "The values: not empty for In and NotIn, empty for Exists and DoesNotExist."),
     }),
     "ResourceQuotaStatus": ("ResourceQuotaStatus defines the enforced hard limits and observed use.", {
         "hard": (_Q, "Hard is the set of enforced hard limits for each named resource."),

@@ -27,7 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
-from controlplane.api.structural.defaulting import apply_defaults as _apply_defaults
+from controlplane.api.structural.compiled import keywords
+from controlplane.api.structural.defaulting import compile_defaulter
 from controlplane.api.structural.listtype import validate_list_types
 from controlplane.api.structural.objectmeta import coerce_metadata, validate_embedded
 from controlplane.api.structural.openapi import openapi_for_kind
@@ -52,14 +53,17 @@ def validate(schema: JSON, obj: Any, path: str = "") -> ErrorList:
     prefixed by ``path``. Does not check the root's ObjectMeta (the apiserver does) nor list
     types or CEL rules (:func:`validate_custom_resource` runs all)."""
     errs = validate_values(schema, obj, path)
-    errs.extend(validate_embedded(schema, obj, path, is_resource_root=True))
+    if "x-kubernetes-embedded-resource" in keywords(schema):  # nothing to check without one
+        errs.extend(validate_embedded(schema, obj, path, is_resource_root=True))
     return errs
 
 
 def apply_defaults(schema: JSON, obj: Any) -> None:
     """Fill in the schema's ``default`` values into ``obj`` in place (absent properties and
     non-nullable nulls, nested objects and array items included)."""
-    _apply_defaults(schema, obj)
+    defaulter = compile_defaulter(schema)  # None: a schema without defaults changes nothing
+    if defaulter is not None:
+        defaulter(obj)
 
 
 def prune(schema: JSON, obj: Any, *, is_resource_root: bool = True) -> list[str]:
@@ -80,10 +84,12 @@ def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str 
     for this object (its ObjectMeta's), which count for the blocking check but are not
     repeated in the result."""
     errs = validate(schema, obj, path)
-    errs.extend(validate_list_types(schema, obj, path))
+    used = keywords(schema)
+    if "x-kubernetes-list-type=set" in used or "x-kubernetes-list-type=map" in used:
+        errs.extend(validate_list_types(schema, obj, path))
     if any(c.get("reason") in BLOCKING_REASONS for c in [*(prior or []), *errs]):
         errs.invalid("", None, CEL_NOT_CHECKED)
-    else:
+    elif "x-kubernetes-validations" in used:
         errs.extend(validate_cel(schema, obj, old, path))
     return errs
 

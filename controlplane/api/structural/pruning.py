@@ -51,9 +51,13 @@ def _prune(x: Any, s: JSON | None, parent: str, out: list[str]) -> None:
             if embedded and k in _META_FIELDS:
                 continue
             if k in props:
-                _prune(x[k], props[k] if isinstance(props[k], dict) else {}, _key(parent, k), out)
+                v = x[k]
+                if isinstance(v, (dict, list)):  # nothing to prune in a scalar
+                    _prune(v, props[k] if isinstance(props[k], dict) else {}, _key(parent, k), out)
             elif has_ap:
-                _prune(x[k], ap, _key(parent, k), out)
+                v = x[k]
+                if isinstance(v, (dict, list)):
+                    _prune(v, ap, _key(parent, k), out)
             else:
                 if k not in _META_FIELDS or parent:
                     out.append(_key(parent, k))
@@ -72,10 +76,13 @@ def _skip_prune(x: Any, s: JSON, parent: str, out: list[str]) -> None:
         for k in list(x):
             if embedded and k in _META_FIELDS:
                 continue
+            v = x[k]
+            if not isinstance(v, (dict, list)):  # nothing to prune in a scalar
+                continue
             if k in props:
-                _prune(x[k], props[k] if isinstance(props[k], dict) else {}, _key(parent, k), out)
+                _prune(v, props[k] if isinstance(props[k], dict) else {}, _key(parent, k), out)
             elif has_ap:
-                _prune(x[k], ap, _key(parent, k), out)
+                _prune(v, ap, _key(parent, k), out)
     elif isinstance(x, list):
         items = s.get("items")
         for i, v in enumerate(x):
@@ -98,10 +105,6 @@ def prune_unknown(schema: JSON | None, obj: Any, *, is_resource_root: bool = Tru
     return out
 
 
-def _non_nullable_null(v: Any, s: Any) -> bool:
-    return v is None and isinstance(s, dict) and not s.get("nullable")
-
-
 def prune_nulls(schema: JSON | None, obj: Any) -> None:
     """PruneNonNullableNullsWithoutDefaults: drop object fields whose value is null where
     the field's schema is not ``nullable`` and has no ``default`` (in place)."""
@@ -114,15 +117,18 @@ def prune_nulls(schema: JSON | None, obj: Any) -> None:
             sub = props.get(k) if k in props else ap
             if not isinstance(sub, dict):
                 continue
-            if _non_nullable_null(obj[k], sub) and sub.get("default") is None:
-                del obj[k]
-            else:
-                prune_nulls(sub, obj[k])
+            v = obj[k]
+            if v is None:
+                if not sub.get("nullable") and sub.get("default") is None:
+                    del obj[k]
+            elif isinstance(v, (dict, list)):  # a scalar holds no nulls
+                prune_nulls(sub, v)
     elif isinstance(obj, list):
         items = schema.get("items")
         if isinstance(items, dict):
             for v in obj:
-                prune_nulls(items, v)
+                if isinstance(v, (dict, list)):
+                    prune_nulls(items, v)
 
 
 def prune(schema: JSON | None, obj: Any, *, is_resource_root: bool = True) -> list[str]:

@@ -23,17 +23,24 @@ apiextensions-apiserver converts its results into field errors
 The validators run in kube-openapi's order for each value: type, allOf/anyOf/oneOf/not,
 string, format, number, array, enum, object. Names (``spec.items[0].name``) are relative to
 the validated value; ``path`` prefixes the field of each cause (not the message).
+
+A schema is compiled once into a tree of closures (:func:`compile_schema`, memoized by the
+schema's identity: :mod:`.compiled`), one per schema node, each holding only the checks its
+node's keywords ask for, so validating an object walks the object and runs no keyword
+look-ups (as kube-openapi's ``SchemaValidator`` is built once per CRD version).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeGuard
 
 import re2
 
+from controlplane.api.structural.compiled import IdentityCache
 from controlplane.api.structural.formats import FORMATS
 from controlplane.api.structural.goformat import add_cause, add_message, go_float
 from controlplane.api.validators import ErrorList
@@ -401,6 +408,168 @@ class _Validator:
                     self.errs.append(("required", f"{name}.{k}", None, ""))
 
 
+# ------------------------------------------------------------------------- the compiled form
+
+#: a compiled schema node: ``node(state, data, name)`` appends errors to ``state.errs`` and
+#: counts ``state.matches`` exactly as :meth:`_Validator.value` does for that node
+Node = Callable[["_Validator", Any, str], None]
+_KINDS: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+                           dict: "object"}
+
+
+def _noop(v: _Validator, data: Any, name: str) -> None:
+    return None
+
+
+def _compile_node(s: Any) -> Node:
+    """One schema node as a closure (the checks of :meth:`_Validator.value`, keywords read
+    once); children compiled recursively."""
+    if not isinstance(s, dict):
+        return _noop
+    types = schema_types(s)
+    f = s.get("format")
+    fmt = f if isinstance(f, str) else ""
+    checks_type = bool(types or fmt)
+    has_props = bool(_l(s.get("anyOf")) or _l(s.get("oneOf")) or _l(s.get("allOf")) or isinstance(s.get("not"), dict))
+    enum = s.get("enum")
+    has_enum = isinstance(enum, list) and bool(enum)
+    mx, mn, pat = s.get("maxLength"), s.get("minLength"), s.get("pattern")
+    has_string = (isinstance(mx, int) and not isinstance(mx, bool)) or (isinstance(mn, int) and not isinstance(mn, bool)) \
+        or (isinstance(pat, str) and bool(pat))
+    fmt_check = FORMATS.get(fmt) if fmt else None
+    number = _compile_number(s)
+    type_set = frozenset(types)
+    array = _compile_array(s)
+    obj = _compile_object(s)
+
+    def node(v: _Validator, data: Any, name: str) -> None:
+        if data is None:
+            if checks_type:
+                v._type(s, types, fmt, data, name)
+            if has_enum:
+                v._enum(s, data, name)
+            return
+        kind = _KINDS.get(type(data)) or json_type(data)
+        if checks_type:
+            if kind in type_set:   # no type error whatever the format (see _Validator._type)
+                v.matches += 1
+            else:
+                v._type(s, types, fmt, data, name)
+        if has_props:
+            v._props(s, data, name)
+        if kind == "string":
+            if has_string:
+                v._string(s, data, name)
+            if fmt_check is not None:
+                v.matches += 1
+                if not fmt_check(data):
+                    v.errs.append(("type_invalid", name, data, _msg(name, f"must be of type {fmt}: "
+                                                                        f"{json.dumps(data)}")))
+        elif kind == "integer" or kind == "number":
+            if number is not None:
+                number(v, data, name)
+        elif kind == "array":
+            array(v, data, name)
+        if has_enum:
+            v._enum(s, data, name)
+        if kind == "object":
+            obj(v, data, name)
+    return node
+
+
+def _compile_number(s: JSON) -> Node | None:
+    """:meth:`_Validator._number` reading its keywords once; None when there is none. Bounds
+    alone (the common case) are checked inline; multipleOf goes through the method."""
+    mult, mx, mn = s.get("multipleOf"), s.get("maximum"), s.get("minimum")
+    if _num(mult):
+        return lambda v, data, name: v._number(s, data, name)
+    has_max, has_min = _num(mx), _num(mn)
+    if not (has_max or has_min):
+        return None
+    mx_text = go_float(mx) if _num(mx) else ""
+    mn_text = go_float(mn) if _num(mn) else ""
+    exc_max, exc_min = bool(s.get("exclusiveMaximum")), bool(s.get("exclusiveMinimum"))
+
+    def number(v: _Validator, data: Any, name: str) -> None:
+        if has_max:
+            v.matches += 1
+            if data > mx or (exc_max and data >= mx):
+                rule = "should be less than" if exc_max else "should be less than or equal to"
+                v.errs.append(("invalid", name, data, _msg(name, f"{rule} {mx_text}")))
+        if has_min:
+            v.matches += 1
+            if data < mn or (exc_min and data <= mn):
+                rule = "should be greater than" if exc_min else "should be greater than or equal to"
+                v.errs.append(("invalid", name, data, _msg(name, f"{rule} {mn_text}")))
+    return number
+
+
+def _compile_array(s: JSON) -> Node:
+    """:meth:`_Validator._array` with its items compiled."""
+    items = s.get("items")
+    each = _compile_node(items) if isinstance(items, dict) else None
+    tuple_items = [_compile_node(x) for x in items] if isinstance(items, list) else None
+    mn, mx = s.get("minItems"), s.get("maxItems")
+    has_min = isinstance(mn, int) and not isinstance(mn, bool)
+    has_max = isinstance(mx, int) and not isinstance(mx, bool)
+    unique = s.get("uniqueItems") is True
+    bounds = has_min or has_max or unique
+
+    def array(v: _Validator, data: list[Any], name: str) -> None:
+        if each is not None:
+            for i, x in enumerate(data):
+                each(v, x, f"{name}[{i}]")
+        elif tuple_items is not None:
+            for i, x in enumerate(data[:len(tuple_items)]):
+                tuple_items[i](v, x, f"{name}[{i}]")
+        if bounds:
+            v._array({k: s[k] for k in ("minItems", "maxItems", "uniqueItems") if k in s}, data, name)
+    return array
+
+
+def _compile_object(s: JSON) -> Node:
+    """:meth:`_Validator._object` with its properties compiled."""
+    mn, mx = s.get("minProperties"), s.get("maxProperties")
+    min_p = mn if isinstance(mn, int) and not isinstance(mn, bool) else None
+    max_p = mx if isinstance(mx, int) and not isinstance(mx, bool) else None
+    props = _d(s.get("properties"))
+    compiled = [(k, _compile_node(ps)) for k, ps in props.items()]
+    ap = s.get("additionalProperties")
+    forbid_others = ap is False
+    others = _compile_node(ap) if isinstance(ap, dict) else None
+    req = s.get("required")
+    required = [k for k in req if isinstance(k, str)] if isinstance(req, list) else []
+
+    def obj(v: _Validator, data: JSON, name: str) -> None:
+        n = len(data)
+        if min_p is not None and n < min_p:
+            v.errs.append(("invalid", name, min_p, _msg(name, f"should have at least {min_p} properties")))
+            return
+        if max_p is not None and n > max_p:
+            v.errs.append(("too_many", name, n, f"must have at most {max_p} items"))
+            return
+        v.matches += 1
+        if forbid_others:
+            for k in data:
+                if k not in props:
+                    v.errs.append(("invalid", name, k, _msg(f"{name}.{k}", "is a forbidden property")))
+        elif others is not None:
+            for k, x in data.items():
+                if k not in props:
+                    others(v, x, f"{name}.{k}")
+        for k, node in compiled:
+            if k in data:
+                node(v, data[k], f"{name}.{k}" if name else k)
+        for k in required:
+            if k not in data:
+                v.errs.append(("required", f"{name}.{k}", None, ""))
+    return obj
+
+
+#: the compiled validator of a schema, memoized by the schema's identity
+compile_schema: IdentityCache[Node] = IdentityCache(_compile_node)
+
+
 def _num(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -448,7 +617,7 @@ def validate_values(schema: JSON, obj: Any, path: str = "") -> ErrorList:
     holds it): a list of StatusCauses, empty when valid; fields are ``path`` + the value's
     name (``spec.replicas``). Never raises on malformed input."""
     v = _Validator()
-    v.value(schema, obj, "")
+    compile_schema(schema)(v, obj, "")
     errs = ErrorList()
     to_causes(v.errs, path, errs)
     return errs
