@@ -22,6 +22,7 @@ from .controller import Controller, ControllerContext
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
+from .endpointslice import EndpointSliceController
 from .garbagecollector import GarbageCollector
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
@@ -46,6 +47,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "podgc": PodGCController,
     "serviceaccount": ServiceAccountsController,
     "endpoint": EndpointController,
+    "endpointslice": EndpointSliceController,
     "resourcequota": ResourceQuotaController,
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,
