@@ -99,10 +99,10 @@ async def test_namespace_controller_empties_then_finalizes():
 def test_select_controllers():
     assert select_controllers("*") == ["deployment", "replicaset", "replicationcontroller",
                                        "garbagecollector", "namespace", "nodelifecycle", "tainteviction",
-                                       "podgc", "serviceaccount", "endpoint", "resourcequota", "disruption",
+                                       "podgc", "serviceaccount", "endpoint", "endpointslice", "resourcequota", "disruption",
                                        "root-ca-cert-publisher"]
     assert select_controllers("*,-garbagecollector,-namespace,-nodelifecycle,-tainteviction,-podgc,"
-                              "-serviceaccount,-endpoint,-resourcequota,-disruption,"
+                              "-serviceaccount,-endpoint,-endpointslice,-resourcequota,-disruption,"
                               "-root-ca-cert-publisher") == ["deployment", "replicaset",
                                                                "replicationcontroller"]
     assert select_controllers("replicaset") == ["replicaset"]
