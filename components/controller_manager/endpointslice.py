@@ -132,8 +132,7 @@ class EndpointSliceController(Controller):
             return
         s = selector_from_dict({"matchLabels": spec["selector"]})
         pods = [p for p in self.informers.in_namespace(PODS, ns) if s.matches(meta(p).get("labels") or {})]
-        nodes = {meta(n).get("name", ""): n for n in self.nodes.store.values()}
-        desired, missing = esu.desired_endpoints(svc, pods, nodes,
+        desired, missing = esu.desired_endpoints(svc, pods, self.nodes.store,
                                                  lambda p: should_pod_be_in_endpoints(p, True))
         existing = self._existing(ns, name)
         if self._stale(key, existing):

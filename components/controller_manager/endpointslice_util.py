@@ -16,6 +16,7 @@ Only the IPv4 address type is generated: pods here have IPv4 addresses only.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,12 +179,13 @@ class Plan:
         return bool(self.create or self.update or self.delete)
 
 
-def desired_endpoints(service: dict, pods: list[dict], nodes: dict[str, dict],
+def desired_endpoints(service: dict, pods: list[dict], nodes: Mapping[str, dict],
                       should_be_in: Any) -> tuple[dict[PortKey, tuple[list[dict], dict]], list[str]]:
     """The endpoints wanted per port set: ``{port_key: (ports, {endpoint_key: endpoint})}``, and
     the names of pods left out because their node is unknown (reconcileByAddressType: skipped,
     the Service retried, unless it publishes not-ready addresses). ``should_be_in(pod)``:
-    ShouldPodBeInEndpoints with terminating pods included."""
+    ShouldPodBeInEndpoints with terminating pods included; ``nodes``: node name → Node (the
+    nodes informer's store)."""
     out: dict[PortKey, tuple[list[dict], dict]] = {}
     missing: list[str] = []
     publish = bool((service.get("spec") or {}).get("publishNotReadyAddresses"))
