@@ -154,9 +154,8 @@ class DeploymentController(Controller):
             await self._rollout_rolling(d, rss)
 
     def _is_scaling_event(self, d: dict, rss: list[dict]) -> bool:
-        """An active RS annotated with a different desired size (isScalingEvent)."""
-        if du.find_new_replica_set(d, rss) is None:
-            return False
+        """An active RS annotated with a different desired size (isScalingEvent; also when
+        the template changed and no new RS exists yet: the old ones are resized first)."""
         for rs in rss:
             if du.replicas(rs) <= 0:
                 continue

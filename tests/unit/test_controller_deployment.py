@@ -383,3 +383,22 @@ def test_paused_conditions(paused, reason, expect):
     else:
         c = du.get_condition(out, "Progressing")
         assert (c["status"], c["reason"]) == expect
+
+
+async def test_scale_and_new_template_at_once_resizes_the_old_replica_set_first():
+    """isScalingEvent looks at the active RSs even when no new RS exists yet: the old RS takes
+    the new size before the rollout starts (sync.go)."""
+    client, ctx, events, dc, rc = setup()
+    client.seed(DEPLOYMENTS, deployment(replicas=2))
+    await settle(client, dc, rc)
+    old_name = client.all(REPLICASETS)[0]["metadata"]["name"]
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["replicas"] = 4
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc)
+    scaling = [e[4] for e in events if e[3] == "ScalingReplicaSet"]
+    first = scaling.index(f"Scaled up replica set {old_name} from 2 to 4")
+    assert all(old_name in m for m in scaling[:first + 1])
+    new = du.find_new_replica_set(client.all(DEPLOYMENTS)[0], client.all(REPLICASETS))
+    assert new is not None and new["spec"]["replicas"] == 4
