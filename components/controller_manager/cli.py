@@ -4,8 +4,8 @@
     controlplane controller-manager --kubeconfig ~/.kube/config --controllers '*,-garbagecollector'
     controlplane controller-manager --master URL --node-monitor-grace-period 4s --leader-elect
 
-Controllers: deployment, replicaset, replicationcontroller, garbagecollector,
-namespace, nodelifecycle, tainteviction, podgc, serviceaccount, endpoint, cronjob. Durations
+Controllers: every name of ``manager.CONTROLLERS`` (``--help`` lists them), as kube-controller-manager's
+``--controllers``. Durations
 take Go syntax (``40s``, ``500ms``, ``1m``). With ``--leader-elect`` only the holder
 of the Lease ``kube-system/kube-controller-manager`` starts its informers and
 controllers (kube-controller-manager runs everything in OnStartedLeading); losing it
@@ -33,8 +33,9 @@ from controlplane.service import (
 @client_options
 @click.option("--controllers", default="*", show_default=True,
               help="Comma list: '*' for all, NAME to enable, -NAME to disable "
-                   "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, "
-                   "nodelifecycle, tainteviction, podgc, serviceaccount, endpoint, cronjob).")
+                   "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, nodelifecycle, "
+                   "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
+                   "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",
@@ -43,10 +44,12 @@ from controlplane.service import (
               help="the same, for a node that never posted Ready")
 @click.option("--terminated-pod-gc-threshold", default=12500, type=click.IntRange(0), show_default=True,
               help="terminated pods kept before the pod GC deletes the oldest (0: never)")
+@click.option("--max-endpoints-per-slice", default=100, type=click.IntRange(1, 1000), show_default=True,
+              help="the most endpoints the EndpointSlice controller puts in one slice")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
-            leader_election: LeaderElection) -> None:
+            max_endpoints_per_slice: int, leader_election: LeaderElection) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -58,7 +61,8 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             node_monitor_period=parse_duration(node_monitor_period, "--node-monitor-period"),
             node_monitor_grace_period=parse_duration(node_monitor_grace_period, "--node-monitor-grace-period"),
             node_startup_grace_period=parse_duration(node_startup_grace_period, "--node-startup-grace-period"),
-            terminated_pod_gc_threshold=terminated_pod_gc_threshold)
+            terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+            max_endpoints_per_slice=max_endpoints_per_slice)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     log = setup("controller-manager")

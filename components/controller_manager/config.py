@@ -20,7 +20,9 @@ class ControllerConfig:
     ``--node-startup-grace-period`` (60 s): the same for a node that never posted Ready;
     ``--terminated-pod-gc-threshold`` (12500; 0 disables): terminated pods kept;
     ``pod_gc_period`` (20 s, gcCheckPeriod) and ``pod_gc_quarantine`` (40 s,
-    quarantineTime: how long a node must stay missing before its pods are orphans)."""
+    quarantineTime: how long a node must stay missing before its pods are orphans);
+    ``--max-endpoints-per-slice`` (100, from 1 to 1000; ``pkg/controller/endpointslice/config``):
+    endpoints per EndpointSlice."""
 
     node_monitor_period: float = 5.0
     node_monitor_grace_period: float = 40.0
@@ -28,6 +30,7 @@ class ControllerConfig:
     terminated_pod_gc_threshold: int = 12500
     pod_gc_period: float = 20.0
     pod_gc_quarantine: float = 40.0
+    max_endpoints_per_slice: int = 100
 
     def __post_init__(self) -> None:
         for name in ("node_monitor_period", "node_monitor_grace_period", "node_startup_grace_period",
@@ -36,3 +39,5 @@ class ControllerConfig:
                 raise ValueError(f"{name.replace('_', '-')} must be greater than zero")
         if self.pod_gc_quarantine < 0 or self.terminated_pod_gc_threshold < 0:
             raise ValueError("pod GC settings must not be negative")
+        if not 1 <= self.max_endpoints_per_slice <= 1000:
+            raise ValueError("max-endpoints-per-slice must be between 1 and 1000")

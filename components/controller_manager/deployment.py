@@ -3,7 +3,8 @@
 
 Per sync (``pkg/controller/deployment/deployment_controller.go`` syncDeployment):
 claim the ReplicaSets matching the selector; a scaling event (replicas changed,
-template unchanged) or a paused Deployment only rescales (``sync.go``);
+template unchanged) or a paused Deployment only rescales (``sync.go``; a paused one first gets Progressing ``Unknown``
+``DeploymentPaused``, a resumed one ``DeploymentResumed``: checkPausedConditions);
 otherwise roll out — RollingUpdate (``rolling.go``: scale the new RS up within
 maxSurge, old ones down within maxUnavailable) or Recreate (``recreate.go``: all
 old to 0, wait for their pods to go, then the new one up) — then delete old
@@ -141,6 +142,9 @@ class DeploymentController(Controller):
             new = du.find_new_replica_set(d, rss)
             await self._write_status(d, du.calculate_status(d, rss, new))
             return
+        paused_status = du.paused_conditions(d)  # checkPausedConditions
+        if paused_status is not None:
+            await self._write_status(d, paused_status)
         if spec.get("paused") or self._is_scaling_event(d, rss):
             await self._sync_scale(d, rss)
             return
@@ -150,9 +154,8 @@ class DeploymentController(Controller):
             await self._rollout_rolling(d, rss)
 
     def _is_scaling_event(self, d: dict, rss: list[dict]) -> bool:
-        """An active RS annotated with a different desired size (isScalingEvent)."""
-        if du.find_new_replica_set(d, rss) is None:
-            return False
+        """An active RS annotated with a different desired size (isScalingEvent; also when
+        the template changed and no new RS exists yet: the old ones are resized first)."""
         for rs in rss:
             if du.replicas(rs) <= 0:
                 continue
@@ -176,15 +179,7 @@ class DeploymentController(Controller):
         new_revision = max([du.revision(r) for r in old] or [0]) + 1
         md = meta(d)
         if new is not None:
-            ann = meta(new).setdefault("annotations", {}) if "metadata" in new else {}
-            changed = False
-            for k, v in (md.get("annotations") or {}).items():
-                if k not in du.ANNOTATIONS_TO_SKIP and ann.get(k) != v:
-                    ann[k] = v
-                    changed = True
-            if du.revision(new) < new_revision:
-                ann[du.REVISION] = str(new_revision)
-                changed = True
+            changed = du.set_new_replica_set_annotations(d, new, new_revision, exists=True)
             mrs = (d.get("spec") or {}).get("minReadySeconds") or 0
             if ((new.get("spec") or {}).get("minReadySeconds") or 0) != mrs:
                 new["spec"]["minReadySeconds"] = mrs

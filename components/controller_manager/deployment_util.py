@@ -23,6 +23,8 @@ import math
 from typing import Any
 
 from controlplane import apitime
+from controlplane.api import schemas
+from controlplane.api.quantity import parse_quantity
 
 from .controller_utils import meta
 
@@ -55,21 +57,76 @@ def safe_encode_string(s: str) -> str:
     return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in s.encode())
 
 
+#: struct types a pod template embeds by value (not through a pointer): their zero value
+#: ``{}`` and an absent field are the same Go value (``resources: {}`` as kubectl's Go
+#: encoding sends it, the template's ``metadata``/``spec``; ``k8s.io/api/core/v1/types.go``)
+VALUE_STRUCTS = frozenset({"ObjectMeta", "PodSpec", "ResourceRequirements", "VolumeResourceRequirements",
+                           "PersistentVolumeClaimSpec", "NodeSelectorTerm", "PodAffinityTerm"})
+
+
+def _normalize(v: Any, typ: str) -> Any:
+    """``v`` as the Go value of schema type ``typ`` re-encodes it; None for the zero value
+    of a field that then compares equal to an absent one."""
+    if v is None:
+        return None  # null: a nil pointer, nil map/slice or zero Time — as if absent
+    t = schemas.base_type(typ)
+    if t.startswith("[]"):
+        if not isinstance(v, list):
+            return v
+        return [_normalize(x, t[2:]) for x in v] or None  # nil and empty slices are equal
+    if t.startswith("map["):
+        if not isinstance(v, dict):
+            return v
+        elem = t[len("map["):-1]
+        return {k: _normalize(x, elem) for k, x in v.items()} or None
+    if t == "Quantity":
+        try:
+            return str(parse_quantity(v))  # Semantic.DeepEqual compares quantities by value
+        except (ValueError, ArithmeticError, TypeError):
+            return v
+    fields = schemas.TYPES.get(t)
+    if fields is None or not isinstance(v, dict):
+        return v
+    out: dict[str, Any] = {}
+    for k, x in v.items():
+        ftyp = fields[1].get(k, ("", ""))[0]
+        nx = _normalize(x, ftyp) if ftyp else x
+        if nx is None or (schemas.omits_zero(ftyp) and
+                          (nx is False or nx == "" or nx == 0 and not isinstance(nx, bool))):
+            continue
+        out[k] = nx
+    if not out and t in VALUE_STRUCTS:
+        return None
+    return out
+
+
+def normalize_template(template: dict) -> dict:
+    """A pod template as the Go struct ``PodTemplateSpec`` holds it, for comparing and
+    hashing: ``null`` fields (kubectl's ``creationTimestamp: null``), empty maps and lists,
+    zero values of ``omitempty`` fields and empty value structs (``resources: {}``) are
+    dropped, quantities compared by value — what ``apiequality.Semantic.DeepEqual``
+    treats as equal (nil and empty maps/slices alike, ``Quantity.Cmp``). A pointer
+    struct set to ``{}`` (``emptyDir: {}``) stays, as a non-nil pointer differs from nil."""
+    return _normalize(copy.deepcopy(template or {}), "PodTemplateSpec") or {}
+
+
 def compute_hash(template: dict, collision_count: int | None = None) -> str:
     """The ``pod-template-hash`` of a pod template (controller_utils.go ComputeHash):
     FNV-32a of the template, then 8 bytes of the collision count (little-endian
     uint32) when set, printed in decimal and safe-encoded — 8 to 10 characters like
-    ``99655c7fd``. Kubernetes hashes Go's spew dump of the typed struct; we hash
-    canonical JSON (sorted keys), so the same template gives a stable but different
-    value than a real cluster."""
-    data = json.dumps(template or {}, sort_keys=True, separators=(",", ":")).encode()
+    ``99655c7fd``. Kubernetes hashes Go's spew dump of the typed struct, so templates that
+    decode to the same struct hash alike; we hash canonical JSON (sorted keys) of
+    :func:`normalize_template`, which gives the same equality (``creationTimestamp: null``
+    or ``resources: {}`` change nothing) but a different value than a real cluster."""
+    data = json.dumps(normalize_template(template), sort_keys=True, separators=(",", ":")).encode()
     if collision_count is not None:
         data += int(collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
     return safe_encode_string(str(fnv32a(data)))
 
 
 def strip_hash(template: dict) -> dict:
-    t = copy.deepcopy(template or {})
+    """:func:`normalize_template` without the ``pod-template-hash`` label."""
+    t = normalize_template(template)
     labels = (t.get("metadata") or {}).get("labels")
     if labels is not None:
         labels.pop(POD_TEMPLATE_HASH, None)
@@ -81,7 +138,8 @@ def strip_hash(template: dict) -> dict:
 
 
 def equal_ignore_hash(a: dict, b: dict) -> bool:
-    """Templates equal apart from the pod-template-hash label (EqualIgnoreHash)."""
+    """Templates equal apart from the pod-template-hash label (EqualIgnoreHash: Semantic.DeepEqual
+    of the two ``PodTemplateSpec`` structs, compared here as :func:`normalize_template` gives them)."""
     return strip_hash(a) == strip_hash(b)
 
 
@@ -210,6 +268,54 @@ def new_replica_set(d: dict, template_hash: str, revision_: int, count: int) -> 
     }
 
 
+#: maxRevHistoryLengthInChars (deployment_controller.go)
+MAX_REV_HISTORY_LENGTH = 2000
+
+
+def set_new_replica_set_annotations(d: dict, rs: dict, new_revision: int, exists: bool,
+                                    limit: int = MAX_REV_HISTORY_LENGTH) -> bool:
+    """SetNewReplicaSetAnnotations (deployment_util.go), on ``rs`` in place; True if any
+    annotation changed: the deployment's annotations but :data:`ANNOTATIONS_TO_SKIP` are
+    copied; the revision is raised to ``new_revision`` when lower, and a revision it already
+    had is appended to ``deployment.kubernetes.io/revision-history`` (a rollback to this RS;
+    the oldest entries dropped to keep it within ``limit`` characters); a new RS
+    (``exists`` False) also gets the desired/max replicas annotations."""
+    ann = rs.setdefault("metadata", {}).get("annotations")
+    if ann is None:
+        ann = rs["metadata"]["annotations"] = {}
+    changed = False
+    for k, v in (meta(d).get("annotations") or {}).items():
+        if k in ANNOTATIONS_TO_SKIP or ann.get(k) == v:
+            continue
+        ann[k] = v
+        changed = True
+    old_text = ann.get(REVISION)
+    had = old_text is not None
+    try:
+        old_rev = int(old_text) if old_text else 0
+    except ValueError:
+        return False  # "Updating replica set revision OldRevision not int"
+    if old_rev < new_revision:
+        ann[REVISION] = str(new_revision)
+        changed = True
+        if had:
+            history = ann.get(REVISION_HISTORY, "")
+            olds = history.split(",")
+            if not olds[0]:
+                ann[REVISION_HISTORY] = old_text or ""
+            else:
+                total, start = len(history) + len(old_text or "") + 1, 0
+                while total > limit and start < len(olds):
+                    total -= len(olds[start]) + 1
+                    start += 1
+                if total <= limit:
+                    ann[REVISION_HISTORY] = ",".join(olds[start:] + [old_text or ""])
+    if not exists and replicas_annotations_need_update(rs, replicas(d), replicas(d) + max_surge(d)):
+        set_replicas_annotations(rs, replicas(d), replicas(d) + max_surge(d))
+        changed = True
+    return changed
+
+
 def replicas_annotations_need_update(rs: dict, desired: int, max_: int) -> bool:
     ann = meta(rs).get("annotations") or {}
     return ann.get(DESIRED_REPLICAS) != str(desired) or ann.get(MAX_REPLICAS) != str(max_)
@@ -294,8 +400,11 @@ def _round_half_away(x: float) -> int:
 def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Plan:
     """``sync.go scale``: one active RS takes the new size; a saturated new RS lets
     the old ones go to 0; otherwise the difference is spread in proportion to each
-    RS's share of its ``max-replicas`` annotation (GetProportion), the leftover to
-    the largest."""
+    RS's share of its ``max-replicas`` annotation (GetReplicaSetProportion), the leftover
+    to the largest. In that last case every active RS is in the plan, its size changed
+    or not, as ``scale`` calls scaleReplicaSet for each: the controller then rewrites the
+    ``desired-replicas``/``max-replicas`` annotations even when no size changes (without
+    it a stale ``desired-replicas`` makes every later sync a scaling event again)."""
     plan: Plan = []
     active = [r for r in ([new_rs] if new_rs else []) + old_rss if replicas(r) > 0]
     if len(active) <= 1:
@@ -315,14 +424,12 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
     total = sum(replicas(r) for r in active)
     allowed = replicas(d) + max_surge(d) if replicas(d) > 0 else 0
     to_add = allowed - total
-    if to_add == 0:
-        return plan
-    newest_first = sorted(by_creation(active),
-                          key=lambda r: apitime.time_or_none(meta(r).get("creationTimestamp")) or 0, reverse=True)
-    if to_add > 0:
-        order = sorted(newest_first, key=lambda r: -replicas(r))
-    else:
+    if to_add > 0:  # ReplicaSetsBySizeNewer: larger first, the newer of equal sizes first
+        order = sorted(list(reversed(by_creation(active))), key=lambda r: -replicas(r))
+    elif to_add < 0:  # ReplicaSetsBySizeOlder
         order = sorted(by_creation(active), key=lambda r: -replicas(r))
+    else:
+        order = active
     added = 0
     sizes: dict[int, int] = {}
     for r in order:
@@ -332,7 +439,9 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
                 frac = -replicas(r)
             else:
                 ann = (meta(r).get("annotations") or {}).get(MAX_REPLICAS)
-                annotated = int(ann) if ann and ann.isdigit() else st(d, "replicas")
+                annotated = int(ann) if ann and ann.isdigit() else 0
+                if annotated == 0:  # no (or a zero) annotation: the deployment's current size
+                    annotated = st(d, "replicas")
                 frac = _round_half_away(replicas(r) * (replicas(d) + max_surge(d)) / annotated) - replicas(r) \
                     if annotated else 0
             left = to_add - added
@@ -341,9 +450,8 @@ def proportional_scale(d: dict, new_rs: dict | None, old_rss: list[dict]) -> Pla
         added += prop
     if order and to_add != added:
         sizes[id(order[0])] = max(sizes[id(order[0])] + to_add - added, 0)
-    for r in order:
-        if sizes[id(r)] != replicas(r):
-            plan_scale(plan, r, sizes[id(r)])
+    for r in order:  # every active RS, resized or not: scaleReplicaSet also refreshes annotations
+        plan_scale(plan, r, sizes[id(r)])
     return plan
 
 
@@ -389,6 +497,41 @@ def set_condition(status: dict, type_: str, cstatus: str, reason: str, message: 
         cond["lastTransitionTime"] = cur.get("lastTransitionTime", now)
     others = [c for c in status.get("conditions") or [] if c.get("type") != type_]
     status["conditions"] = others + [cond]
+
+
+PAUSED_REASON = "DeploymentPaused"
+RESUMED_REASON = "DeploymentResumed"
+TIMED_OUT_REASON = "ProgressDeadlineExceeded"
+NEW_RS_AVAILABLE_REASON = "NewReplicaSetAvailable"
+
+
+def has_progress_deadline(d: dict) -> bool:
+    """HasProgressDeadline: ``progressDeadlineSeconds`` set and not MaxInt32."""
+    deadline = (d.get("spec") or {}).get("progressDeadlineSeconds")
+    return deadline is not None and deadline != 2**31 - 1
+
+
+def paused_conditions(d: dict) -> dict | None:
+    """checkPausedConditions (sync.go): the status with Progressing ``Unknown``
+    ``DeploymentPaused`` "Deployment is paused" when the Deployment is paused, or
+    ``Unknown`` ``DeploymentResumed`` "Deployment is resumed" when it no longer is; None
+    when nothing changes (no progress deadline, already so, or already timed out)."""
+    if not has_progress_deadline(d):
+        return None
+    status = d.get("status") or {}
+    cond = get_condition(status, "Progressing")
+    if cond is not None and cond.get("reason") == TIMED_OUT_REASON:
+        return None
+    paused_exists = cond is not None and cond.get("reason") == PAUSED_REASON
+    paused = bool((d.get("spec") or {}).get("paused"))
+    if paused == paused_exists:
+        return None
+    status = copy.deepcopy(status)
+    if paused:
+        set_condition(status, "Progressing", "Unknown", PAUSED_REASON, "Deployment is paused")
+    else:
+        set_condition(status, "Progressing", "Unknown", RESUMED_REASON, "Deployment is resumed")
+    return status
 
 
 def calculate_status(d: dict, all_rss: list[dict], new_rs: dict | None) -> dict:
@@ -462,7 +605,9 @@ def rollout_status(d: dict, all_rss: list[dict], new_rs: dict | None, now: float
             progressing = get_condition(status, "Progressing")
             assert progressing is not None  # set_condition just put it there
             progressing["lastTransitionTime"] = cur.get("lastTransitionTime")
-    elif cur is not None and cur.get("status") == "True":
+    elif cur is not None and cur.get("reason") != NEW_RS_AVAILABLE_REASON:
+        # DeploymentTimedOut: from the condition's lastUpdateTime (progress seen, a new RS,
+        # or a resume), whatever its status
         since = apitime.time_or_none(cur.get("lastUpdateTime"))
         if since is not None and since + int(deadline) < now:
             msg = f'ReplicaSet "{name}" has timed out progressing.' if name else \

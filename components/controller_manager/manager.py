@@ -24,6 +24,7 @@ from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .endpoint import EndpointController
+from .endpointslice import EndpointSliceController
 from .garbagecollector import GarbageCollector
 from .job import JobController
 from .namespace import NamespaceController
@@ -51,6 +52,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "podgc": PodGCController,
     "serviceaccount": ServiceAccountsController,
     "endpoint": EndpointController,
+    "endpointslice": EndpointSliceController,
     "resourcequota": ResourceQuotaController,
     "disruption": DisruptionController,
     "root-ca-cert-publisher": RootCACertPublisher,

@@ -26,8 +26,10 @@ def test_parse_duration():
     (["--terminated-pod-gc-threshold", "-1"], "-1"),
     (["--leader-elect", "--leader-elect-lease-duration", "5s", "--leader-elect-renew-deadline", "10s"],
      "leaseDuration must be greater than renewDeadline"),
+    (["--max-endpoints-per-slice", "0"], "0 is not in the range 1<=x<=1000"),
+    (["--max-endpoints-per-slice", "1001"], "1001 is not in the range 1<=x<=1000"),
 ], ids=["grace period not a duration", "zero monitor period", "unknown controller", "negative GC threshold",
-        "lease shorter than the renew deadline"])
+        "lease shorter than the renew deadline", "no endpoints per slice", "more than 1000 endpoints per slice"])
 def test_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(command, ["--master", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2, r.output

@@ -227,3 +227,178 @@ def test_status_unavailable_condition():
     assert st["unavailableReplicas"] == 3
     cond = du.get_condition(st, "Available")
     assert (cond["status"], cond["reason"]) == ("False", "MinimumReplicasUnavailable")
+
+
+# -- issue 12 item 9: the Deployment defects ---------------------------------------------
+
+def _active(client):
+    return [r for r in client.all(REPLICASETS) if r["spec"]["replicas"] > 0]
+
+
+async def test_scale_during_rollout_rewrites_every_active_replica_sets_annotations():
+    """set image, then scale while the new pods are not ready: sync.go scale updates the
+    annotations of every active RS, so the rollout is no longer a scaling event forever."""
+    client, ctx, events, dc, rc = setup()
+    client.seed(DEPLOYMENTS, deployment(replicas=2))
+    await settle(client, dc, rc)
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc, ready=False)     # the rollout waits for the new pod
+    assert sorted(r["spec"]["replicas"] for r in _active(client)) == [1, 2]
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["replicas"] = 3
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc, ready=False)
+    active = _active(client)
+    assert sum(r["spec"]["replicas"] for r in active) == 4            # 3 + surge 1
+    for rs in active:
+        ann = rs["metadata"]["annotations"]
+        assert (ann[du.DESIRED_REPLICAS], ann[du.MAX_REPLICAS]) == ("3", "4"), rs["metadata"]["name"]
+    assert not dc._is_scaling_event(client.all(DEPLOYMENTS)[0], client.all(REPLICASETS))
+    await settle(client, dc, rc)                   # pods become ready: the rollout completes
+    dep = client.all(DEPLOYMENTS)[0]
+    new = du.find_new_replica_set(dep, client.all(REPLICASETS))
+    assert new is not None and new["spec"]["replicas"] == 3
+    assert [r["metadata"]["name"] for r in _active(client)] == [new["metadata"]["name"]]
+    st = dep["status"]
+    assert (st["replicas"], st["updatedReplicas"], st["readyReplicas"], st["availableReplicas"]) == (3, 3, 3, 3)
+    assert du.get_condition(st, "Progressing")["reason"] == "NewReplicaSetAvailable"
+
+
+def test_proportional_scale_plans_every_active_rs_when_nothing_to_add():
+    d = deployment(replicas=3)        # allowed 3 + 1 = 4, already 4: no size changes
+    a = _rs("a", 3, 3, "2024-01-01T00:00:00Z")
+    b = _rs("b", 1, 0, "2024-01-02T00:00:00Z", 2)
+    for r in (a, b):
+        r["metadata"]["annotations"].update({du.DESIRED_REPLICAS: "2", du.MAX_REPLICAS: "3"})
+    plan = du.proportional_scale(d, b, [a])
+    assert sorted((r["metadata"]["name"], old, new) for r, old, new in plan) == [("a", 3, 3), ("b", 1, 1)]
+
+
+def _undo_template(rs: dict) -> dict:
+    """What ``kubectl rollout undo`` patches into spec.template: the RS's template without the
+    hash label, as Go encodes the PodTemplateSpec struct (creationTimestamp: null, resources: {})."""
+    tpl = copy.deepcopy(rs["spec"]["template"])
+    tpl["metadata"]["labels"].pop(du.POD_TEMPLATE_HASH)
+    tpl["metadata"]["creationTimestamp"] = None
+    for c in tpl["spec"]["containers"]:
+        c["resources"] = {}
+    return tpl
+
+
+async def test_rollout_undo_scales_the_old_replica_set_back_up():
+    client, ctx, events, dc, rc = setup()
+    client.seed(DEPLOYMENTS, deployment(replicas=2))
+    await settle(client, dc, rc)
+    first = client.all(REPLICASETS)[0]
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc)
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["template"] = _undo_template(first)
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc)
+    rss = {r["metadata"]["name"]: r for r in client.all(REPLICASETS)}
+    assert len(rss) == 2, sorted(rss)
+    back = rss[first["metadata"]["name"]]
+    assert back["spec"]["replicas"] == 2
+    assert back["metadata"]["annotations"][du.REVISION] == "3"
+    assert back["metadata"]["annotations"][du.REVISION_HISTORY] == "1"
+    assert sorted(du.revision(r) for r in rss.values()) == [2, 3]
+    assert client.all(DEPLOYMENTS)[0]["metadata"]["annotations"][du.REVISION] == "3"
+
+
+@pytest.mark.parametrize("a,b,equal", [
+    ({"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+     {"metadata": {"labels": {"app": "x"}, "creationTimestamp": None},
+      "spec": {"containers": [{"name": "c", "image": "i", "resources": {}}]}}, True),
+    ({"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "0.5"}}}]}},
+     {"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "500m"}}}]}}, True),
+    ({"spec": {"containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "v", "emptyDir": {}}]}},
+     {"spec": {"containers": [{"name": "c", "image": "i"}], "volumes": [{"name": "v", "downwardAPI": {}}]}},
+     False),
+    ({"spec": {"containers": [{"name": "c", "image": "i"}]}},
+     {"spec": {"containers": [{"name": "c", "image": "j"}]}}, False),
+], ids=["creationTimestamp null and resources {} are the zero values",
+        "quantities compare by value", "pointer structs set to {} still differ", "another image differs"])
+def test_equal_ignore_hash_and_hash_on_the_normalized_template(a, b, equal):
+    assert du.equal_ignore_hash(a, b) is equal
+    assert (du.compute_hash(a) == du.compute_hash(b)) is equal
+
+
+def test_revision_history_annotation_appends_and_is_bounded():
+    d = deployment()
+    rs = {"metadata": {"annotations": {du.REVISION: "1"}}}
+    assert du.set_new_replica_set_annotations(d, rs, 3, exists=True)
+    assert rs["metadata"]["annotations"][du.REVISION_HISTORY] == "1"
+    assert du.set_new_replica_set_annotations(d, rs, 5, exists=True)
+    assert rs["metadata"]["annotations"][du.REVISION_HISTORY] == "1,3"
+    assert not du.set_new_replica_set_annotations(d, rs, 5, exists=True)
+    rs["metadata"]["annotations"][du.REVISION_HISTORY] = "1,3"
+    du.set_new_replica_set_annotations(d, rs, 7, exists=True, limit=4)
+    assert rs["metadata"]["annotations"][du.REVISION_HISTORY] == "3,5"
+
+
+async def test_paused_deployment_progressing_unknown_then_resumed():
+    client, ctx, events, dc, rc = setup()
+    client.seed(DEPLOYMENTS, deployment(replicas=2))
+    await settle(client, dc, rc)
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["paused"] = True
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc)
+    cond = du.get_condition(client.all(DEPLOYMENTS)[0]["status"], "Progressing")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("Unknown", "DeploymentPaused",
+                                                                 "Deployment is paused")
+    assert len(client.all(REPLICASETS)) == 1       # no rollout while paused
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["paused"] = False
+    await client.update(DEPLOYMENTS, d)
+    await dc.process_next()                        # the first sync after the resume
+    cond = du.get_condition(client.all(DEPLOYMENTS)[0]["status"], "Progressing")
+    assert cond["reason"] in ("DeploymentResumed", "NewReplicaSetCreated", "ReplicaSetUpdated")
+    await settle(client, dc, rc)
+    cond = du.get_condition(client.all(DEPLOYMENTS)[0]["status"], "Progressing")
+    assert (cond["status"], cond["reason"]) == ("True", "NewReplicaSetAvailable")
+    assert len(client.all(REPLICASETS)) == 2
+
+
+@pytest.mark.parametrize("paused,reason,expect", [
+    (True, "NewReplicaSetAvailable", ("Unknown", "DeploymentPaused")),
+    (True, "DeploymentPaused", None),
+    (False, "DeploymentPaused", ("Unknown", "DeploymentResumed")),
+    (True, "ProgressDeadlineExceeded", None),
+    (False, "NewReplicaSetAvailable", None),
+], ids=["pausing", "already paused", "resuming", "timed out stays", "running"])
+def test_paused_conditions(paused, reason, expect):
+    d = deployment()
+    d["spec"]["paused"] = paused
+    d["status"] = {"conditions": [{"type": "Progressing", "status": "True", "reason": reason, "message": "m"}]}
+    out = du.paused_conditions(d)
+    if expect is None:
+        assert out is None
+    else:
+        c = du.get_condition(out, "Progressing")
+        assert (c["status"], c["reason"]) == expect
+
+
+async def test_scale_and_new_template_at_once_resizes_the_old_replica_set_first():
+    """isScalingEvent looks at the active RSs even when no new RS exists yet: the old RS takes
+    the new size before the rollout starts (sync.go)."""
+    client, ctx, events, dc, rc = setup()
+    client.seed(DEPLOYMENTS, deployment(replicas=2))
+    await settle(client, dc, rc)
+    old_name = client.all(REPLICASETS)[0]["metadata"]["name"]
+    d = client.all(DEPLOYMENTS)[0]
+    d["spec"]["replicas"] = 4
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    await client.update(DEPLOYMENTS, d)
+    await settle(client, dc, rc)
+    scaling = [e[4] for e in events if e[3] == "ScalingReplicaSet"]
+    first = scaling.index(f"Scaled up replica set {old_name} from 2 to 4")
+    assert all(old_name in m for m in scaling[:first + 1])
+    new = du.find_new_replica_set(client.all(DEPLOYMENTS)[0], client.all(REPLICASETS))
+    assert new is not None and new["spec"]["replicas"] == 4

@@ -100,7 +100,7 @@ async def test_namespace_controller_empties_then_finalizes():
 DEFAULT_ON = ("deployment", "replicaset", "replicationcontroller", "garbagecollector", "namespace",
               "nodelifecycle", "tainteviction", "podgc", "serviceaccount", "endpoint", "resourcequota",
               "disruption", "root-ca-cert-publisher", "statefulset", "cronjob", "job",
-              "ttl-after-finished", "daemonset")
+              "ttl-after-finished", "daemonset", "endpointslice")
 
 
 def test_select_controllers():
@@ -194,3 +194,12 @@ async def test_namespace_controller_deletes_custom_resources_discovery_lists():
     await settle(nsc)
     assert client.all(widgets) == []
     assert [a.path for a in client.actions("request")][:2] == ["/apis", "/apis/example.com/v1"]
+
+
+def test_controllers_flag_help_names_every_controller():
+    from click.testing import CliRunner
+
+    from components.controller_manager.cli import command
+    out = CliRunner().invoke(command, ["--help"], terminal_width=400).output
+    missing = [n for n in CONTROLLERS if n not in out]
+    assert missing == []

@@ -6,7 +6,8 @@ of that type, at most 20000 ports with unique names), ``pkg/apis/discovery/v1/de
 (a port's name ``""`` and protocol TCP), ``pkg/registry/discovery/endpointslice/strategy.go``
 (generation 1 on create, bumped on any change of addressType, endpoints or ports) and
 ``pkg/printers/internalversion/printers.go`` (printEndpointSlice, formatDiscoveryPorts,
-formatDiscoveryEndpoints). No EndpointSlice controller runs: slices are stored as written.
+formatDiscoveryEndpoints). The controller-manager's endpointslice controller writes the slices of
+Services with a selector; any other slice is stored as written.
 """
 
 from __future__ import annotations
