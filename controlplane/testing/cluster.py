@@ -131,38 +131,42 @@ class ClusterHandle:
 
     def watch_until(self, path: str, done: Callable[[dict[str, dict[str, Any]]], bool],
                     timeout: float = 60) -> None:
-        """Watch a list path (from "most recent", so the current objects come first as ADDED
-        events) until ``done(objects by name)`` is true; TimeoutError after ``timeout`` s.
-        The stream is opened again when the apiserver ends it."""
+        """Watch a list path as a streaming list (``sendInitialEvents=true``: the current objects
+        as ADDED events, then a BOOKMARK annotated ``k8s.io/initial-events-end``; KEP-3157,
+        ``staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go``) and return once
+        ``done(objects by name)`` holds — checked at that bookmark and after every later event.
+        The stream is opened again when the apiserver ends it; TimeoutError after ``timeout`` s,
+        RuntimeError when the apiserver refuses the watch."""
         deadline = time.monotonic() + timeout
         u = urllib.parse.urlsplit(self.server)
         sep = "&" if "?" in path else "?"
+        query = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"watch {path}: condition not met after {timeout:g}s")
             objects: dict[str, dict[str, Any]] = {}
+            synced = False
             conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=left)
             try:
-                conn.request("GET", f"{path}{sep}watch=1&timeoutSeconds={max(1, int(left))}")
+                conn.request("GET", f"{path}{sep}{query}&timeoutSeconds={max(1, int(left))}")
                 r = conn.getresponse()
                 if r.status != 200:
                     raise RuntimeError(f"watch {path}: apiserver answered {r.status}: {r.read()[:200]!r}")
-                if done(objects):
-                    return
                 for line in r:
                     if not line.strip():
                         continue
                     ev = json.loads(line)
                     obj = ev.get("object") or {}
-                    name = (obj.get("metadata") or {}).get("name")
-                    if not name or ev.get("type") == "BOOKMARK":
-                        continue
-                    if ev.get("type") == "DELETED":
-                        objects.pop(name, None)
-                    else:
-                        objects[name] = obj
-                    if done(objects):
+                    meta = obj.get("metadata") or {}
+                    if ev.get("type") == "BOOKMARK":
+                        if (meta.get("annotations") or {}).get("k8s.io/initial-events-end") == "true":
+                            synced = True
+                    elif ev.get("type") == "DELETED":
+                        objects.pop(meta.get("name", ""), None)
+                    elif ev.get("type") in ("ADDED", "MODIFIED"):
+                        objects[meta.get("name", "")] = obj
+                    if synced and done(objects):
                         return
             except TimeoutError:
                 raise TimeoutError(f"watch {path}: condition not met after {timeout:g}s") from None
