@@ -62,6 +62,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(f"{OPTION_PREFIX}etcd-servers", default=None, metavar="URLS",
                     help="use this etcd (e.g. a real one, http://127.0.0.1:2379) instead of the embedded "
                          "etcd; every cluster then shares it, so give each run its own etcd")
+    group.addoption(f"{OPTION_PREFIX}namespace-deletion", default="wait", choices=("wait", "background"),
+                    help="wait: each test's namespace fixture waits until its namespace is gone "
+                         "(the namespace controller rechecks remaining content every second, as "
+                         "Kubernetes'); background: it only deletes it, and the session's end waits for "
+                         "every such namespace to be gone (default: wait)")
     group.addoption(f"{OPTION_PREFIX}start-timeout", default=120.0, type=float, metavar="SECONDS",
                     help="how long a cluster may take to become usable (default: 120)")
 
@@ -80,6 +85,8 @@ class ClusterPool:
         self.tmp_path_factory = tmp_path_factory
         self.timeout = timeout
         self.clusters: dict[ClusterSpec, ClusterHandle] = {}
+        #: namespaces deleted in the background: (cluster, name), waited for by stop_all
+        self.deleting: list[tuple[ClusterHandle, str]] = []
 
     def get(self, spec: ClusterSpec) -> ClusterHandle:
         """The running cluster for ``spec``, started now if needed (RuntimeError if it cannot
@@ -92,9 +99,16 @@ class ClusterPool:
         return self.clusters[spec]
 
     def stop_all(self) -> None:
-        for handle in self.clusters.values():
-            handle.stop()
-        self.clusters.clear()
+        """Wait (60 s each, then TimeoutError) until every namespace deleted in the background
+        is gone, then stop every cluster."""
+        try:
+            for handle, name in self.deleting:
+                wait_namespace_gone(handle, name)
+        finally:
+            self.deleting.clear()
+            for handle in self.clusters.values():
+                handle.stop()
+            self.clusters.clear()
 
 
 def _spec(nodes: Any = None, hollow_nodes: int | None = None, etcd_servers: str | None = None, *,
@@ -202,7 +216,9 @@ def namespace(request: pytest.FixtureRequest, controlplane: ClusterHandle) -> Ge
     """A fresh namespace's name (``test-<test name>-<5 hex>``) whose ``default`` ServiceAccount
     exists. Afterwards it is deleted and the fixture waits (60 s, then a teardown error) until
     the namespace is gone — its contents removed by the namespace controller, its pods ended
-    by their kubelets."""
+    by their kubelets; with ``--controlplane-namespace-deletion=background`` that wait happens
+    at the session's end instead."""
+    pool = request.config.stash[_POOL_KEY]
     name = _namespace_name(request.node.name)
     status, body = controlplane.request("POST", "/api/v1/namespaces", {
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
@@ -213,8 +229,17 @@ def namespace(request: pytest.FixtureRequest, controlplane: ClusterHandle) -> Ge
     status, body = controlplane.request("DELETE", f"/api/v1/namespaces/{name}")
     if status not in (200, 202, 404):
         raise RuntimeError(f"deleting namespace {name}: {status} {body.get('message', body)}")
-    controlplane.watch_until(f"/api/v1/namespaces?fieldSelector=metadata.name%3D{name}",
-                             lambda nss: name not in nss)
+    if request.config.getoption(f"{OPTION_PREFIX}namespace-deletion") == "background":
+        pool.deleting.append((controlplane, name))
+    else:
+        wait_namespace_gone(controlplane, name)
+
+
+def wait_namespace_gone(handle: ClusterHandle, name: str, timeout: float = 60) -> None:
+    """Block until namespace ``name`` no longer exists on ``handle``'s cluster (TimeoutError
+    after ``timeout`` s)."""
+    handle.watch_until(f"/api/v1/namespaces?fieldSelector=metadata.name%3D{name}",
+                       lambda nss: name not in nss, timeout)
 
 
 class Kubectl:
