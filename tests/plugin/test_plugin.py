@@ -98,3 +98,35 @@ def test_failing_report_carries_component_logs(pytester):
     assert "doomed" in failure
     assert "event=apiserver.ready" not in failure
     assert out.count("controlplane apiserver log") == 1  # the passing test has none
+
+
+PER_WORKER = '''
+import os
+
+import pytest
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_records_its_workers_cluster(cluster, namespace, i):
+    status, _ = cluster.request("GET", f"/api/v1/namespaces/{namespace}")
+    assert status == 200
+    with open(os.path.join(os.environ["SERVERS_DIR"], f"{i}"), "w") as f:
+        f.write(f"{os.environ['PYTEST_XDIST_WORKER']} {cluster.server}")
+'''
+
+
+def test_xdist_workers_get_a_cluster_each(pytester, monkeypatch):
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    servers = pytester.mkdir("servers")
+    monkeypatch.setenv("SERVERS_DIR", str(servers))
+    pytester.makepyfile(test_per_worker=PER_WORKER)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "load", timeout=240)
+    result.assert_outcomes(passed=4)
+    by_worker: dict[str, set[str]] = {}
+    for f in servers.iterdir():
+        worker, server = f.read_text().split()
+        by_worker.setdefault(worker, set()).add(server)
+    servers_seen = [s for v in by_worker.values() for s in v]
+    assert len(by_worker) == 2
+    assert all(len(v) == 1 for v in by_worker.values())      # one cluster per worker...
+    assert len(set(servers_seen)) == len(servers_seen)      # ...and none shared
