@@ -206,7 +206,8 @@ class LocalCluster:
         """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
         the clients of the apiserver (which wait for it themselves). Then the apiserver's /readyz, and watches until every node is Ready and
         the ``default`` ServiceAccount of ``default`` exists (the serviceaccount controller's
-        work, ``pkg/controller/serviceaccount/serviceaccounts_controller.go``)."""
+        work, ``pkg/controller/serviceaccount/serviceaccounts_controller.go``). A service that
+        exits meanwhile ends the wait with RuntimeError naming it and its last log line."""
         etcd_url = self.etcd_servers
         self._write_kubeconfig()
         if not etcd_url:
@@ -215,8 +216,25 @@ class LocalCluster:
         await self._spawn(self._apiserver_service(etcd_url))
         for svc in self._client_services():
             await self._spawn(svc)
-        await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
-        await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+
+        async def usable() -> None:
+            await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
+            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+        ready = asyncio.ensure_future(usable())
+        failed = asyncio.ensure_future(self._failed.get())
+        try:
+            done, _ = await asyncio.wait({ready, failed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (ready, failed):
+                if not t.done():
+                    t.cancel()
+        if failed in done:
+            name = failed.result()
+            self._failed.put_nowait(name)  # supervise() restarts it later, as in sequential mode
+            svc = next(s for s in self.services if s.name == name)
+            rc = svc.proc.returncode if svc.proc else None
+            raise RuntimeError(f"{name} exited with status {rc} while starting: {self._last_log_line(name)}")
+        ready.result()
 
     @property
     def _etcd_url(self) -> str:

@@ -85,6 +85,11 @@ class ClusterHandle:
         ``kubelet-NODE``, ``kubelet-hollow``) -> path of its log file."""
         return {s.name: s.log_path for s in self._cluster.services}
 
+    @property
+    def running(self) -> list[str]:
+        """Names of the components whose process is alive."""
+        return [s.name for s in self._cluster.services if s.proc is not None and s.proc.returncode is None]
+
     def log_sizes(self) -> dict[str, int]:
         """Component name -> current size of its log in bytes (0 when absent)."""
         out = {}
