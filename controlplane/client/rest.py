@@ -389,4 +389,4 @@ async def wait_ready(client: RestClient, timeout: float | None = None) -> None:
         if timeout is not None and now - start > timeout:
             raise TimeoutError(f"apiserver {client.server} not ready after {timeout:.0f}s: {err}")
         await asyncio.sleep(delay)  # retry backoff, not synchronisation
-        delay = min(delay * 2, 1.0)
+        delay = min(delay * 2, 0.25)
