@@ -130,3 +130,22 @@ def test_xdist_workers_get_a_cluster_each(pytester, monkeypatch):
     assert len(by_worker) == 2
     assert all(len(v) == 1 for v in by_worker.values())      # one cluster per worker...
     assert len(set(servers_seen)) == len(servers_seen)      # ...and none shared
+
+
+ASYNC_CLIENT = '''
+async def test_async_client_lists_nodes(k8s_async_client, namespace):
+    from kubernetes_asyncio import client
+    core = client.CoreV1Api(k8s_async_client)
+    nodes = await core.list_node()
+    assert sorted(n.metadata.name for n in nodes.items) == ["node01", "node02"]
+    sa = await core.read_namespaced_service_account("default", namespace)
+    assert sa.metadata.namespace == namespace
+'''
+
+
+def test_async_client_fixture(pytester):
+    pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is not installed")
+    pytester.makepyfile(test_async=ASYNC_CLIENT)
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=240)
+    result.assert_outcomes(passed=1)
