@@ -52,7 +52,8 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 class APIServer:
     """One apiserver on etcd ``etcd_url`` (``http://host:port``).
 
-    ``await start()`` connects (retrying every ``retry_interval`` s while etcd is down),
+    ``await start()`` connects (retrying after 20 ms, backing off to every ``retry_interval`` s
+    while etcd is down; ``etcd.unreachable`` logged every ``retry_interval`` s),
     fills the caches and creates default namespaces; ``app`` is the aiohttp application,
     served with kube-apiserver's connection timeouts by :func:`components.apiserver.serving.listen`.
     ``min_request_timeout``: ``--min-request-timeout`` (seconds; see :class:`WatchServer`).
@@ -105,13 +106,21 @@ class APIServer:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        delay = min(0.02, self.retry_interval)
+        next_log = 0.0
         while True:
             try:
                 await self.store.etcd.status(timeout=self.retry_interval)
                 break
             except StorageError as e:
-                event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
-                await asyncio.sleep(self.retry_interval)  # retry back-off
+                # a refused connection fails at once: retry soon (an etcd started beside us is
+                # seconds from listening), backing off to retry_interval; log every retry_interval
+                now = asyncio.get_running_loop().time()
+                if now >= next_log:
+                    event(log, "etcd.unreachable", logging.WARNING, url=self.etcd_url, error=str(e)[:160])
+                    next_log = now + self.retry_interval
+                await asyncio.sleep(delay)  # retry back-off
+                delay = min(delay * 2, self.retry_interval)
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = R.REGISTRY.subscribe(self._registry_changed)
         for r in R.REGISTRY:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import signal
 import socket
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, TextIO
+from typing import Any, Awaitable, Callable, TextIO
 
 import aiohttp
 
@@ -106,6 +107,10 @@ class LocalCluster:
     ``etcd_servers``: external etcd URLs (comma list) — then no etcd is started.
     ``apiserver_port`` / ``etcd_port``: 0 picks free ports. ``nodes``: node
     names, one kubelet process each. ``say`` prints a line for the user.
+    ``parallel``: start every process at once (the apiserver waits for etcd, the
+    others for the apiserver, see :func:`controlplane.client.rest.wait_ready`) and wait on watches for the nodes
+    to be Ready and the ``default`` ServiceAccount to exist — the pytest plugin's
+    fast start; ``controlplane up`` starts them one after another.
     Raises RuntimeError (one-line message) when a service cannot start.
     """
 
@@ -114,7 +119,8 @@ class LocalCluster:
                  nodes: tuple[str, ...] = ("node01", "node02"),
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
-                 say: Callable[[str], None] = print, restart: bool = True) -> None:
+                 say: Callable[[str], None] = print, restart: bool = True,
+                 parallel: bool = False) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -125,6 +131,7 @@ class LocalCluster:
         self.kubelet_args = list(kubelet_args)
         self.say = say
         self.restart = restart
+        self.parallel = parallel
         self.services: list[Service] = []
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
@@ -180,32 +187,85 @@ class LocalCluster:
             raise RuntimeError(f"cannot use data dir {self.data_dir!r}: {e.strerror or e}") from None
         self._lock_data_dir()
         self._preflight()
+        if self.parallel:
+            await self._start_parallel()
+            return
         etcd_url = self.etcd_servers
         if not etcd_url:
-            etcd_url = f"http://127.0.0.1:{self.etcd_port}"
-            await self._spawn(Service("etcd", [
-                "etcd", "--name", "controlplane",
-                "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
-                "--data-dir", os.path.join(self.data_dir, "etcd")]))
+            etcd_url = self._etcd_url
+            await self._spawn(self._etcd_service())
             await self._wait_tcp(self.etcd_port, "etcd")
-        await self._spawn(Service("apiserver", [
-            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port)]))
+        await self._spawn(self._apiserver_service(etcd_url))
         await self._wait_http(self.server + "/readyz", "apiserver")
         self._write_kubeconfig()
+        for svc in self._client_services():
+            await self._spawn(svc)
+        await self._wait_nodes_ready()
+
+    async def _start_parallel(self) -> None:
+        """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
+        the clients of the apiserver (which wait for it themselves). Then the apiserver's /readyz, and watches until every node is Ready and
+        the ``default`` ServiceAccount of ``default`` exists (the serviceaccount controller's
+        work, ``pkg/controller/serviceaccount/serviceaccounts_controller.go``). A service that
+        exits meanwhile ends the wait with RuntimeError naming it and its last log line."""
+        etcd_url = self.etcd_servers
+        self._write_kubeconfig()
+        if not etcd_url:
+            etcd_url = self._etcd_url
+            await self._spawn(self._etcd_service())
+        await self._spawn(self._apiserver_service(etcd_url))
+        for svc in self._client_services():
+            await self._spawn(svc)
+
+        async def usable() -> None:
+            await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
+            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+        ready = asyncio.ensure_future(usable())
+        failed = asyncio.ensure_future(self._failed.get())
+        try:
+            done, _ = await asyncio.wait({ready, failed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (ready, failed):
+                if not t.done():
+                    t.cancel()
+        if failed in done:
+            name = failed.result()
+            self._failed.put_nowait(name)  # supervise() restarts it later, as in sequential mode
+            svc = next(s for s in self.services if s.name == name)
+            rc = svc.proc.returncode if svc.proc else None
+            raise RuntimeError(f"{name} exited with status {rc} while starting: {self._last_log_line(name)}")
+        ready.result()
+
+    @property
+    def _etcd_url(self) -> str:
+        return f"http://127.0.0.1:{self.etcd_port}"
+
+    def _etcd_service(self) -> Service:
+        return Service("etcd", [
+            "etcd", "--name", "controlplane",
+            "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
+            "--data-dir", os.path.join(self.data_dir, "etcd")])
+
+    def _apiserver_service(self, etcd_url: str) -> Service:
+        return Service("apiserver", [
+            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+            "--port", str(self.apiserver_port)])
+
+    def _client_services(self) -> list[Service]:
+        """The controller-manager, the scheduler and the kubelets, in start order."""
         master = ["--master", self.server]
-        await self._spawn(Service("controller-manager", ["controller-manager", *master]))
-        await self._spawn(Service("scheduler", ["scheduler", *master]))
+        out = [Service("controller-manager", ["controller-manager", *master]),
+               Service("scheduler", ["scheduler", *master])]
         for node in self.nodes:
             args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
             if node in self.node_labels:
                 args += ["--node-labels", self.node_labels[node]]
-            await self._spawn(Service(f"kubelet-{node}", args))
+            out.append(Service(f"kubelet-{node}", args))
         if self.hollow_nodes:
-            await self._spawn(Service("kubelet-hollow", [
+            out.append(Service("kubelet-hollow", [
                 "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
                 "--node-name-prefix", "hollow-", *self.kubelet_args]))
-        await self._wait_nodes_ready()
+        return out
 
     async def stop(self) -> None:
         """Stop in reverse dependency order — kubelets, scheduler and
@@ -292,7 +352,7 @@ class LocalCluster:
             return ""
 
     async def _wait_until(self, check: Callable[[], Awaitable[bool]], what: str, name: str,
-                          timeout: float = 60) -> None:
+                          timeout: float = 60, max_delay: float = 0.5) -> None:
         deadline = time.monotonic() + timeout
         delay = 0.05
         while True:
@@ -305,15 +365,15 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{what} not ready after {timeout:.0f}s "
                                    f"(see {short_path(svc.log_path) if svc else 'logs'})")
-            await asyncio.sleep(delay)  # readiness polling backoff
-            delay = min(delay * 1.5, 0.5)
+            await asyncio.sleep(min(delay, max_delay))  # readiness polling backoff
+            delay = min(delay * 1.5, max_delay)
 
-    async def _wait_tcp(self, port: int, name: str) -> None:
+    async def _wait_tcp(self, port: int, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:
             return port_in_use(port)
-        await self._wait_until(check, name, name)
+        await self._wait_until(check, name, name, max_delay=max_delay)
 
-    async def _wait_http(self, url: str, name: str) -> None:
+    async def _wait_http(self, url: str, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:
             try:
                 async with aiohttp.ClientSession() as s, \
@@ -321,7 +381,7 @@ class LocalCluster:
                     return r.status == 200
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
                 return False
-        await self._wait_until(check, name, name)
+        await self._wait_until(check, name, name, max_delay=max_delay)
 
     @property
     def node_names(self) -> list[str]:
@@ -349,6 +409,57 @@ class LocalCluster:
         first = f"kubelet-{self.nodes[0]}" if self.nodes else "kubelet-hollow"
         await self._wait_until(check, f"{len(want)} nodes", first,
                                timeout=60 + len(want) / 20)
+
+    async def _watch_until(self, path: str, done: Callable[[dict[str, dict[str, Any]]], bool], what: str,
+                           timeout: float) -> None:
+        """Watch ``path`` (a list URL path, query included) from "most recent" — the initial
+        ADDED events carry the current objects (``staging/src/k8s.io/apiserver/pkg/storage/
+        cacher/cacher.go``, unset resourceVersion) — until ``done(objects by name)``.
+        Reconnects when the stream ends; RuntimeError after ``timeout`` s."""
+        objects: dict[str, dict[str, Any]] = {}
+        sep = "&" if "?" in path else "?"
+
+        async def watch() -> None:
+            async with aiohttp.ClientSession() as s:
+                while True:
+                    objects.clear()
+                    async with s.get(f"{self.server}{path}{sep}watch=1",
+                                     timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as r:
+                        if r.status != 200:
+                            raise RuntimeError(f"watching {what}: apiserver answered {r.status}")
+                        async for line in r.content:
+                            if not line.strip():
+                                continue
+                            ev = json.loads(line)
+                            obj = ev.get("object") or {}
+                            name = (obj.get("metadata") or {}).get("name")
+                            if not name:
+                                continue
+                            if ev.get("type") == "DELETED":
+                                objects.pop(name, None)
+                            elif ev.get("type") in ("ADDED", "MODIFIED"):
+                                objects[name] = obj
+                            if done(objects):
+                                return
+        try:
+            await asyncio.wait_for(watch(), timeout)
+        except asyncio.TimeoutError:
+            raise RuntimeError(f"{what} not ready after {timeout:.0f}s (see {short_path(self.data_dir)}/logs)") \
+                from None
+
+    async def _watch_nodes_ready(self) -> None:
+        want = set(self.node_names)
+
+        def done(nodes: dict[str, dict[str, Any]]) -> bool:
+            ready = {name for name, n in nodes.items()
+                     if any(c.get("type") == "Ready" and c.get("status") == "True"
+                            for c in (n.get("status") or {}).get("conditions") or [])}
+            return want <= ready
+        await self._watch_until("/api/v1/nodes", done, f"{len(want)} nodes", timeout=60 + len(want) / 20)
+
+    async def _watch_default_service_account(self) -> None:
+        await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,
+                                "the default ServiceAccount", timeout=60)
 
     def _write_kubeconfig(self) -> None:
         tmp = self.kubeconfig + ".tmp"

@@ -24,9 +24,8 @@ Schemas are the JSON dicts a CRD holds (``JSONSchemaProps``); objects are decode
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
 from controlplane.api.structural.compiled import keywords
 from controlplane.api.structural.defaulting import compile_defaulter
 from controlplane.api.structural.listtype import validate_list_types
@@ -38,7 +37,24 @@ from controlplane.api.structural.schemacheck import SchemaErrors, check_schema
 from controlplane.api.structural.values import validate_values
 from controlplane.api.validators import ErrorList
 
+if TYPE_CHECKING:
+    from controlplane.api.structural.cel import CelRule, cel_rules, validate_cel
+
 JSON = dict[str, Any]
+
+#: names served from :mod:`controlplane.api.structural.cel`, imported on first use: cel-python
+#: costs a third of the import time of a process that never evaluates a rule (the kubelet, the
+#: scheduler, the controller-manager)
+_LAZY_CEL = ("CelRule", "cel_rules", "validate_cel")
+
+
+def __getattr__(name: str) -> Any:
+    """``CelRule`` / ``cel_rules`` / ``validate_cel`` from :mod:`.cel`, imported on first use
+    (PEP 562); AttributeError for any other missing name."""
+    if name in _LAZY_CEL:
+        from controlplane.api.structural import cel
+        return getattr(cel, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: the reasons that stop CEL evaluation (``hasBlockingErr`` in the custom resource strategy)
 BLOCKING_REASONS = frozenset({"FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong",
@@ -90,6 +106,7 @@ def validate_custom_resource(schema: JSON, obj: Any, old: Any = None, path: str 
     if any(c.get("reason") in BLOCKING_REASONS for c in [*(prior or []), *errs]):
         errs.invalid("", None, CEL_NOT_CHECKED)
     elif "x-kubernetes-validations" in used:
+        from controlplane.api.structural.cel import validate_cel
         errs.extend(validate_cel(schema, obj, old, path))
     return errs
 

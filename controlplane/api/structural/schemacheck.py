@@ -27,7 +27,6 @@ import copy
 import json
 from typing import Any
 
-from controlplane.api.structural.cel import check_rules_at
 from controlplane.api.structural.goformat import StringSlice, add_cause
 from controlplane.api.structural.objectmeta import validate_embedded
 from controlplane.api.structural.pruning import prune_unknown
@@ -239,6 +238,7 @@ def _openapi(s: Any, path: str, errs: ErrorList, ctx: _Ctx, is_root: bool = Fals
                     errs.forbidden(_c(kpath, "nullable"), "this property is in x-kubernetes-list-map-keys, so it "
                                                           "cannot be nullable")
     if "x-kubernetes-validations" in s:
+        from controlplane.api.structural.cel import check_rules_at  # cel-python: on first use
         check_rules_at(s, path, errs, ctx.warnings, uncorrelatable=ctx.uncorrelatable, cel_checks=ctx.cel)
 
 
