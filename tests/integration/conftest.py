@@ -5,6 +5,8 @@ sleeps)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -16,7 +18,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +97,30 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20)
         except subprocess.TimeoutExpired:
             proc.kill()
     return proc.wait()
+
+
+@contextlib.contextmanager
+def apiserver_on_test_etcd(d: Path) -> Iterator[dict]:
+    """``python -m controlplane apiserver`` on a test etcd (:class:`controlplane.storage.testing.EtcdProcess`)
+    and a kubeconfig for it in ``d`` (namespace ``default``, no credentials). Yields
+    ``{"url", "kubeconfig", "dir", "proc"}``; both processes are stopped on exit."""
+    from controlplane.storage import testing
+    etcd = testing.EtcdProcess()
+    etcd_url = asyncio.run(etcd.start())
+    proc, _, url = start_apiserver(etcd_url)
+    try:
+        kubeconfig = d / "kubeconfig"
+        kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
+users: [{{name: u, user: {{}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
+current-context: x
+""")
+        yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
+    finally:
+        stop(proc)
+        asyncio.run(etcd.stop())
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -10,7 +9,7 @@ import subprocess
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import apiserver_on_test_etcd
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -19,21 +18,8 @@ pytestmark = [pytest.mark.integration,
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("groups")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
-    stop(proc)
-    asyncio.run(etcd.stop())
+    with apiserver_on_test_etcd(tmp_path_factory.mktemp("groups")) as c:
+        yield c
 
 
 def kubectl(c, *args) -> subprocess.CompletedProcess:

@@ -3,7 +3,6 @@ certificates, flowcontrol and admissionregistration kinds of `python -m controlp
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -13,7 +12,7 @@ import pytest
 
 from controlplane.api.resources import REGISTRY
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import apiserver_on_test_etcd
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -153,21 +152,8 @@ webhooks:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("groups")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
-    stop(proc)
-    asyncio.run(etcd.stop())
+    with apiserver_on_test_etcd(tmp_path_factory.mktemp("groups")) as c:
+        yield c
 
 
 def kubectl(c, *args, stdin=None, ok=True):

@@ -4,7 +4,6 @@ columns, explain, scale, merge patch, and delete of the CRD taking its resources
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 
@@ -12,7 +11,7 @@ import pytest
 import yaml
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import apiserver_on_test_etcd
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -105,21 +104,8 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("crd")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
-    stop(proc)
-    asyncio.run(etcd.stop())
+    with apiserver_on_test_etcd(tmp_path_factory.mktemp("crd")) as c:
+        yield c
 
 
 def kubectl(c, *args, stdin=None):

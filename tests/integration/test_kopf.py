@@ -4,7 +4,6 @@ handler's result written into the custom resource's status by kopf) against
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -13,7 +12,7 @@ import sys
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import apiserver_on_test_etcd
 
 pytest.importorskip("kopf")
 
@@ -75,21 +74,8 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("kopf")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d}
-    stop(proc)
-    asyncio.run(etcd.stop())
+    with apiserver_on_test_etcd(tmp_path_factory.mktemp("kopf")) as c:
+        yield c
 
 
 def kubectl(c, *args, stdin=None, timeout=60):

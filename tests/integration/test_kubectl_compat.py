@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import pathlib
@@ -13,7 +12,7 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import apiserver_on_test_etcd
 from tests.integration.test_kubectl_apiserver import kubectl
 
 pytestmark = [pytest.mark.integration,
@@ -23,21 +22,8 @@ pytestmark = [pytest.mark.integration,
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("kcompat")
-    etcd = testing.EtcdProcess()
-    etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
-    kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
-    yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
-    stop(proc)
-    asyncio.run(etcd.stop())
+    with apiserver_on_test_etcd(tmp_path_factory.mktemp("kcompat")) as c:
+        yield c
 
 
 EVENTS = """\
