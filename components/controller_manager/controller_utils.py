@@ -75,6 +75,39 @@ def controller_ref(obj: dict) -> dict | None:
     return None
 
 
+def resolve_controller_ref(obj: dict, kind: str, owners: dict) -> str | None:
+    """The ``namespace/name`` key of the cached owner of ``kind`` that ``obj``'s controllerRef
+    names, or None when the ref is of another kind, the owner is not in ``owners`` (an informer
+    store by key) or has another uid (every controller's ``resolveControllerRef``, e.g.
+    ``pkg/controller/daemon/daemon_controller.go``)."""
+    ref = controller_ref(obj)
+    if ref is None or ref.get("kind") != kind:
+        return None
+    key = f"{meta(obj).get('namespace')}/{ref.get('name')}"
+    owner = owners.get(key)
+    if owner is None or meta(owner).get("uid") != ref.get("uid"):
+        return None
+    return key
+
+
+def selecting_owners(obj: dict, owners: Iterable[dict]) -> list[str]:
+    """Keys of the ``owners`` in ``obj``'s namespace whose non-empty ``spec.selector`` matches
+    its labels (an orphan's possible controllers: ``getPodDaemonSets``, ``getStatefulSetsForPod``)."""
+    from controlplane.labels import selector_from_dict
+    ns, labels = meta(obj).get("namespace"), meta(obj).get("labels") or {}
+    out = []
+    for o in list(owners):
+        if meta(o).get("namespace") != ns:
+            continue
+        try:
+            sel = selector_from_dict((o.get("spec") or {}).get("selector"))
+        except ValueError:
+            continue
+        if not sel.empty() and sel.matches(labels):
+            out.append(f"{meta(o).get('namespace')}/{meta(o).get('name')}")
+    return out
+
+
 def new_controller_ref(owner: dict, api_version: str, kind: str) -> dict:
     """``{apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true}``
     (metav1.NewControllerRef)."""

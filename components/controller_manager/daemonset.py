@@ -51,6 +51,8 @@ from .controller_utils import (
     name_of,
     new_controller_ref,
     pod_from_template,
+    resolve_controller_ref,
+    selecting_owners,
     slow_start_batch,
 )
 from .deployment_util import compute_hash
@@ -140,29 +142,11 @@ class DaemonSetController(Controller):
 
     def _resolve(self, obj: JSON) -> str | None:
         """Key of the DaemonSet controlling ``obj`` (uid checked against the cache)."""
-        ref = controller_ref(obj)
-        if ref is None or ref.get("kind") != KIND:
-            return None
-        key = f"{meta(obj).get('namespace')}/{ref.get('name')}"
-        ds = self.dss.store.get(key)
-        if ds is None or meta(ds).get("uid") != ref.get("uid"):
-            return None
-        return key
+        return resolve_controller_ref(obj, KIND, self.dss.store)
 
     def _matching(self, obj: JSON) -> list[str]:
         """DaemonSets of ``obj``'s namespace whose selector matches its labels."""
-        ns, labels = meta(obj).get("namespace"), meta(obj).get("labels") or {}
-        out = []
-        for ds in list(self.dss.store.values()):
-            if meta(ds).get("namespace") != ns:
-                continue
-            try:
-                sel = selector_from_dict((ds.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if not sel.empty() and sel.matches(labels):
-                out.append(key_of(ds))
-        return out
+        return selecting_owners(obj, self.dss.store.values())
 
     def _pod_added(self, pod: JSON) -> None:
         if meta(pod).get("deletionTimestamp"):

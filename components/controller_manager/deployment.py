@@ -29,7 +29,7 @@ from controlplane.selectors import selector_from_dict
 
 from . import deployment_util as du
 from .controller import Controller, ControllerContext
-from .controller_utils import controller_ref, meta
+from .controller_utils import controller_ref, meta, resolve_controller_ref
 from .ref_manager import RefManager
 
 log = logging.getLogger("controller-manager")
@@ -73,12 +73,7 @@ class DeploymentController(Controller):
         self.enqueue(key_of(d))
 
     def _owner_key(self, obj: dict, kind: str, store: dict) -> str | None:
-        ref = controller_ref(obj)
-        if ref is None or ref.get("kind") != kind:
-            return None
-        key = f"{meta(obj).get('namespace')}/{ref.get('name')}"
-        owner = store.get(key)
-        return key if owner is not None and meta(owner).get("uid") == ref.get("uid") else None
+        return resolve_controller_ref(obj, kind, store)
 
     def _rs_changed(self, rs: dict) -> None:
         key = self._owner_key(rs, "Deployment", self.deployments.store)

@@ -69,6 +69,7 @@ from .controller_utils import (
     meta,
     new_controller_ref,
     pod_from_template,
+    resolve_controller_ref,
     slow_start_batch,
 )
 from .expectations import Expectations
@@ -521,14 +522,7 @@ class JobController(Controller):
     # -- pod events ------------------------------------------------------------
     def _job_of(self, pod: dict) -> str | None:
         """Key of the pod's controlling Job when it is in the cache with that uid."""
-        ref = controller_ref(pod)
-        if ref is None or ref.get("kind") != "Job":
-            return None
-        key = f"{meta(pod).get('namespace')}/{ref.get('name')}"
-        job = self.jobs.store.get(key)
-        if job is None or meta(job).get("uid") != ref.get("uid"):
-            return None
-        return key
+        return resolve_controller_ref(pod, "Job", self.jobs.store)
 
     def _maybe_orphan(self, pod: dict, key: str | None) -> None:
         if has_finalizer(pod) and (key is None or is_finished(self.jobs.store.get(key) or {})):

@@ -51,7 +51,7 @@ from controlplane.selectors import LabelSelector, selector_from_dict
 
 from . import statefulset_utils as su
 from .controller import Controller, ControllerContext
-from .controller_utils import controller_ref, is_pod_ready, meta
+from .controller_utils import controller_ref, is_pod_ready, meta, selecting_owners
 from .ref_manager import RefManager
 
 log = logging.getLogger("controller-manager")
@@ -147,18 +147,7 @@ class StatefulSetController(Controller):
         return key
 
     def _matching_sets(self, obj: JSON) -> list[str]:
-        ns, labels = meta(obj).get("namespace"), meta(obj).get("labels") or {}
-        out = []
-        for s in list(self.sets.store.values()):
-            if meta(s).get("namespace") != ns:
-                continue
-            try:
-                sel = selector_from_dict(su.spec(s).get("selector"))
-            except ValueError:
-                continue
-            if not sel.empty() and sel.matches(labels):
-                out.append(key_of(s))
-        return out
+        return selecting_owners(obj, self.sets.store.values())
 
     def _pod_added(self, pod: JSON) -> None:
         if meta(pod).get("deletionTimestamp"):
