@@ -236,3 +236,15 @@ def test_python_client_sees_a_crd_at_once(cluster):
         dyn = dynamic.DynamicClient(api_client)
         gizmos = dyn.resources.get(api_version="example.com/v1", kind="Gizmo")
         assert [i.metadata.name for i in gizmos.get(namespace="default").items] == ["g1"]
+
+
+def test_explain_of_the_crd_kind_itself_is_nested(cluster, tmp_path):
+    """``kubectl explain crd.spec.names`` reads the CRD kind's nested OpenAPI schema
+    (``apiextensions/v1`` CustomResourceDefinitionNames)."""
+    out = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster["kubeconfig"], "--cache-dir",
+                          str(tmp_path / "cache"), "explain", "crd.spec.names"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "KIND:       CustomResourceDefinition" in out.stdout
+    for field in ("plural", "singular", "kind", "listKind", "shortNames", "categories"):
+        assert f"  {field}\t" in out.stdout or f"  {field} " in out.stdout, out.stdout

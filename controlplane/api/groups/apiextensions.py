@@ -400,6 +400,107 @@ def _crd_row(crd: JSON, now: float) -> tuple[list[Any], list[JSON] | None]:
 CRD_PRINTER = Printer((printers.NAME_COL, {"name": "Created At", "type": "date", "format": "",
                                            "description": printers.AGE_DESCRIPTION, "priority": 0}), _crd_row)
 
+def _s(desc: str, **props: JSON) -> JSON:
+    """A string-typed OpenAPI property with ``desc`` (or an object with ``props``)."""
+    if props:
+        return {"type": "object", "description": desc, "properties": props}
+    return {"type": "string", "description": desc}
+
+
+def _arr(desc: str, items: JSON) -> JSON:
+    return {"type": "array", "description": desc, "items": items}
+
+
+_NAMES = _s(
+    "CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition",
+    plural=_s("plural is the plural name of the resource to serve: /apis/<group>/<version>/.../<plural>. "
+              "Must be all lowercase."),
+    singular=_s("singular is the singular name of the resource. It must be all lowercase. Defaults to "
+                "lowercased `kind`."),
+    kind=_s("kind is the serialized kind of the resource. It is normally CamelCase and singular."),
+    listKind=_s("listKind is the serialized kind of the list for this resource. Defaults to \"`kind`List\"."),
+    shortNames=_arr("shortNames are short names for the resource, exposed in API discovery documents.",
+                    _s("a short name")),
+    categories=_arr("categories is a list of grouped resources this custom resource belongs to (e.g. 'all').",
+                    _s("a category")))
+_CONDITION = _s(
+    "CustomResourceDefinitionCondition contains details for the current condition of this pod.",
+    type=_s("type is the type of the condition. Types include Established, NamesAccepted and Terminating."),
+    status=_s("status is the status of the condition. Can be True, False, Unknown."),
+    lastTransitionTime=_s("lastTransitionTime last time the condition transitioned from one status to another."),
+    reason=_s("reason is a unique, one-word, CamelCase reason for the condition's last transition."),
+    message=_s("message is a human-readable message indicating details about last transition."))
+_COLUMN = _s(
+    "CustomResourceColumnDefinition specifies a column for server side printing.",
+    name=_s("name is a human readable name for the column."),
+    type=_s("type is an OpenAPI type definition for this column: integer, number, string, boolean or date."),
+    format=_s("format is an optional OpenAPI type definition for this column."),
+    description=_s("description is a human readable description of this column."),
+    priority={"type": "integer", "description": "priority is an integer defining the relative importance of this "
+              "column compared to others. Lower numbers are considered higher priority."},
+    jsonPath=_s("jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each "
+                "custom resource to produce the value for this column."))
+_VERSION = _s(
+    "CustomResourceDefinitionVersion describes a version for CRD.",
+    name=_s("name is the version name, e.g. \"v1\", \"v2beta1\", etc."),
+    served={"type": "boolean", "description": "served is a flag enabling/disabling this version from being "
+            "served via REST APIs"},
+    storage={"type": "boolean", "description": "storage indicates this version should be used when persisting "
+             "custom resources to storage. There must be exactly one version with storage=true."},
+    deprecated={"type": "boolean", "description": "deprecated indicates this version of the custom resource API "
+                "is deprecated."},
+    deprecationWarning=_s("deprecationWarning overrides the default warning returned to API clients."),
+    schema=_s("schema describes the schema used for validation, pruning, and defaulting of this version of the "
+              "custom resource.",
+              openAPIV3Schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                               "description": "openAPIV3Schema is the OpenAPI v3 schema to use for validation "
+                               "and pruning."}),
+    subresources=_s("subresources specify what subresources this version of the defined custom resource have.",
+                    status={"type": "object", "description": "status indicates the custom resource should serve "
+                            "a `/status` subresource."},
+                    scale=_s("scale indicates the custom resource should serve a `/scale` subresource that "
+                             "returns an `autoscaling/v1` Scale object.",
+                             specReplicasPath=_s("specReplicasPath defines the JSON path inside of a custom "
+                                                 "resource that corresponds to Scale `spec.replicas`."),
+                             statusReplicasPath=_s("statusReplicasPath defines the JSON path inside of a custom "
+                                                   "resource that corresponds to Scale `status.replicas`."),
+                             labelSelectorPath=_s("labelSelectorPath defines the JSON path inside of a custom "
+                                                  "resource that corresponds to Scale `status.selector`."))),
+    additionalPrinterColumns=_arr("additionalPrinterColumns specifies additional columns returned in Table "
+                                  "output.", _COLUMN),
+    selectableFields=_arr("selectableFields specifies paths to fields that may be used as field selectors.",
+                          _s("SelectableField specifies the JSON path of a field that may be used with field "
+                             "selectors.", jsonPath=_s("jsonPath is a simple JSON path which is evaluated "
+                                                       "against each custom resource to produce a field "
+                                                       "selector value."))))
+#: the CRD kind's OpenAPI v3 schema, nested (``apiextensions/v1`` types.go; what ``kubectl explain
+#: crd.spec.names`` reads). Published only: bodies still decode by the kind's flat schema.
+CRD_OPENAPI: JSON = _s(
+    "CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST "
+    "be in the format <.spec.name>.<.spec.group>.",
+    spec=_s("spec describes how the user wants the resources to appear",
+            group=_s("group is the API group of the defined custom resource. Must match the name of the "
+                     "CustomResourceDefinition (in the form `<names.plural>.<group>`)."),
+            names=_NAMES,
+            scope=_s("scope indicates whether the defined custom resource is cluster- or namespace-scoped. "
+                     "Allowed values are `Cluster` and `Namespaced`."),
+            versions=_arr("versions is the list of all API versions of the defined custom resource.", _VERSION),
+            conversion=_s("conversion defines conversion settings for the CRD.",
+                          strategy=_s("strategy specifies how custom resources are converted between versions: "
+                                      "None or Webhook."),
+                          webhook={"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                                   "description": "webhook describes how to call the conversion webhook."}),
+            preserveUnknownFields={"type": "boolean", "description": "preserveUnknownFields indicates that "
+                                   "object fields which are not specified in the OpenAPI schema should be "
+                                   "preserved when persisting to storage."}),
+    status=_s("status indicates the actual state of the CustomResourceDefinition",
+              conditions=_arr("conditions indicate state for particular aspects of a CustomResourceDefinition",
+                              _CONDITION),
+              acceptedNames=_NAMES,
+              storedVersions=_arr("storedVersions lists all versions of CustomResources that were ever "
+                                  "persisted.", _s("a version"))))
+
+
 CUSTOMRESOURCEDEFINITIONS = Resource(
     GROUP, "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", False,
     ("crd", "crds"), ("status",), ("api-extensions",),
@@ -412,7 +513,7 @@ CUSTOMRESOURCEDEFINITIONS = Resource(
             "status": ("object:v1.CustomResourceDefinitionStatus",
                        "status indicates the actual state of the CustomResourceDefinition")}),
     validate=validate_crd, default=default_crd,
-    strategy=CRD_STRATEGY)
+    strategy=CRD_STRATEGY, openapi_schema=CRD_OPENAPI)
 
 #: the group's entries, added to BUILTIN
 ENTRIES: tuple[Resource, ...] = (CUSTOMRESOURCEDEFINITIONS,)
