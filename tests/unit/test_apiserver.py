@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
 
 from controlplane.storage import testing
-from tests.support.apiserver import new_ns
+from tests.support.apiserver import new_ns, read_events
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 
@@ -147,17 +144,6 @@ async def test_scale_and_generation(api):
     assert d["spec"]["replicas"] == 4 and d["metadata"]["generation"] == 2
 
 
-async def read_events(resp, n, timeout=5.0):
-    out = []
-
-    async def go():
-        while len(out) < n:
-            line = await resp.content.readline()
-            if not line:
-                return
-            out.append(json.loads(line))
-    await asyncio.wait_for(go(), timeout)
-    return out
 
 
 async def test_watch_initial_live_selector_and_410(api):

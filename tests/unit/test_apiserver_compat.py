@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.support.apiserver import new_ns
+from tests.support.apiserver import new_ns, read_events
 
 
 # ---------------------------------------------------------------- trailing slashes
@@ -64,17 +64,6 @@ async def test_table_include_object_bad_value(api):
 
 
 # ---------------------------------------------------------------- watch: 410 text and bookmarks
-async def _events(resp, n, timeout=10.0):
-    out = []
-
-    async def go():
-        while len(out) < n:
-            line = await resp.content.readline()
-            if not line:
-                return
-            out.append(json.loads(line))
-    await asyncio.wait_for(go(), timeout)
-    return out
 
 
 async def _cm(api, ns, name):
@@ -95,12 +84,12 @@ async def test_watch_too_old_prints_oldest_available_minus_one(api):
     assert [e.revision for e in cache.ring][-1] == third
     oldest = cache.ring[0].revision  # "a" left the ring: b is the oldest event kept
     w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={first - 1}")
-    [err] = await _events(w, 1)
+    [err] = await read_events(w, 1)
     assert err["type"] == "ERROR" and err["object"]["code"] == 410
     assert err["object"]["message"] == f"too old resource version: {first - 1} ({oldest - 1})"
     # the oldest available itself is served: every event after it
     w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={oldest - 1}&timeoutSeconds=1")
-    evs = await _events(w, 10)
+    evs = await read_events(w, 10)
     assert [e["object"]["metadata"]["name"] for e in evs] == ["b", "c"]
 
 
@@ -111,7 +100,7 @@ async def test_watch_too_old_after_relist_prints_list_revision(api):
     await _cm(api, ns, "a")
     relisted = cache.oldest = cache.revision  # as after a relist at this revision
     w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion=1")
-    [err] = await _events(w, 1)
+    [err] = await read_events(w, 1)
     # the list's revision, not the cache's current one (other writes may have moved it since)
     assert err["object"]["message"] == f"too old resource version: 1 ({relisted})"
 
@@ -131,7 +120,7 @@ async def test_bookmark_before_timeout_carries_only_resource_version(api):
     rv = await _cm(api, ns, "a")
     w = await api.get(f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}"
                       "&allowWatchBookmarks=true&timeoutSeconds=3")
-    evs = await _events(w, 10)
+    evs = await read_events(w, 10)
     assert [e["type"] for e in evs] == ["BOOKMARK"]  # one, 2 s before the deadline; none each second
     obj = evs[0]["object"]
     assert obj["kind"] == "ConfigMap" and obj["apiVersion"] == "v1"
@@ -382,7 +371,7 @@ async def test_table_watch_include_object(api):
                       headers=TABLE)
     r = await api.patch(f"/api/v1/namespaces/{ns}/configmaps/a", json={"data": {"k": "v"}}, headers=MERGE)
     assert r.status == 200
-    [ev] = await _events(w, 1)
+    [ev] = await read_events(w, 1)
     assert ev["type"] == "MODIFIED" and ev["object"]["kind"] == "Table"
     assert ev["object"]["rows"][0]["object"]["data"] == {"k": "v"}
     w.close()

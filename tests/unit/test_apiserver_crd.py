@@ -15,7 +15,7 @@ import pytest
 
 from components.apiserver.discovery import AGGREGATED_CT
 from controlplane.api import resources as R
-from tests.support.apiserver import new_ns
+from tests.support.apiserver import new_ns, watch_until
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -58,15 +58,11 @@ def new_group() -> str:
 
 
 async def wait_crd(api, name: str, cond: str, status: str = "True", timeout: float = 10.0) -> dict:
-    """Poll the CRD until condition ``cond`` has ``status``; returns the CRD."""
-    async with asyncio.timeout(timeout):
-        while True:
-            r = await api.get(f"{CRDS}/{name}")
-            body = await r.json()
-            for c in (body.get("status") or {}).get("conditions") or []:
-                if c["type"] == cond and c["status"] == status:
-                    return body
-            await asyncio.sleep(0.05)  # polling the API as kubectl wait does
+    """Watch the CRD until condition ``cond`` has ``status`` (as ``kubectl wait`` does); returns the CRD."""
+    def met(crd: dict) -> bool:
+        return any(c["type"] == cond and c["status"] == status
+                   for c in (crd.get("status") or {}).get("conditions") or [])
+    return await watch_until(api, f"{CRDS}?fieldSelector=metadata.name={name}", met, timeout)
 
 
 async def wait_gone(api, path: str, timeout: float = 10.0) -> None:

@@ -3,31 +3,19 @@ the create-only reviews (never stored), and HorizontalPodAutoscalers served at v
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from controlplane.api.groups import authorization
 from controlplane.storage import testing
-from tests.support.apiserver import new_ns
+from tests.support.apiserver import new_ns, read_events
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
-async def read_events(resp, n, timeout=5.0):
-    out = []
-
-    async def go():
-        while len(out) < n:
-            line = await resp.content.readline()
-            if not line:
-                return
-            out.append(json.loads(line))
-    await asyncio.wait_for(go(), timeout)
-    return out
 
 
 def job(name="pi", **spec):

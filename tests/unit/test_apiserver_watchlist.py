@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
 
 from controlplane.storage import testing
 from tests.support.apiserver import new_ns
+from tests.support.apiserver import read_events as _read
 
 pytestmark = pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")
 
@@ -23,16 +21,12 @@ async def create_pod(api, ns, name) -> dict:
     return await r.json()
 
 
-async def read_events(resp, n, timeout=5.0):
-    out = []
 
-    async def go():
-        while len(out) < n:
-            line = await resp.content.readline()
-            assert line, "stream ended"
-            out.append(json.loads(line))
-    await asyncio.wait_for(go(), timeout)
-    return out
+
+
+async def read_events_strict(resp, n, timeout=5.0):
+    """The next ``n`` events; an ended stream fails the test."""
+    return await _read(resp, n, timeout, strict=True)
 
 
 WATCHLIST = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
@@ -43,7 +37,7 @@ async def test_streaming_list_ends_initial_events_with_a_bookmark(api):
     pods = [await create_pod(api, ns, f"p{i}") for i in range(3)]
     w = await api.get(f"/api/v1/namespaces/{ns}/pods?{WATCHLIST}&timeoutSeconds=30")
     assert w.status == 200
-    evs = await read_events(w, 4)
+    evs = await read_events_strict(w, 4)
     assert [e["type"] for e in evs] == ["ADDED"] * 3 + ["BOOKMARK"]
     assert sorted(e["object"]["metadata"]["name"] for e in evs[:3]) == ["p0", "p1", "p2"]
     bm = evs[3]["object"]
@@ -51,7 +45,7 @@ async def test_streaming_list_ends_initial_events_with_a_bookmark(api):
     assert bm["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert int(bm["metadata"]["resourceVersion"]) >= int(pods[-1]["metadata"]["resourceVersion"])
     await create_pod(api, ns, "later")                       # then changes
-    (ev,) = await read_events(w, 1)
+    (ev,) = await read_events_strict(w, 1)
     assert ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] == "later"
     w.close()
 
@@ -63,7 +57,7 @@ async def test_send_initial_events_false_streams_changes_only(api):
                       f"&resourceVersionMatch=NotOlderThan&timeoutSeconds=30")
     assert w.status == 200
     await create_pod(api, ns, "new")
-    (ev,) = await read_events(w, 1)
+    (ev,) = await read_events_strict(w, 1)
     assert ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] == "new"
     w.close()
 
