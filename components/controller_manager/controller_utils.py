@@ -108,6 +108,27 @@ def selecting_owners(obj: dict, owners: Iterable[dict]) -> list[str]:
     return out
 
 
+def pod_service_memberships(pod: dict, old: dict | None, services: Iterable[dict]) -> list[str]:
+    """Keys of the ``services`` in the pod's namespace whose ``spec.selector`` matches the pod's
+    labels, or its ``old`` labels on an update (``GetPodServiceMemberships``,
+    ``staging/src/k8s.io/endpointslice/util``; the Endpoints and EndpointSlice controllers'
+    pod handlers). A Service without a selector selects nothing."""
+    from controlplane.labels import selector_from_dict
+    ns = meta(pod).get("namespace")
+    label_sets = [meta(pod).get("labels") or {}]
+    if old is not None:
+        label_sets.append(meta(old).get("labels") or {})
+    out = []
+    for svc in list(services):
+        sel = (svc.get("spec") or {}).get("selector")
+        if meta(svc).get("namespace") != ns or not sel:
+            continue
+        s = selector_from_dict({"matchLabels": sel})
+        if any(s.matches(lb) for lb in label_sets):
+            out.append(f"{meta(svc).get('namespace')}/{meta(svc).get('name')}")
+    return out
+
+
 def new_controller_ref(owner: dict, api_version: str, kind: str) -> dict:
     """``{apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true}``
     (metav1.NewControllerRef)."""

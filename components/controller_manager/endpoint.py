@@ -31,7 +31,7 @@ from controlplane.log import event
 from controlplane.selectors import selector_from_dict
 
 from .controller import Controller, ControllerContext
-from .controller_utils import is_pod_ready, meta
+from .controller_utils import is_pod_ready, meta, pod_service_memberships
 
 log = logging.getLogger("controller-manager")
 
@@ -148,17 +148,8 @@ class EndpointController(Controller):
         self.endpoints.add_handlers(None, lambda o, n: self._endpoints_changed(n), self._endpoints_changed)
 
     def _pod_changed(self, pod: dict, old: dict | None = None) -> None:
-        ns = meta(pod).get("namespace")
-        label_sets = [meta(pod).get("labels") or {}]
-        if old is not None:
-            label_sets.append(meta(old).get("labels") or {})
-        for svc in list(self.services.store.values()):
-            sel = (svc.get("spec") or {}).get("selector")
-            if meta(svc).get("namespace") != ns or not sel:
-                continue
-            s = selector_from_dict({"matchLabels": sel})
-            if any(s.matches(lb) for lb in label_sets):
-                self.enqueue(key_of(svc))
+        for key in pod_service_memberships(pod, old, self.services.store.values()):
+            self.enqueue(key)
 
     def _endpoints_changed(self, ep: dict) -> None:
         if key_of(ep) in self.services.store:

@@ -29,7 +29,7 @@ from controlplane.selectors import selector_from_dict
 
 from . import endpointslice_util as esu
 from .controller import Controller, ControllerContext
-from .controller_utils import meta
+from .controller_utils import meta, pod_service_memberships
 from .endpoint import should_pod_be_in_endpoints
 
 log = logging.getLogger("controller-manager")
@@ -65,17 +65,8 @@ class EndpointSliceController(Controller):
 
     def _pod_changed(self, pod: dict, old: dict | None = None) -> None:
         """GetPodServiceMemberships for the pod's new (and old) labels."""
-        ns = meta(pod).get("namespace")
-        label_sets = [meta(pod).get("labels") or {}]
-        if old is not None:
-            label_sets.append(meta(old).get("labels") or {})
-        for svc in list(self.services.store.values()):
-            sel = (svc.get("spec") or {}).get("selector")
-            if meta(svc).get("namespace") != ns or not sel:
-                continue
-            s = selector_from_dict({"matchLabels": sel})
-            if any(s.matches(lb) for lb in label_sets):
-                self.enqueue(key_of(svc))
+        for key in pod_service_memberships(pod, old, self.services.store.values()):
+            self.enqueue(key)
 
     def _slice_changed(self, slice_: dict) -> None:
         labels = meta(slice_).get("labels") or {}
