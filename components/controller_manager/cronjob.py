@@ -53,6 +53,7 @@ from controlplane.log import event
 
 from .controller import MAX_RETRIES, Controller, ControllerContext
 from .controller_utils import controller_ref, meta, new_controller_ref
+from .jobutil import finished_type, is_job_succeeded
 
 log = logging.getLogger("controller-manager")
 
@@ -317,20 +318,6 @@ def job_from_template(cj: dict[str, Any], scheduled: float) -> dict[str, Any]:
             "spec": codec.clone(tpl.get("spec") or {})}
 
 
-def finished_condition(job: dict[str, Any]) -> str | None:
-    """jobutil.FinishedCondition: ``Complete`` or ``Failed`` when that condition is True."""
-    for c in (job.get("status") or {}).get("conditions") or []:
-        if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            return str(c["type"])
-    return None
-
-
-def is_job_succeeded(job: dict[str, Any]) -> bool:
-    """jobutil.IsJobSucceeded: the Complete condition is True."""
-    return any(c.get("type") == "Complete" and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
-
-
 def by_job_start_time(job: dict[str, Any]) -> tuple:
     """Sort key of byJobStartTime: Jobs with a startTime first, oldest first, then by name."""
     start = _time(job, "status", "startTime")
@@ -508,8 +495,8 @@ class CronJobController(Controller):
         ok_limit, failed_limit = spec.get("successfulJobsHistoryLimit"), spec.get("failedJobsHistoryLimit")
         if ok_limit is None and failed_limit is None:
             return False
-        succeeded = [j for j in jobs if finished_condition(j) == "Complete"]
-        failed = [j for j in jobs if finished_condition(j) == "Failed"]
+        succeeded = [j for j in jobs if finished_type(j) == "Complete"]
+        failed = [j for j in jobs if finished_type(j) == "Failed"]
         changed = False
         if ok_limit is not None and await self.remove_oldest_jobs(cj, succeeded, int(ok_limit)):
             changed = True
@@ -556,7 +543,7 @@ class CronJobController(Controller):
             uid = meta(j).get("uid")
             children.add(uid)
             found = in_active_list(cj, uid)
-            finished = finished_condition(j)
+            finished = finished_type(j)
             if not found and finished is None:
                 try:
                     fresh = await self.client.get(CRONJOBS, meta(cj).get("name"), ns)

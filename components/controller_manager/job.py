@@ -73,6 +73,7 @@ from .controller_utils import (
     slow_start_batch,
 )
 from .expectations import Expectations
+from .jobutil import is_finished
 from .ref_manager import RefManager
 
 log = logging.getLogger("controller-manager")
@@ -125,24 +126,21 @@ def backoff_limit(job: dict) -> int:
 
 
 def is_indexed(job: dict) -> bool:
+    """completionMode Indexed (``pkg/controller/job/indexed_job_utils.go`` isIndexedJob)."""
     return _spec(job).get("completionMode") == "Indexed"
 
 
 def is_suspended(job: dict) -> bool:
+    """``spec.suspend`` is true (jobSuspended)."""
     return _spec(job).get("suspend") is True
 
 
 def find_condition(job: dict, ctype: str) -> dict | None:
+    """The Job condition of type ``ctype``, or None (getCondition / findConditionByType)."""
     for c in (job.get("status") or {}).get("conditions") or []:
         if c.get("type") == ctype:
             return c
     return None
-
-
-def is_finished(job: dict) -> bool:
-    """A ``Complete`` or ``Failed`` condition is True (job/util IsJobFinished)."""
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
 
 
 def new_condition(ctype: str, status: str, reason: str, message: str, now: float) -> dict:
@@ -173,6 +171,7 @@ def ensure_condition(conds: list[dict], ctype: str, status: str, reason: str, me
 
 
 def has_finalizer(pod: dict) -> bool:
+    """The pod carries the ``batch.kubernetes.io/job-tracking`` finalizer (hasJobTrackingFinalizer)."""
     return JOB_TRACKING_FINALIZER in (meta(pod).get("finalizers") or [])
 
 
@@ -345,6 +344,7 @@ def match_success_policy(policy: dict | None, completions: int, succeeded: set[i
 # --------------------------------------------------------------------------- backoffLimitPerIndex
 
 def has_backoff_limit_per_index(job: dict) -> bool:
+    """An Indexed Job with ``spec.backoffLimitPerIndex`` set (hasBackoffLimitPerIndex)."""
     return is_indexed(job) and _spec(job).get("backoffLimitPerIndex") is not None
 
 

@@ -238,6 +238,7 @@ def new_versioned_pod(current_set: JSON, update_set: JSON, current_rev: str, upd
 # -- pod state ---------------------------------------------------------------------
 
 def phase(pod: JSON) -> str:
+    """The pod's ``status.phase`` (``""`` when unset)."""
     p: str = (pod.get("status") or {}).get("phase") or ""
     return p
 

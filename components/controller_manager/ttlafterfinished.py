@@ -22,6 +22,7 @@ from controlplane.log import event
 
 from .controller import Controller, ControllerContext
 from .controller_utils import meta
+from .jobutil import finished_condition
 
 log = logging.getLogger("controller-manager")
 
@@ -32,14 +33,7 @@ def needs_cleanup(job: dict) -> bool:
     """``ttlSecondsAfterFinished`` set and the Job finished (needsCleanup)."""
     if (job.get("spec") or {}).get("ttlSecondsAfterFinished") is None:
         return False
-    return finish_condition(job) is not None
-
-
-def finish_condition(job: dict) -> dict | None:
-    for c in (job.get("status") or {}).get("conditions") or []:
-        if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            return c
-    return None
+    return finished_condition(job) is not None
 
 
 def time_left(job: dict, now: float) -> tuple[float, float]:
@@ -47,7 +41,7 @@ def time_left(job: dict, now: float) -> tuple[float, float]:
     ValueError "unable to find the time when the Job NS/NAME finished" when the
     finishing condition has no lastTransitionTime."""
     md = meta(job)
-    cond = finish_condition(job) or {}
+    cond = finished_condition(job) or {}
     finished = apitime.time_or_none(cond.get("lastTransitionTime"))
     if finished is None:
         raise ValueError(f"unable to find the time when the Job {md.get('namespace')}/{md.get('name')} finished")

@@ -756,6 +756,7 @@ def spec_diff(old: Any, new: Any, type_name: str) -> str:
 # --------------------------------------------------------------------------- per kind
 
 def validate_pod(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
+    """Pod create and update validation into ``errs`` (``pkg/apis/core/validation`` ValidatePodCreate / ValidatePodUpdate; ``old`` None on create)."""
     if old is not None and obj.get("spec") == old.get("spec"):
         # an update leaving the stored (validated) spec as it is — status and metadata
         # writes, the bulk of pod traffic: nothing in the spec to (re)check; the status
@@ -892,6 +893,7 @@ def validate_replication_controller(obj: dict[str, Any], old: dict[str, Any] | N
 
 
 def validate_node(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
+    """Node validation into ``errs`` (ValidateNode / ValidateNodeUpdate; ``old`` None on create)."""
     spec = obj.get("spec") or {}
     if isinstance(spec, dict):
         for i, t in enumerate(spec.get("taints") or []):
@@ -914,6 +916,7 @@ def validate_node(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorLi
 
 
 def validate_service(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
+    """Service validation into ``errs`` (ValidateService / ValidateServiceUpdate; ``old`` None on create)."""
     spec = obj.get("spec") or {}
     if not isinstance(spec, dict):
         return
@@ -933,6 +936,7 @@ def validate_service(obj: dict[str, Any], old: dict[str, Any] | None, errs: Erro
 
 
 def validate_configmap_like(obj: dict[str, Any], old: dict[str, Any] | None, errs: ErrorList) -> None:
+    """ConfigMap / Secret data keys and immutability into ``errs`` (ValidateConfigMap, ValidateSecret and their Update forms)."""
     for section in ("data", "binaryData", "stringData"):
         data = obj.get(section)
         if isinstance(data, dict):

@@ -45,6 +45,8 @@ def has_class(pvc: dict[str, Any]) -> bool:
 
 
 class DefaultStorageClass(Plugin):
+    """The ``DefaultStorageClass`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "DefaultStorageClass"
     operations = frozenset({CREATE})
     mutating = True

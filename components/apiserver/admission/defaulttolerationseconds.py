@@ -45,6 +45,8 @@ def add_default_tolerations(spec: dict[str, Any]) -> None:
 
 
 class DefaultTolerationSeconds(Plugin):
+    """The ``DefaultTolerationSeconds`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "DefaultTolerationSeconds"
     operations = frozenset({CREATE, UPDATE})
     mutating = True

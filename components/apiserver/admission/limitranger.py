@@ -138,6 +138,8 @@ def check(limit_ranges: list[dict[str, Any]], pod: dict[str, Any]) -> list[str]:
 
 
 class LimitRanger(Plugin):
+    """The ``LimitRanger`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "LimitRanger"
     operations = frozenset({CREATE})
     mutating = True

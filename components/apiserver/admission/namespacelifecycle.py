@@ -17,6 +17,8 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 class NamespaceLifecycle(Plugin):
+    """The ``NamespaceLifecycle`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "NamespaceLifecycle"
     operations = frozenset({CREATE, DELETE})
     validating = True

@@ -35,6 +35,8 @@ def requested_storage(pvc: dict[str, Any]) -> Fraction:
 
 
 class PersistentVolumeClaimResize(Plugin):
+    """The ``PersistentVolumeClaimResize`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "PersistentVolumeClaimResize"
     operations = frozenset({UPDATE})
     validating = True

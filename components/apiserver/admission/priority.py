@@ -32,6 +32,8 @@ def default_priority_class(classes: list[dict[str, Any]]) -> dict[str, Any] | No
 
 
 class Priority(Plugin):
+    """The ``Priority`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "Priority"
     operations = frozenset({CREATE, UPDATE})
     mutating = True

@@ -70,6 +70,8 @@ def handles_update(resource: Any) -> bool:
 
 
 class ResourceQuota(Plugin):
+    """The ``ResourceQuota`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "ResourceQuota"
     operations = frozenset({CREATE, UPDATE})
     validating = True

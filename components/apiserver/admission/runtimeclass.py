@@ -20,6 +20,8 @@ from controlplane.api.groups import node
 
 
 class RuntimeClass(Plugin):
+    """The ``RuntimeClass`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "RuntimeClass"
     operations = frozenset({CREATE})
     mutating = True

@@ -85,6 +85,8 @@ def mount_token(spec: dict[str, Any], rng: random.Random | None = None) -> str |
 
 
 class ServiceAccount(Plugin):
+    """The ``ServiceAccount`` admission plugin as this module's docstring describes it (its Kubernetes source, what it admits or refuses and with which Status)."""
+
     name = "ServiceAccount"
     operations = frozenset({CREATE})
     mutating = True
