@@ -349,9 +349,8 @@ async def test_crd_update_replaces_served_versions(api, registry_restored):
                                                 {"op": "replace", "path": "/spec/versions/1/storage", "value": True}],
                         headers={"Content-Type": "application/json-patch+json"})
     assert r.status == 200, await r.text()
-    async with asyncio.timeout(10):
-        while (await (await api.get(f"{CRDS}/{name}")).json())["status"]["storedVersions"] != ["v1", "v2"]:
-            await asyncio.sleep(0.05)  # polling until the controller records it
+    await watch_until(api, f"{CRDS}?fieldSelector=metadata.name={name}",
+                      lambda crd: (crd.get("status") or {}).get("storedVersions") == ["v1", "v2"])
     # group, names.plural are immutable
     r = await api.patch(f"{CRDS}/{name}", json={"spec": {"group": "other.example.com"}},
                         headers={"Content-Type": "application/merge-patch+json"})
@@ -398,9 +397,8 @@ async def test_crd_deletion_waits_for_instance_finalizers(api, registry_restored
     term = next(c for c in crd["status"]["conditions"] if c["type"] == "Terminating")
     assert (term["reason"], term["message"]) == ("InstanceDeletionInProgress", "CustomResource deletion is in progress")
     # the instance is being deleted (its finalizer holds it), and no new one is taken
-    async with asyncio.timeout(10):
-        while not (await (await api.get(f"{path}/held")).json())["metadata"].get("deletionTimestamp"):
-            await asyncio.sleep(0.05)  # polling the API for the controller's delete
+    await watch_until(api, f"{path}?fieldSelector=metadata.name=held",
+                      lambda o: bool(o["metadata"].get("deletionTimestamp")))
     r = await api.post(path, json={"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "new"}})
     assert r.status == 405
     st = await r.json()
