@@ -41,6 +41,7 @@ from controlplane import apitime
 from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
+from controlplane.metrics import CONTENT_TYPE
 from controlplane.storage.errors import KeyExists, StorageError, Unavailable
 from controlplane.storage.store import Store, object_key
 
@@ -77,6 +78,7 @@ class APIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cache_tasks: dict[str, asyncio.Task] = {}
         self.metrics = Metrics()
+        self.store.observe = self.metrics.etcd_request
         #: --max-requests-inflight / --max-mutating-requests-inflight (watches are not counted)
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
         self.inflight = {"readOnly": 0, "mutating": 0}
@@ -100,6 +102,11 @@ class APIServer:
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
+
+    def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
+        """After a watch cache fanned an etcd event out: count it, then trace it."""
+        self.metrics.watch_events(resource, delivered)
+        self.tracer.on_cache_event(resource, ev, delivered)
 
     def cache_for(self, resource: Any) -> WatchCache | None:
         return self.caches.get(cache_name(resource))
@@ -181,7 +188,7 @@ class APIServer:
         if resource.kind == "Binding" or not resource.stored or resource.converted \
                 or cache_name(resource) in self.caches:
             return
-        c = WatchCache(self.store, resource, on_event=self.tracer.on_cache_event)
+        c = WatchCache(self.store, resource, on_event=self._on_cache_event)
         await c.start()
         if R.REGISTRY.lookup(resource.group, resource.version, resource.plural) is not resource \
                 or cache_name(resource) in self.caches:
@@ -397,10 +404,11 @@ class APIServer:
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
-        text = self.metrics.render(watchers, dict(self.inflight)) + (self.flowcontrol.render() if self.flowcontrol else "")
-        return web.Response(text=text,
-                            content_type="text/plain", charset="utf-8",
-                            headers={"X-Content-Type-Options": "nosniff"})
+        objects = [(c.resource.plural + (f".{c.resource.group}" if c.resource.group else ""), len(c.objects))
+                   for c in self.caches.values()]
+        text = self.metrics.render(watchers, dict(self.inflight), objects) + \
+            (self.flowcontrol.render() if self.flowcontrol else "")
+        return web.Response(text=text, headers={"Content-Type": CONTENT_TYPE, "X-Content-Type-Options": "nosniff"})
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
         return web.Response(body=discovery.openapi_v2_protobuf(),
