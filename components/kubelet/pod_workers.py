@@ -31,6 +31,7 @@ import time
 from typing import Any, Callable
 
 from components.kubelet import events as ev
+from components.kubelet import metrics
 from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour
 from components.kubelet.status import generate_pod_status, status_differs
 from controlplane import apitime
@@ -94,6 +95,9 @@ class PodWorkers:
         self._wake: dict[str, asyncio.Event] = {}
         self._idle = asyncio.Event()
         self._idle.set()
+        #: pods whose start was observed (kubelet_pod_start_sli_duration_seconds) and image pull seconds per pod
+        self._start_observed: set[str] = set()
+        self._pull_seconds: dict[str, float] = {}
 
     # -- informer side ---------------------------------------------------------
     def update_pod(self, pod: dict) -> None:
@@ -121,6 +125,7 @@ class PodWorkers:
             self._deleted.clear()
         self._latest.pop(uid, None)
         self._written.pop(uid, None)
+        self._pull_seconds.pop(uid, None)
         wake = self._wake.pop(uid, None)
         if wake is not None:
             wake.set()
@@ -272,10 +277,26 @@ class PodWorkers:
             names = [c.name for c in started if c is not None]
             if names:
                 self._trace(pod, f"containers started: {', '.join(names)}", "StartContainer")
+                self._observe_start(pod, sb)
             for c in started:
                 if c is not None:
                     self._schedule_exit(pod, c)
         pod = await self._send_status(pod, sb, announce=bool(to_start))
+
+    def _observe_start(self, pod: dict, sb: Sandbox) -> None:
+        """``kubelet_pod_start_sli_duration_seconds`` once per pod, when all its app containers
+        run: since its creationTimestamp, minus the time its image pulls took."""
+        uid = _uid(pod)
+        if uid in self._start_observed or any(sb.get(cs["name"], False) is None
+                                              for cs in (pod.get("spec") or {}).get("containers") or []):
+            return
+        created = apitime.time_or_none((pod.get("metadata") or {}).get("creationTimestamp"))
+        self._start_observed.add(uid)
+        if len(self._start_observed) > 100_000:
+            self._start_observed.clear()
+        if created is not None:
+            pulled = self._pull_seconds.pop(uid, 0.0)
+            metrics.pod_start_sli.observe(max(0.0, apitime.clock() - created - pulled))
 
     def _adopt(self, pod: dict) -> Sandbox | None:
         st = pod.get("status") or {}
@@ -311,6 +332,7 @@ class PodWorkers:
             return True
         self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
         pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always")
+        self._pull_seconds[_uid(pod)] = self._pull_seconds.get(_uid(pod), 0.0) + total_s
         self.recorder.event(pod, "Normal", ev.PULLED, ev.pulled(image, pull_s, total_s, size), fp)
         self._trace(pod, f"image {image} pulled", "image", f"{ev.go_duration(total_s)}, {size} bytes")
         if not present and self.on_images_changed is not None:

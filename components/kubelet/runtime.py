@@ -26,6 +26,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
+from components.kubelet import metrics
 from components.kubelet.ipam import IPAM
 from controlplane import apitime
 
@@ -209,6 +210,7 @@ class SimulatedRuntime:
         self.images: dict[str, int] = {PAUSE_IMAGE: image_size(PAUSE_IMAGE)}
         self.sandboxes: dict[str, Sandbox] = {}
         self._pull_locks: dict[str, asyncio.Lock] = {}
+        metrics.RUNTIMES.add(self)
 
     # -- images (ImageService) ---------------------------------------------
     def image_present(self, image: str) -> bool:

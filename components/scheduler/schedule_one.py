@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import Any, Callable
 
+from components.scheduler import metrics
 from components.scheduler.cache import Cache
 from components.scheduler.config import scheduler_name_of
 from components.scheduler.explain import ExplainRecords
@@ -81,6 +83,8 @@ class ScheduleOne:
             return None
         cycle = self.queue.scheduling_cycle
         state = CycleState(record=self.explain.wants_record(self.cache.node_count), framework=fwk)
+        state.started = time.monotonic()
+        state.record_plugin_metrics = metrics.sample_plugin_metrics()
         try:
             result = self.schedule_pod(fwk, state, pi)
         except FitError as fe:
@@ -88,13 +92,16 @@ class ScheduleOne:
             if st.is_rejected() and st.message():
                 fe.diagnosis.post_filter_msg = st.message()
             nominated = state.nominated.name if st.is_success() and state.nominated else None
+            metrics.attempt(fwk.scheduler_name, metrics.UNSCHEDULABLE, state.started)
             self.handle_failure(fwk, state, qp, fe, cycle, nominated_node=nominated)
             return None
         except NoNodesAvailable:
+            metrics.attempt(fwk.scheduler_name, metrics.UNSCHEDULABLE, state.started)
             self.handle_failure(fwk, state, qp, NoNodesAvailable(ERR_NO_NODES), cycle)
             return None
         except Exception as e:  # a plugin error: retry with backoff
             event(log, "schedule.error", logging.ERROR, pod=pi.key, error=f"{type(e).__name__}: {e}")
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, e, cycle)
             return None
         node = result.suggested_host
@@ -105,6 +112,7 @@ class ScheduleOne:
         if not st.is_success():
             fwk.run_unreserve(state, pi, node)
             self.cache.forget_pod(pi.key)
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
             return None
         event(log, "pod.assumed", pod=pi.key, node=node, evaluated=result.evaluated_nodes,
@@ -196,9 +204,11 @@ class ScheduleOne:
             fwk.run_unreserve(state, pi, node)
             self.cache.forget_pod(pi.key)
             self.queue.move_all_to_active_or_backoff("Pod", "Delete")  # AssignedPodDelete
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
             return
         self.cache.finish_binding(pi.key)
+        metrics.attempt(fwk.scheduler_name, metrics.SCHEDULED, state.started)
         event(log, "pod.bound", pod=pi.key, node=node)
         self.status.scheduled(pi, node)
         fwk.run_post_bind(state, pi, node)
