@@ -160,6 +160,29 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
     return decorate
 
 
+#: kube-scheduler's and kube-controller-manager's deprecated insecure ports (``--port``), which we
+#: serve; their HTTPS ``--secure-port`` (10259 / 10257) waits for TLS on these components
+INSECURE_PORTS = {"scheduler": 10251, "controller-manager": 10252}
+
+
+def insecure_serving_options(component: str) -> Callable[[F], F]:
+    """Add kube-scheduler's / kube-controller-manager's ``--port`` (default 10251 / 10252, ``0``
+    disables) and ``--address`` (default ``0.0.0.0``): plain HTTP serving ``/metrics``,
+    ``/healthz``, ``/livez`` and ``/readyz`` — Kubernetes' deprecated insecure serving flags
+    (``cmd/kube-scheduler/app/options/deprecated.go``, ``insecure_serving.go``). Kubernetes
+    serves these paths over HTTPS on ``--secure-port`` with delegated authentication; until these
+    components have TLS, the insecure flags are the honest names. The command receives ``port`` and
+    ``address``."""
+    def decorate(fn: F) -> F:
+        fn = click.option("--address", default="0.0.0.0", show_default=True, metavar="IP",
+                          help="address to serve /metrics and the health checks on (plain HTTP)")(fn)
+        fn = click.option("--port", default=INSECURE_PORTS[component], show_default=True,
+                          type=click.IntRange(0, 65535), help="port for /metrics, /healthz, /livez, /readyz "
+                          "over plain HTTP (0 disables; Kubernetes' deprecated insecure port)")(fn)
+        return fn
+    return decorate
+
+
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
     """Run ``main()`` in a fresh event loop (uvloop's when installed: :func:`controlplane.aio.run`);
     SIGTERM/SIGINT cancel it cleanly.

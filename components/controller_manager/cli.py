@@ -9,7 +9,10 @@ Controllers: every name of ``manager.CONTROLLERS`` (``--help`` lists them), as k
 take Go syntax (``40s``, ``500ms``, ``1m``). With ``--leader-elect`` only the holder
 of the Lease ``kube-system/kube-controller-manager`` starts its informers and
 controllers (kube-controller-manager runs everything in OnStartedLeading); losing it
-exits with status 1 ("leaderelection lost"); SIGTERM releases it. An unknown
+exits with status 1 ("leaderelection lost"); SIGTERM releases it. ``--port`` (10252; 0 disables)
+serves ``/metrics`` (the controllers' ``workqueue_*``, ``rest_client_*``), ``/healthz``, ``/livez``
+and ``/readyz`` over plain HTTP, kube-controller-manager's deprecated insecure port (its HTTPS
+``--secure-port`` 10257 waits for TLS here). An unknown
 controller, a bad duration or a bad URL is a one-line error with exit 2.
 """
 
@@ -19,9 +22,11 @@ import click
 
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
+from controlplane.metrics import make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
+    insecure_serving_options,
     leader_election_options,
     parse_duration,
     run_until_signalled,
@@ -47,9 +52,10 @@ from controlplane.service import (
 @click.option("--max-endpoints-per-slice", default=100, type=click.IntRange(1, 1000), show_default=True,
               help="the most endpoints the EndpointSlice controller puts in one slice")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
+@insecure_serving_options("controller-manager")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
-            max_endpoints_per_slice: int, leader_election: LeaderElection) -> None:
+            max_endpoints_per_slice: int, leader_election: LeaderElection, port: int, address: str) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -68,6 +74,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     log = setup("controller-manager")
 
     async def main() -> None:
+        endpoint = await serve("controller-manager", address, port, make_app())
         client = RestClient(server, "controller-manager")
         try:
             await wait_ready(client)
@@ -78,5 +85,6 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             await run_manager(mgr, elector)
         finally:
             await client.close()
+            await endpoint.stop()
 
     run_until_signalled(main)

@@ -186,9 +186,9 @@ class ReplicaController(Controller):
     workers = 5
 
     def __init__(self, ctx: ControllerContext, kind: ReplicaKind = REPLICASET_KIND) -> None:
+        self.name = kind.component.removesuffix("-controller")  # before the queue takes it as its name
         super().__init__(ctx)
         self.kind = kind
-        self.name = kind.component.removesuffix("-controller")
         self.expectations = Expectations()
         self.recorder = ctx.recorder(kind.component)
         self.owners = ctx.informers.informer(kind.resource)

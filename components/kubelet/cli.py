@@ -3,7 +3,10 @@
     controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
 
-Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
+Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``. ``--healthz-port`` (10248) serves
+``/healthz``, ``--read-only-port`` (10255) ``/metrics``, ``/healthz`` and ``/pods``
+(:mod:`components.kubelet.server`); ``0`` disables either, and a port already taken (several kubelets
+on one machine) is logged and left out.
 """
 
 from __future__ import annotations
@@ -43,11 +46,20 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
+              help="port of /healthz (0 disables)")
+@click.option("--healthz-bind-address", default="127.0.0.1", show_default=True, metavar="IP",
+              help="address of the healthz port")
+@click.option("--read-only-port", default=10255, show_default=True, type=click.IntRange(0, 65535),
+              help="port of the read-only endpoints /metrics, /healthz, /pods (0 disables)")
+@click.option("--address", default="0.0.0.0", show_default=True, metavar="IP",
+              help="address of the read-only port")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             hollow_nodes: int, node_name_prefix: str, node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool,
+            healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
     try:
@@ -92,7 +104,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
 
     async def main() -> None:
         from components.kubelet.kubelet import Kubelet, Timings
+        from components.kubelet.server import health_checks, serve_kubelet
         from controlplane.client.rest import RestClient, wait_ready
+        from controlplane.metrics import stop_all
 
         timings = Timings(image_pull_seconds=image_pull_seconds,
                           container_start_seconds=container_start_seconds,
@@ -100,9 +114,16 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           status_report_seconds=node_status_report_seconds,
                           backoff_base_seconds=crashloop_backoff_seconds)
         async with RestClient(server, "kubelet") as client:
-            await wait_ready(client)
-            event(log, "kubelet.starting", server=server, nodes=len(nodes),
-                  first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace).run()
+            kubelet = Kubelet(client, nodes, timings, trace=trace)
+            endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,
+                                            healthz_address=healthz_bind_address, healthz_port=healthz_port,
+                                            address=address, read_only_port=read_only_port)
+            try:
+                await wait_ready(client)
+                event(log, "kubelet.starting", server=server, nodes=len(nodes),
+                      first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
+                await kubelet.run()
+            finally:
+                await stop_all(endpoints)
 
     run_until_signalled(main)

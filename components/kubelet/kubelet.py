@@ -64,6 +64,10 @@ class Kubelet:
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
         self._announced = False
 
+    def pods(self) -> list[dict]:
+        """Every pod bound to this process's nodes, as the pod workers last saw it (``/pods``)."""
+        return [p for w in self.workers.values() for p in w.pods()]
+
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
         recorder = EventRecorder(self.client, "kubelet", host=cfg.name)

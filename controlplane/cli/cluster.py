@@ -88,6 +88,25 @@ def port_in_use(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+@dataclass(frozen=True)
+class MetricsEndpoint:
+    """Where one process serves its metrics: ``job`` (the Prometheus job: ``etcd``, ``apiserver``,
+    ``kube-scheduler``, ``kube-controller-manager``, ``kubelet``), ``service`` (the supervised
+    process), ``url`` (``http://127.0.0.1:PORT``, ``/metrics`` below it) and ``health`` (its health
+    URL)."""
+
+    job: str
+    service: str
+    url: str
+    health: str
+
+
+#: Kubernetes' default ports of the components' plain-HTTP endpoints (the kubelet's healthz and
+#: read-only ports; kube-scheduler's and kube-controller-manager's deprecated insecure ports)
+DEFAULT_PORTS = {"scheduler": 10251, "controller-manager": 10252, "kubelet-healthz": 10248,
+                 "kubelet-read-only": 10255}
+
+
 @dataclass
 class Service:
     """One supervised process: its name, argv (after ``controlplane``) and state."""
@@ -137,6 +156,9 @@ class LocalCluster:
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
+        #: every process's metrics endpoint (filled as the services are built)
+        self.endpoints: list[MetricsEndpoint] = []
+        self._given: set[int] = set()
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
@@ -251,20 +273,44 @@ class LocalCluster:
             "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
             "--port", str(self.apiserver_port)])
 
+    def _port(self, default: int) -> int:
+        """Kubernetes' ``default`` port when it is free and not given to another process of this
+        cluster (never in parallel mode: test clusters run side by side), else a free port."""
+        port = default
+        if self.parallel or port in self._given or port_in_use(port):
+            port = free_port()
+            while port in self._given:
+                port = free_port()
+        self._given.add(port)
+        return port
+
     def _client_services(self) -> list[Service]:
-        """The controller-manager, the scheduler and the kubelets, in start order."""
+        """The controller-manager, the scheduler and the kubelets, in start order, each with its
+        own metrics / health port on 127.0.0.1 (recorded in :attr:`endpoints`)."""
         master = ["--master", self.server]
-        out = [Service("controller-manager", ["controller-manager", *master]),
-               Service("scheduler", ["scheduler", *master])]
-        for node in self.nodes:
-            args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
-            if node in self.node_labels:
-                args += ["--node-labels", self.node_labels[node]]
-            out.append(Service(f"kubelet-{node}", args))
+        if not self.etcd_servers:
+            self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
+        self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))
+        out = []
+        for name, job in (("controller-manager", "kube-controller-manager"), ("scheduler", "kube-scheduler")):
+            port = self._port(DEFAULT_PORTS[name])
+            url = f"http://127.0.0.1:{port}"
+            self.endpoints.append(MetricsEndpoint(job, name, url, url + "/healthz"))
+            out.append(Service(name, [name, *master, "--address", "127.0.0.1", "--port", str(port)]))
+        kubelets = [(f"kubelet-{node}", ["--node-name", node,
+                                         *(["--node-labels", self.node_labels[node]]
+                                           if node in self.node_labels else [])]) for node in self.nodes]
         if self.hollow_nodes:
-            out.append(Service("kubelet-hollow", [
-                "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
-                "--node-name-prefix", "hollow-", *self.kubelet_args]))
+            kubelets.append(("kubelet-hollow", ["--hollow-nodes", str(self.hollow_nodes),
+                                                "--node-name-prefix", "hollow-"]))
+        for name, node_args in kubelets:
+            healthz, read_only = self._port(DEFAULT_PORTS["kubelet-healthz"]), \
+                self._port(DEFAULT_PORTS["kubelet-read-only"])
+            url = f"http://127.0.0.1:{read_only}"
+            self.endpoints.append(MetricsEndpoint("kubelet", name, url, f"http://127.0.0.1:{healthz}/healthz"))
+            out.append(Service(name, ["kubelet", *master, *node_args, "--healthz-port", str(healthz),
+                                      "--read-only-port", str(read_only), "--address", "127.0.0.1",
+                                      *self.kubelet_args]))
         return out
 
     async def stop(self) -> None:

@@ -14,7 +14,8 @@ import os
 
 import click
 
-from controlplane.cli.cluster import LocalCluster, short_path
+from controlplane.cli.cluster import LocalCluster, MetricsEndpoint, short_path
+from controlplane.cli.prometheus import write_scrape_config
 from controlplane.service import run_until_signalled
 
 
@@ -29,6 +30,16 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
                                      param_hint="--node-labels")
         out[node] = labels
     return out
+
+
+def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None) -> str:
+    """The endpoint table printed at start: one line per process, its /metrics and health URLs."""
+    lines = ["\nmetrics and health endpoints:"]
+    for e in endpoints:
+        lines.append(f"  {e.service:<22} {e.url}/metrics   {e.health}")
+    if prometheus_file:
+        lines.append(f"  Prometheus scrape config: {short_path(os.path.abspath(prometheus_file))}")
+    return "\n".join(lines)
 
 
 @click.command("up")
@@ -46,8 +57,10 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
+@click.option("--prometheus", "prometheus_file", default=None, metavar="FILE",
+              help="write a Prometheus scrape config for every component's /metrics to FILE")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, prometheus_file: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
@@ -61,6 +74,12 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()
+            if prometheus_file:
+                try:
+                    write_scrape_config(prometheus_file, cluster.endpoints)
+                except OSError as e:
+                    raise RuntimeError(f"cannot write --prometheus {prometheus_file}: {e.strerror or e}") from None
+            click.echo(endpoints_text(cluster.endpoints, prometheus_file), err=True)
             kc = short_path(cluster.kubeconfig)
             click.echo(
                 f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}"

@@ -1,0 +1,40 @@
+"""``controlplane up --prometheus FILE``: a Prometheus scrape configuration for every endpoint.
+
+One job per component kind with Kubernetes' usual job names (``etcd``, ``apiserver``,
+``kube-scheduler``, ``kube-controller-manager``, ``kubelet``), static targets ``127.0.0.1:PORT``
+over plain HTTP, ``metrics_path: /metrics``; each kubelet target labelled ``service`` with the
+process's name. The format is Prometheus' ``prometheus.yml`` (``promtool check config`` accepts it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+from urllib.parse import urlsplit
+
+import yaml
+
+from controlplane.cli.cluster import MetricsEndpoint
+
+
+def scrape_config(endpoints: Iterable[MetricsEndpoint], interval: str = "15s") -> str:
+    """The YAML text of a ``prometheus.yml`` scraping ``endpoints`` every ``interval``."""
+    jobs: dict[str, list[MetricsEndpoint]] = {}
+    for e in endpoints:
+        jobs.setdefault(e.job, []).append(e)
+    configs = []
+    for job, eps in jobs.items():
+        configs.append({
+            "job_name": job, "scheme": "http", "metrics_path": "/metrics",
+            "static_configs": [{"targets": [urlsplit(e.url).netloc], "labels": {"service": e.service}}
+                               for e in eps]})
+    doc = {"global": {"scrape_interval": interval, "evaluation_interval": interval}, "scrape_configs": configs}
+    return "# written by `controlplane up --prometheus`\n" + yaml.safe_dump(doc, sort_keys=False)
+
+
+def write_scrape_config(path: str, endpoints: Iterable[MetricsEndpoint]) -> None:
+    """Write :func:`scrape_config` to ``path`` atomically. Raises OSError."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(scrape_config(endpoints))
+    os.replace(tmp, path)
