@@ -18,7 +18,7 @@ import click
 from components.apiserver.servicealloc import parse_port_range
 from controlplane import aio
 from controlplane.log import event, setup
-from controlplane.service import Seconds
+from controlplane.service import Seconds, tracing_options
 from controlplane.storage.etcd import parse_endpoint
 
 
@@ -78,6 +78,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 
 
 @click.command(name="apiserver")
+@tracing_options("apiserver", config_file=True)
 @click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
               help="etcd client URL (http://HOST:PORT).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True)

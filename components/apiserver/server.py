@@ -31,6 +31,7 @@ from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
 from components.apiserver.negotiation import json_response, warning_headers
+from components.apiserver.otel import middlewares as otel_middleware
 from components.apiserver.registrystore import RegistryStore
 from components.apiserver.rest import RestHandlers
 from components.apiserver.routing import RequestInfo
@@ -331,7 +332,7 @@ class APIServer:
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[serving.track_requests, self._errors],
+        app = web.Application(middlewares=[serving.track_requests, *otel_middleware(), self._errors],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
         def static(make):

@@ -31,6 +31,7 @@ from controlplane.service import (
     parse_duration,
     run_until_signalled,
     server_or_exit,
+    tracing_options,
 )
 
 
@@ -53,6 +54,7 @@ from controlplane.service import (
               help="the most endpoints the EndpointSlice controller puts in one slice")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 @insecure_serving_options("controller-manager")
+@tracing_options("controller-manager")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
             max_endpoints_per_slice: int, leader_election: LeaderElection, port: int, address: str) -> None:

@@ -17,7 +17,7 @@ from components.kubelet.node import NodeConfig, node_index_from_name, parse_labe
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.log import event, setup
-from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
+from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit, tracing_options
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -46,6 +46,7 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@tracing_options("kubelet")
 @click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
               help="port of /healthz (0 disables)")
 @click.option("--healthz-bind-address", default="127.0.0.1", show_default=True, metavar="IP",

@@ -34,7 +34,7 @@ from components.kubelet import events as ev
 from components.kubelet import metrics
 from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour
 from components.kubelet.status import generate_pod_status, status_differs
-from controlplane import apitime
+from controlplane import apitime, otel
 from controlplane.api.defaults import image_pull_policy
 from controlplane.api.resources import PODS
 from controlplane.client.rest import ApiError
@@ -214,7 +214,20 @@ class PodWorkers:
 
     # -- the sync --------------------------------------------------------------
     async def sync_pod(self, pod: dict) -> None:
-        """Bring the runtime in line with ``pod`` and report its status."""
+        """Bring the runtime in line with ``pod`` and report its status. With OpenTelemetry on
+        (:mod:`controlplane.otel`), in the span ``syncPod`` (``pkg/kubelet/kubelet.go`` SyncPod, KEP-2831),
+        a child of the pod's traceparent annotation, whose children are the runtime calls named as
+        the CRI methods (``runtime.v1.RuntimeService/RunPodSandbox``, ``.../CreateContainer``,
+        ``.../StartContainer``, ``runtime.v1.ImageService/PullImage``) and the status writes."""
+        if not otel.enabled():
+            return await self._sync_pod(pod)
+        md = pod.get("metadata") or {}
+        with otel.span("syncPod", parent=otel.traceparent_of(pod), attributes={
+                "k8s.pod.uid": md.get("uid", ""), "k8s.pod": _name(pod), "k8s.pod.name": md.get("name", ""),
+                "k8s.namespace.name": md.get("namespace", "")}):
+            return await self._sync_pod(pod)
+
+    async def _sync_pod(self, pod: dict) -> None:
         uid = _uid(pod)
         md, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         if md.get("deletionTimestamp"):
@@ -226,7 +239,8 @@ class PodWorkers:
                 return
             sb = self._adopt(pod)
         if sb is None:
-            sb = self.runtime.run_pod_sandbox(uid)
+            with otel.span("runtime.v1.RuntimeService/RunPodSandbox"):
+                sb = self.runtime.run_pod_sandbox(uid)
             sb.start_time = (pod.get("status") or {}).get("startTime") or apitime.now()
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
             self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
@@ -331,7 +345,8 @@ class PodWorkers:
             self._trace(pod, f"image {image} already present on machine", "image")
             return True
         self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
-        pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always")
+        with otel.span("runtime.v1.ImageService/PullImage", attributes={"image": image}):
+            pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always")
         self._pull_seconds[_uid(pod)] = self._pull_seconds.get(_uid(pod), 0.0) + total_s
         self.recorder.event(pod, "Normal", ev.PULLED, ev.pulled(image, pull_s, total_s, size), fp)
         self._trace(pod, f"image {image} pulled", "image", f"{ev.go_duration(total_s)}, {size} bytes")
@@ -345,9 +360,11 @@ class PodWorkers:
             return None
         self._check(_uid(pod))
         fp = ev.field_path(cs["name"], init)
-        c = self.runtime.create_container(sb, cs, init)
+        with otel.span("runtime.v1.RuntimeService/CreateContainer", attributes={"container": cs["name"]}):
+            c = self.runtime.create_container(sb, cs, init)
         self.recorder.event(pod, "Normal", ev.CREATED, ev.created(c.name), fp)
-        await self.runtime.start_container(c)
+        with otel.span("runtime.v1.RuntimeService/StartContainer", attributes={"container": cs["name"]}):
+            await self.runtime.start_container(c)
         self.recorder.event(pod, "Normal", ev.STARTED, ev.started(c.name), fp)
         event(log, "container.started", pod=_name(pod), container=c.name, init=init,
               restarts=c.restart_count)

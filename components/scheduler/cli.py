@@ -43,6 +43,7 @@ from controlplane.service import (
     leader_election_options,
     run_until_signalled,
     server_or_exit,
+    tracing_options,
 )
 from controlplane.trace.emitter import TraceEmitter
 
@@ -134,6 +135,7 @@ SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS,
 @leader_election_options("kube-scheduler", "schedule only while holding the Lease "
                          "(see --leader-elect-resource-*)")
 @insecure_serving_options("scheduler")
+@tracing_options("scheduler")
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
             record_results: bool, explain_max_nodes: int, leader_election: LeaderElection,
             port: int, address: str) -> None:

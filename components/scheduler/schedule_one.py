@@ -37,6 +37,7 @@ from components.scheduler.nominator import Nominator
 from components.scheduler.podinfo import PodInfo, is_assigned, is_deleting
 from components.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from components.scheduler.status import PodStatusWriter
+from controlplane import otel
 from controlplane.log import event
 
 log = logging.getLogger("scheduler")
@@ -74,7 +75,17 @@ class ScheduleOne:
     # -- the scheduling cycle ----------------------------------------------------------
     def schedule_one(self, qp: QueuedPodInfo) -> ScheduleResult | None:
         """One scheduling cycle for ``qp`` (synchronous; the binding cycle is spawned
-        as a task). Returns the result, or None when the pod failed or was skipped."""
+        as a task). Returns the result, or None when the pod failed or was skipped. With
+        OpenTelemetry on (:mod:`controlplane.otel`), the cycle is the span ``scheduling_cycle``, a
+        child of the pod's traceparent annotation, and the binding cycle its child ``binding``."""
+        if not otel.enabled():
+            return self._schedule_one(qp)
+        pod = qp.pod_info.pod
+        with otel.span("scheduling_cycle", parent=otel.traceparent_of(pod),
+                       attributes={"pod": qp.pod_info.key, "attempts": qp.attempts}):
+            return self._schedule_one(qp)
+
+    def _schedule_one(self, qp: QueuedPodInfo) -> ScheduleResult | None:
         pi = qp.pod_info
         pod = pi.pod
         fwk = self.profiles.get(scheduler_name_of(pod))
@@ -193,6 +204,11 @@ class ScheduleOne:
         """Trace step 10, PreBind and Bind; then Event ``Scheduled`` and PostBind, or on
         failure Unreserve, forget the assumed pod and :meth:`handle_failure`
         (bindingCycle)."""
+        with otel.span("binding", attributes={"pod": qp.pod_info.key, "node": node}):
+            await self._binding_cycle(fwk, state, qp, node, cycle)
+
+    async def _binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,
+                             node: str, cycle: int) -> None:
         pi = qp.pod_info
         if self.explain.trace is not None:
             self.explain.trace.emit(10, f"POST pods/{pi.name}/binding → {node}", pi.pod)

@@ -126,6 +126,8 @@ class LocalCluster:
     ``etcd_servers``: external etcd URLs (comma list) — then no etcd is started.
     ``apiserver_port`` / ``etcd_port``: 0 picks free ports. ``nodes``: node
     names, one kubelet process each. ``say`` prints a line for the user.
+    ``tracing_endpoint``: an OTLP/HTTP collector (``host:port``) every process but etcd sends its
+    OpenTelemetry spans to, sampling ``tracing_sampling_rate_per_million`` new roots per million.
     ``parallel``: start every process at once (the apiserver waits for etcd, the
     others for the apiserver, see :func:`controlplane.client.rest.wait_ready`) and wait on watches for the nodes
     to be Ready and the ``default`` ServiceAccount to exist — the pytest plugin's
@@ -139,7 +141,8 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False) -> None:
+                 parallel: bool = False, tracing_endpoint: str | None = None,
+                 tracing_sampling_rate_per_million: int = 1_000_000) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -151,6 +154,11 @@ class LocalCluster:
         self.say = say
         self.restart = restart
         self.parallel = parallel
+        #: ``--tracing-endpoint`` / ``--tracing-sampling-rate-per-million`` given to every process
+        #: but etcd (OpenTelemetry, controlplane/otel.py); None: no tracing
+        self.tracing = [] if not tracing_endpoint else [
+            "--tracing-endpoint", tracing_endpoint,
+            "--tracing-sampling-rate-per-million", str(tracing_sampling_rate_per_million)]
         self.services: list[Service] = []
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
@@ -271,7 +279,7 @@ class LocalCluster:
     def _apiserver_service(self, etcd_url: str) -> Service:
         return Service("apiserver", [
             "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port)])
+            "--port", str(self.apiserver_port), *self.tracing])
 
     def _port(self, default: int) -> int:
         """Kubernetes' ``default`` port when it is free and not given to another process of this
@@ -287,7 +295,7 @@ class LocalCluster:
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order, each with its
         own metrics / health port on 127.0.0.1 (recorded in :attr:`endpoints`)."""
-        master = ["--master", self.server]
+        master = ["--master", self.server, *self.tracing]
         if not self.etcd_servers:
             self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
         self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))

@@ -59,8 +59,11 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
 @click.option("--prometheus", "prometheus_file", default=None, metavar="FILE",
               help="write a Prometheus scrape config for every component's /metrics to FILE")
+@click.option("--tracing-endpoint", default=None, metavar="HOST:PORT",
+              help="every component sends OpenTelemetry spans (OTLP/HTTP) to this collector, all sampled")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, prometheus_file: str | None) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, prometheus_file: str | None,
+            tracing_endpoint: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
@@ -70,7 +73,7 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes,
+                               hollow_nodes=hollow_nodes, tracing_endpoint=tracing_endpoint,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import aiohttp
 
-from controlplane import KUBE_VERSION, __version__, yamlfile
+from controlplane import KUBE_VERSION, __version__, otel, yamlfile
 from controlplane import metrics as m
 from controlplane.api import codec
 from controlplane.api.resources import Resource
@@ -195,6 +195,7 @@ class RestClient:
         checkWait, maxRetries 10). Raises ApiError, aiohttp.ClientError, RequestTimeout."""
         data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
+        otel.inject(headers)  # the current span's traceparent, when tracing is on
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
         total = timeout or self.timeout

@@ -28,6 +28,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, ParamSpec
 
 from aetcd import rpc
 
+from controlplane import otel
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
@@ -180,25 +181,42 @@ def key_type(key: str) -> str:
     return parts[2] if len(parts) > 2 and parts[1] == REGISTRY[1:] else ""
 
 
+#: the span of each traced storage operation (``storage/etcd3/store.go``: ``tracing.Start(ctx,
+#: "Create etcd3", ...)``, ``"GuaranteedUpdate etcd3"``, ``"Delete etcd3"``)
+_SPANS = {"create": "Create etcd3", "update": "GuaranteedUpdate etcd3", "delete": "Delete etcd3"}
+
+
 def _recorded(operation: str) -> Callable[[Callable[_P, Coroutine[Any, Any, _T]]],
                                           Callable[_P, Coroutine[Any, Any, _T]]]:
     """Time a Store method (its first argument after self is the key or prefix) into
     :attr:`Store.observe` as ``(operation, type, seconds)`` — ``etcd3/metrics``
-    ``RecordEtcdRequest(verb, resource, err, startTime)``; failed requests count too."""
+    ``RecordEtcdRequest(verb, resource, err, startTime)``; failed requests count too — and, when
+    tracing is on (:mod:`controlplane.otel`), run a create / update / delete in its etcd3 span
+    (attributes ``key``, ``resource``)."""
+    span_name = _SPANS.get(operation)
+
     def decorate(fn: Callable[_P, Coroutine[Any, Any, _T]]) -> Callable[_P, Coroutine[Any, Any, _T]]:
         @functools.wraps(fn)
         async def timed(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             store = args[0]
             assert isinstance(store, Store)
-            if store.observe is None:
-                return await fn(*args, **kwargs)
-            t0 = time.monotonic()
-            try:
-                return await fn(*args, **kwargs)
-            finally:
-                store.observe(operation, key_type(str(args[1])), time.monotonic() - t0)
+            if span_name is not None and otel.enabled():
+                key = str(args[1])
+                with otel.span(span_name, attributes={"key": key, "resource": key_type(key)}):
+                    return await _observed(store, operation, args[1], fn(*args, **kwargs))
+            return await _observed(store, operation, args[1], fn(*args, **kwargs))
         return timed
     return decorate
+
+
+async def _observed(store: "Store", operation: str, key: object, call: Coroutine[Any, Any, _T]) -> _T:
+    if store.observe is None:
+        return await call
+    t0 = time.monotonic()
+    try:
+        return await call
+    finally:
+        store.observe(operation, key_type(str(key)), time.monotonic() - t0)
 
 
 class Store:
