@@ -36,6 +36,8 @@ class ClusterSpec:
     hollow_nodes: int = 0
     etcd_servers: str | None = None
     node_labels: tuple[tuple[str, str], ...] = field(default=())
+    #: an OTLP/HTTP collector (``host:port``) every component sends its spans to (None: no tracing)
+    tracing_endpoint: str | None = None
 
 
 class ClusterHandle:
@@ -57,7 +59,7 @@ class ClusterHandle:
         self._cluster = LocalCluster(
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
-            say=say or self._lines.append, parallel=True)
+            say=say or self._lines.append, parallel=True, tracing_endpoint=spec.tracing_endpoint)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="controlplane-cluster",
                                         daemon=True)
@@ -78,6 +80,12 @@ class ClusterHandle:
     def node_names(self) -> list[str]:
         """Every node's name: the named ones, then ``hollow-0..N-1``."""
         return self._cluster.node_names
+
+    @property
+    def endpoints(self) -> list[Any]:
+        """Every process's :class:`controlplane.cli.cluster.MetricsEndpoint` (``job``, ``service``,
+        ``url`` of its ``/metrics``, ``health``)."""
+        return list(self._cluster.endpoints)
 
     @property
     def log_paths(self) -> dict[str, str]:
