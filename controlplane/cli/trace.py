@@ -3,6 +3,7 @@
     controlplane trace --kubeconfig .controlplane/kubeconfig
     controlplane trace --kind Deployment --name myapp1          # one flow
     controlplane trace --follow                                  # live
+    controlplane trace --kind Deployment --name myapp1 -o perfetto flow.json   # for ui.perfetto.dev
 
 Records come from ``/debug/controlplane/trace`` (see
 :mod:`controlplane.trace.stream`); a flow is followed along ownerReferences
@@ -24,6 +25,7 @@ from controlplane.client.rest import RestClient
 from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
+from controlplane.trace.perfetto import chrome_trace
 from controlplane.trace.record import StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record
 
@@ -66,17 +68,24 @@ async def follow_in_order(client: RestClient, since: float, show: Callable[[Step
 @click.option("--namespace", "-n", default="default", show_default=True)
 @click.option("--since", default=0.0, type=Seconds(min=0), help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
-@click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
-              help="html: a swimlane timeline page (not with --follow)")
+@click.option("--output", "-o", type=click.Choice(["text", "json", "html", "perfetto"]), default="text",
+              help="html: a swimlane timeline page; perfetto: Chrome Trace Event JSON for ui.perfetto.dev "
+                   "and chrome://tracing (neither with --follow)")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, writable=True))
 @request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
-            namespace: str, since: float, follow: bool, output: str, request_timeout: float) -> None:
-    """Print the numbered, timed records of the 13-step flow."""
+            namespace: str, since: float, follow: bool, output: str, file: str | None,
+            request_timeout: float) -> None:
+    """Print the numbered, timed records of the 13-step flow (to FILE when given)."""
     server = server_or_exit(master, kubeconfig)
     if bool(kind) != bool(name):
         raise click.UsageError("--kind and --name go together")
-    if output == "html" and follow:
-        raise click.UsageError("-o html draws a finished flow: drop --follow")
+    if output in ("html", "perfetto") and follow:
+        raise click.UsageError(f"-o {output} draws a finished flow: drop --follow")
+    out = open(file, "w") if file else None
+
+    def emit(text: str) -> None:
+        click.echo(text, file=out)
 
     async def main() -> None:
         client = RestClient(server, "trace", timeout=request_timeout)
@@ -88,15 +97,15 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         def show(rec: StepRecord) -> None:
             if flow is not None and not flow.offer(rec):
                 return
-            if output == "html":
+            if output in ("html", "perfetto"):
                 collected.append(rec)
                 return
             if output == "json":
-                click.echo(json.dumps(rec.to_dict()))
+                emit(json.dumps(rec.to_dict()))
                 return
             if not t0:
                 t0.append(rec.time)
-            click.echo(format_record(rec, t0[0], sys.stdout.isatty()))
+            emit(format_record(rec, t0[0], out is None and sys.stdout.isatty()))
 
         start = time.time() - since if since else 0.0
         with apiserver_errors(server):
@@ -106,11 +115,15 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                 else:
                     for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
                         show(rec)
+                    first = min((r.time for r in collected if r.step >= 2), default=time.time())
                     if output == "html":
-                        first = min((r.time for r in collected if r.step >= 2), default=time.time())
                         title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
-                        click.echo(render_html(collected, title, first))
+                        emit(render_html(collected, title, first))
+                    elif output == "perfetto":
+                        emit(json.dumps(chrome_trace(collected)))
             finally:
                 await client.close()
+                if out is not None:
+                    out.close()
 
     run_until_signalled(main)

@@ -279,3 +279,19 @@ def test_one_pods_flow_is_one_trace_across_components(traced_cluster, receiver):
     assert parent(one("kubelet", "runtime.v1.RuntimeService/RunPodSandbox")) == ("kubelet", "syncPod")
     status = [s for svc, s in spans if svc == "apiserver" and s.name.endswith("/pods/{:name}/status")]
     assert status and all(parent(s) == ("kubelet", "syncPod") for s in status)
+
+
+def test_trace_perfetto_file_from_the_cluster(traced_cluster, tmp_path):
+    """``controlplane trace -o perfetto FILE`` writes the step records as Chrome Trace Event JSON."""
+    import subprocess
+    import sys
+
+    run_pod(traced_cluster, "perfetto-pod")
+    path = tmp_path / "flow.json"
+    out = subprocess.run([sys.executable, "-m", "controlplane", "trace", "--kubeconfig", traced_cluster.kubeconfig,
+                          "--kind", "Pod", "--name", "perfetto-pod", "-o", "perfetto", str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(path.read_text())
+    steps = {e["args"]["step"] for e in doc["traceEvents"] if e["ph"] == "i"}
+    assert {2, 3, 9, 12, 13} <= steps, steps
