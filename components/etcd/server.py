@@ -105,11 +105,13 @@ JSON = "application/json"
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"  # the Prometheus text exposition format
 
 
-def _http_get(core: Core, metrics: EtcdMetrics):
+def _http_get(core: Core, metrics: EtcdMetrics | None = None):
     """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
     an alarm is raised or the WAL failed; 503 then, see :func:`_health_reason`), ``/version``, and ``/metrics``
     (:mod:`.metrics`: etcd's own families in the Prometheus text format); anything else 404."""
     import json
+    if metrics is None:
+        metrics = EtcdMetrics(core, ETCD_VERSION)
 
     def dump(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
