@@ -22,7 +22,7 @@ import click
 
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
-from controlplane.metrics import make_app, serve
+from controlplane.metrics import HealthChecks, make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
@@ -76,7 +76,8 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     log = setup("controller-manager")
 
     async def main() -> None:
-        endpoint = await serve("controller-manager", address, port, make_app())
+        health = HealthChecks()
+        endpoint = await serve("controller-manager", address, port, make_app(health))
         client = RestClient(server, "controller-manager")
         try:
             await wait_ready(client)
@@ -84,6 +85,8 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             event(log, "controller-manager.starting", server=server, controllers=",".join(names),
                   leader_elect=leader_election.enabled)
             elector = leader_election.elector(client) if leader_election.enabled else None
+            if elector is not None:
+                health.add("leaderElection", elector.healthy)
             await run_manager(mgr, elector)
         finally:
             await client.close()

@@ -70,13 +70,13 @@ async def run_scheduler(server: str, config, record_results: bool,
     health.add("sched-handler-sync", synced.is_set, readyz_only=True)
     endpoint = await serve("scheduler", address, port, make_app(health))
     try:
-        await _run(server, config, record_results, le, explain_max_nodes, log, synced)
+        await _run(server, config, record_results, le, explain_max_nodes, log, synced, health)
     finally:
         await endpoint.stop()
 
 
 async def _run(server: str, config, record_results: bool, le: LeaderElection, explain_max_nodes: int,
-               log: logging.Logger, synced: asyncio.Event) -> None:
+               log: logging.Logger, synced: asyncio.Event, health: HealthChecks) -> None:
     async with RestClient(server, "scheduler") as client:
         await wait_ready(client)
         informers = SharedInformers(client)
@@ -108,6 +108,7 @@ async def _run(server: str, config, record_results: bool, le: LeaderElection, ex
                 await sched.run()
                 return
             elector = le.elector(client)
+            health.add("leaderElection", elector.healthy)
             await elector.run(sched.run)
             if elector.lost.is_set():
                 raise RuntimeError("leaderelection lost")

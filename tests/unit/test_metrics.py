@@ -311,3 +311,21 @@ def test_traceparent_of():
     assert otel.traceparent_of(None) is None
     assert otel.traceparent_of({"metadata": {"annotations": {otel.ANNOTATION: ""}}}) is None
     assert otel.traceparent_of({"metadata": {"annotations": {otel.ANNOTATION: "00-a-b-01"}}}) == "00-a-b-01"
+
+
+@pytest.mark.parametrize("leader, since_renewal, healthy", [
+    pytest.param(False, 1000.0, True, id="not leading: healthy"),
+    pytest.param(True, 5.0, True, id="leading, renewed recently"),
+    pytest.param(True, 15.0 + 20.0, True, id="leading, at the limit"),
+    pytest.param(True, 15.0 + 20.5, False, id="leading, renewal overdue"),
+])
+async def test_leader_election_health_check(leader, since_renewal, healthy):
+    from controlplane.client.leaderelection import LeaderElector
+
+    now = [100.0]
+    le = LeaderElector(None, "kube-system", "x", "me", clock=lambda: now[0])
+    le.observed_time = 100.0
+    if leader:
+        le.is_leader.set()
+    now[0] += since_renewal
+    assert le.healthy() is healthy
