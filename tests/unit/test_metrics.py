@@ -329,3 +329,37 @@ async def test_leader_election_health_check(leader, since_renewal, healthy):
         le.is_leader.set()
     now[0] += since_renewal
     assert le.healthy() is healthy
+
+
+@pytest.mark.parametrize("method, path, name", [
+    pytest.param("POST", "/api/v1/namespaces/default/pods", "POST /api/v1/namespaces/{:namespace}/pods",
+                 id="namespaced collection"),
+    pytest.param("PUT", "/api/v1/namespaces/default/pods/web/status",
+                 "PUT /api/v1/namespaces/{:namespace}/pods/{:name}/status", id="subresource"),
+    pytest.param("GET", "/apis/apps/v1/deployments", "GET /apis/apps/v1/deployments", id="group, all namespaces"),
+    pytest.param("GET", "/api/v1/nodes/node01", "GET /api/v1/nodes/{:name}", id="cluster-scoped object"),
+    pytest.param("GET", "/apis/apps/v1", "GET", id="discovery: the method alone"),
+    pytest.param("GET", "/healthz", "GET", id="non-resource path: the method alone"),
+])
+def test_apiserver_span_names_follow_get_span_name_from_request_info(method, path, name):
+    from components.apiserver import routing
+    from components.apiserver.otel import span_name
+
+    assert span_name(method, routing.parse(path)) == name
+
+
+def test_scrape_config_one_job_per_component_kind():
+    import yaml
+
+    from controlplane.cli.cluster import MetricsEndpoint
+    from controlplane.cli.prometheus import scrape_config
+
+    doc = yaml.safe_load(scrape_config([
+        MetricsEndpoint("apiserver", "apiserver", "http://127.0.0.1:6443", "http://127.0.0.1:6443/readyz"),
+        MetricsEndpoint("kubelet", "kubelet-node01", "http://127.0.0.1:10255", "http://127.0.0.1:10248/healthz"),
+        MetricsEndpoint("kubelet", "kubelet-node02", "http://127.0.0.1:40001", "http://127.0.0.1:40002/healthz"),
+    ]))
+    assert doc["global"]["scrape_interval"] == "15s"
+    assert [(j["job_name"], [sc["targets"] for sc in j["static_configs"]]) for j in doc["scrape_configs"]] == [
+        ("apiserver", [["127.0.0.1:6443"]]), ("kubelet", [["127.0.0.1:10255"], ["127.0.0.1:40001"]])]
+    assert doc["scrape_configs"][1]["static_configs"][1]["labels"] == {"service": "kubelet-node02"}
