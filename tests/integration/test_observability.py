@@ -295,3 +295,58 @@ def test_trace_perfetto_file_from_the_cluster(traced_cluster, tmp_path):
     doc = json.loads(path.read_text())
     steps = {e["args"]["step"] for e in doc["traceEvents"] if e["ph"] == "i"}
     assert {2, 3, 9, 12, 13} <= steps, steps
+
+
+def test_a_deployments_pods_join_its_trace_through_the_controller_manager(traced_cluster, receiver):
+    """Deployment POST → the controller-manager's ``Create ReplicaSet`` (a child of the Deployment's
+    annotation) → the ReplicaSet's POST → ``Create Pod`` (a child of the ReplicaSet's) → the pod's
+    POST → the scheduler and the kubelet: one trace."""
+    trace_id = secrets.token_hex(16)
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "traced-web"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "traced-web"}},
+                     "template": {"metadata": {"labels": {"app": "traced-web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    host, port = traced_cluster.server.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("POST", "/apis/apps/v1/namespaces/default/deployments", body=json.dumps(body).encode(),
+                     headers={"Content-Type": "application/json",
+                              "traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01"})
+        r = conn.getresponse()
+        assert r.status == 201, r.read()[:300]
+        r.read()
+    finally:
+        conn.close()
+    traced_cluster.watch_until("/api/v1/namespaces/default/pods?labelSelector=app%3Dtraced-web",
+                               lambda pods: any((p.get("status") or {}).get("phase") == "Running"
+                                                for p in pods.values()))
+    tid = bytes.fromhex(trace_id)
+
+    def names(spans: list[tuple[str, Any]]) -> set[tuple[str, str]]:
+        return {(svc, s.name) for svc, s in spans if s.trace_id == tid}
+    want = {("apiserver", "POST /apis/apps/v1/namespaces/{:namespace}/deployments"),
+            ("kube-controller-manager", "Create ReplicaSet"),
+            ("apiserver", "POST /apis/apps/v1/namespaces/{:namespace}/replicasets"),
+            ("kube-controller-manager", "Create Pod"), ("apiserver", "POST /api/v1/namespaces/{:namespace}/pods"),
+            ("kube-scheduler", "scheduling_cycle"), ("kubelet", "syncPod")}
+    receiver.wait_for(lambda spans: want <= names(spans))
+    spans = [(svc, s) for svc, s in receiver.spans if s.trace_id == tid]
+    by_id = {s.span_id: (svc, s) for svc, s in spans}
+
+    def chain(service: str, name: str) -> list[tuple[str, str]]:
+        """The span's ancestors within the trace, nearest first."""
+        s = next(s for svc, s in spans if (svc, s.name) == (service, name))
+        out = []
+        while s.parent_span_id in by_id:
+            svc, s = by_id[s.parent_span_id]
+            out.append((svc, s.name))
+        return out
+    deployment_post = ("apiserver", "POST /apis/apps/v1/namespaces/{:namespace}/deployments")
+    rs_post = ("apiserver", "POST /apis/apps/v1/namespaces/{:namespace}/replicasets")
+    pod_post = ("apiserver", "POST /api/v1/namespaces/{:namespace}/pods")
+    assert chain("kube-controller-manager", "Create ReplicaSet")[:2] == [("apiserver", "Create"), deployment_post]
+    assert chain(*rs_post)[0] == ("kube-controller-manager", "Create ReplicaSet")
+    assert chain("kube-controller-manager", "Create Pod")[:2] == [("apiserver", "Create"), rs_post]
+    assert chain(*pod_post)[0] == ("kube-controller-manager", "Create Pod")
+    assert chain("kubelet", "syncPod")[:2] == [("apiserver", "Create"), pod_post]
+    assert chain("kubelet", "syncPod")[-1] == deployment_post
