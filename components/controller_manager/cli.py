@@ -36,7 +36,7 @@ from controlplane.service import (
                    "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, nodelifecycle, "
                    "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
                    "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob, "
-                   "persistentvolume-binder, pvc-protection, pv-protection).")
+                   "pv-protection, pvc-protection, persistentvolume-binder).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",
