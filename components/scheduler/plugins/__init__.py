@@ -3,7 +3,7 @@
 ``REGISTRY`` maps plugin names to classes (constructed as ``cls(args, handle)``).
 ``DEFAULT_PLUGINS`` is the default profile's enabled plugins in filter order with
 their score weights, as ``pkg/scheduler/apis/config/v1/default_plugins.go``
-(volume plugins are not implemented here).
+(of the volume plugins, VolumeBinding is implemented).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from components.scheduler.plugins.podtopologyspread import PodTopologySpread
 from components.scheduler.plugins.prioritysort import PrioritySort
 from components.scheduler.plugins.schedulinggates import SchedulingGates
 from components.scheduler.plugins.tainttoleration import TaintToleration
+from components.scheduler.plugins.volumebinding import VolumeBinding
 
 REGISTRY: dict[str, type] = {c.name: c for c in (
     PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
     NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption,
-    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, SchedulingGates)}
+    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, SchedulingGates, VolumeBinding)}
 
 #: (name, score weight) in the default multiPoint order; weight 0 = does not score
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
@@ -36,6 +37,7 @@ DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", 0),

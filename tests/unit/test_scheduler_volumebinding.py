@@ -1,0 +1,194 @@
+"""The VolumeBinding plugin on the fake API client's informers: PreFilter's claim checks,
+Filter's node verdicts with kube-scheduler's reasons, Reserve holding a chosen volume, and
+PreBind's writes (claimRef on a chosen volume, selected-node on a claim to provision)
+followed by its wait for the PV controller's binding."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from types import SimpleNamespace
+
+import pytest
+
+from components.scheduler.cache import NodeInfo, Snapshot
+from components.scheduler.framework import ERROR, SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, CycleState
+from components.scheduler.plugins import DEFAULT_PLUGINS
+from components.scheduler.plugins.volumebinding import (
+    ERR_BIND_CONFLICT,
+    ERR_NODE_CONFLICT,
+    ERR_PV_NOT_EXIST,
+    ERR_UNBOUND_IMMEDIATE,
+    PVCS,
+    PVS,
+    VolumeBinding,
+)
+from components.scheduler.podinfo import PodInfo
+from controlplane import volume as vol
+from controlplane.api.resources import get
+from controlplane.client.testing import FakeClient
+
+SCS = get("storageclasses", "storage.k8s.io")
+ZONE = "topology.kubernetes.io/zone"
+
+
+def node(name, zone="a"):
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, ZONE: zone}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(*claims, name="p"):
+    return {"metadata": {"name": name, "namespace": "default", "uid": "pod-uid"},
+            "spec": {"containers": [{"name": "c", "image": "x"}],
+                     "volumes": [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+                                 for i, c in enumerate(claims)]}}
+
+
+def claim(name, cls="wffc", size="1Gi", bound_to=None):
+    c = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": name, "namespace": "default"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}},
+                  "storageClassName": cls}, "status": {"phase": "Pending"}}
+    if bound_to:
+        c["spec"]["volumeName"] = bound_to
+        c["metadata"]["annotations"] = {vol.ANN_BIND_COMPLETED: "yes"}
+        c["status"]["phase"] = "Bound"
+    return c
+
+
+def volume(name, cls="wffc", size="5Gi", zone=None, phase="Available"):
+    v = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+         "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+                  "hostPath": {"path": "/x"}}, "status": {"phase": phase}}
+    if zone:
+        v["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+    return v
+
+
+def sc(name, provisioner="example.com/disk", mode="WaitForFirstConsumer", topologies=None):
+    obj = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+           "provisioner": provisioner, "volumeBindingMode": mode}
+    if topologies:
+        obj["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": topologies}]}]
+    return obj
+
+
+def setup(*objs):
+    client = FakeClient()
+    for o in objs:
+        client.seed({"PersistentVolumeClaim": PVCS, "PersistentVolume": PVS, "StorageClass": SCS}[o["kind"]], o)
+    listers = {r.plural: client.informers.informer(r) for r in (PVCS, PVS, SCS)}
+    plugin = VolumeBinding(None, SimpleNamespace(client=client, listers=listers))
+    return client, plugin
+
+
+NODES = [NodeInfo(node("n-a", "a")), NodeInfo(node("n-b", "b"))]
+
+
+def verdicts(plugin, p, nodes=NODES):
+    state = CycleState()
+    pi = PodInfo(p)
+    st = plugin.pre_filter(state, pi, Snapshot(nodes, {n.name: n for n in nodes}))
+    if st is not None:
+        return state, ("prefilter", st.code, st.reasons)
+    out = []
+    for n in nodes:
+        f = plugin.filter(state, pi, n)
+        out.append(None if f is None else (f.code, f.reasons))
+    return state, out
+
+
+CLASSES = [sc("wffc"), sc("immediate", mode="Immediate"), sc("local", "kubernetes.io/no-provisioner"),
+           sc("zonal", topologies=["b"])]
+
+
+@pytest.mark.parametrize("objs, p, want", [
+    ([], pod(), ("prefilter", SKIP, [])),
+    ([], pod("missing"), ("prefilter", UNSCHEDULABLE_AND_UNRESOLVABLE, ['persistentvolumeclaim "missing" not found'])),
+    ([claim("c", "immediate")], pod("c"), ("prefilter", UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_UNBOUND_IMMEDIATE])),
+    ([claim("c", "")], pod("c"), ("prefilter", UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_UNBOUND_IMMEDIATE])),
+    ([claim("c", bound_to="v"), volume("v", zone="a", phase="Bound")], pod("c"),
+     [None, (UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_NODE_CONFLICT])]),
+    ([claim("c", bound_to="gone")], pod("c"),
+     [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_PV_NOT_EXIST])] * 2),
+    ([claim("c")], pod("c"), [None, None]),
+    ([claim("c", "local"), volume("v", "local", zone="b")], pod("c"),
+     [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_BIND_CONFLICT]), None]),
+    ([claim("c", "local"), volume("small", "local", size="500Mi")], pod("c"),
+     [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_BIND_CONFLICT])] * 2),
+    ([claim("c", "zonal")], pod("c"), [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_BIND_CONFLICT]), None]),
+    ([claim("c1", "local"), claim("c2", "local"), volume("v", "local")], pod("c1", "c2"),
+     [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_BIND_CONFLICT])] * 2),
+], ids=["no claims: skipped", "claim missing", "unbound immediate claim", "unbound claim without class",
+        "bound volume's node affinity", "bound to a missing volume", "wffc: provisionable anywhere",
+        "wffc: static volume in one zone", "wffc: no volume big enough", "wffc: class topology",
+        "one volume for two claims"])
+def test_verdicts(objs, p, want):
+    _client, plugin = setup(*CLASSES, *objs)
+    _state, got = verdicts(plugin, p)
+    assert got == want
+
+
+def test_default_profile_has_volume_binding_after_node_resources_fit():
+    names = [n for n, _ in DEFAULT_PLUGINS]
+    assert names.index("VolumeBinding") == names.index("NodeResourcesFit") + 1
+
+
+def test_reserved_volume_is_not_offered_to_another_pod():
+    _client, plugin = setup(*CLASSES, claim("c1", "local"), claim("c2", "local"), volume("v", "local"))
+    state, got = verdicts(plugin, pod("c1"))
+    assert got == [None, None]
+    plugin.reserve(state, PodInfo(pod("c1")), "n-a")
+    assert plugin.assumed == {"v": "default/c1"}
+    _state2, got2 = verdicts(plugin, pod("c2", name="q"))
+    assert got2 == [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_BIND_CONFLICT])] * 2
+    plugin.unreserve(state, PodInfo(pod("c1")), "n-a")
+    assert plugin.assumed == {}
+
+
+async def finish_binding(client, name, volume_name):
+    """What the PV controller does once it sees the scheduler's write."""
+    cur = copy.deepcopy(client.stored(PVCS, name, "default"))
+    cur["spec"]["volumeName"] = volume_name
+    cur["metadata"].setdefault("annotations", {})[vol.ANN_BIND_COMPLETED] = "yes"
+    await client.update(PVCS, cur)
+
+
+async def test_prebind_provisions_through_selected_node_then_waits_for_the_binding():
+    client, plugin = setup(*CLASSES, claim("www"))
+    state, got = verdicts(plugin, pod("www"))
+    plugin.reserve(state, PodInfo(pod("www")), "n-b")
+    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("www")), "n-b"))
+    await client.wait_for(lambda: vol.ANN_SELECTED_NODE in vol.annotations_of(client.stored(PVCS, "www", "default")))
+    assert vol.annotations_of(client.stored(PVCS, "www", "default"))[vol.ANN_SELECTED_NODE] == "n-b"
+    assert not task.done()
+    await finish_binding(client, "www", "pvc-x")
+    assert await task is None
+
+
+async def test_prebind_writes_claim_ref_on_the_chosen_volume():
+    client, plugin = setup(*CLASSES, claim("c", "local"), volume("v", "local", zone="a"))
+    state, _ = verdicts(plugin, pod("c"))
+    plugin.reserve(state, PodInfo(pod("c")), "n-a")
+    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("c")), "n-a"))
+    await client.wait_for(lambda: (client.stored(PVS, "v")["spec"].get("claimRef") or {}).get("name") == "c")
+    v = client.stored(PVS, "v")
+    assert v["metadata"]["annotations"] == {vol.ANN_BOUND_BY_CONTROLLER: "yes"}
+    assert v["spec"]["claimRef"]["namespace"] == "default"
+    await finish_binding(client, "c", "v")
+    assert await task is None
+    assert plugin.assumed == {}
+
+
+async def test_prebind_fails_when_provisioning_gave_up():
+    client, plugin = setup(*CLASSES, claim("www"))
+    state, _ = verdicts(plugin, pod("www"))
+    plugin.reserve(state, PodInfo(pod("www")), "n-a")
+    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("www")), "n-a"))
+    await client.wait_for(lambda: vol.ANN_SELECTED_NODE in vol.annotations_of(client.stored(PVCS, "www", "default")))
+    cur = copy.deepcopy(client.stored(PVCS, "www", "default"))
+    del cur["metadata"]["annotations"][vol.ANN_SELECTED_NODE]
+    await client.update(PVCS, cur)
+    st = await task
+    assert st.code == ERROR and st.reasons == ['binding volumes: provisioning failed for PVC "www"']
