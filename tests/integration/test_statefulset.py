@@ -170,6 +170,14 @@ def test_claims_for_each_pod(cluster, web):
     out = cluster.kubectl("get", "pvc", "-l", "app=nginx").stdout.splitlines()
     assert out[0].split()[:2] == ["NAME", "STATUS"]
     assert sorted(line.split()[0] for line in out[1:]) == ["www-web-0", "www-web-1"]
+    # provisioned through the default class, bound on each pod's node before the pod was bound
+    assert {line.split()[1] for line in out[1:]} == {"Bound"}
+    pods = {p["metadata"]["name"]: p for p in cluster.get_json("pods", "-l", "app=nginx")["items"]}
+    for claim in cluster.get_json("pvc", "-l", "app=nginx")["items"]:
+        pod = pods["web-" + claim["metadata"]["name"].rsplit("-", 1)[1]]
+        assert claim["spec"]["storageClassName"] == "standard"
+        assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == pod["spec"]["nodeName"]
+        assert claim["spec"]["volumeName"] == f"pvc-{claim['metadata']['uid']}"
 
 
 def test_scale_up_then_down_from_the_highest_ordinal(cluster, web):
