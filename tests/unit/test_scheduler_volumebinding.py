@@ -1,7 +1,8 @@
-"""The VolumeBinding plugin on the fake API client's informers: PreFilter's claim checks,
-Filter's node verdicts with kube-scheduler's reasons, Reserve holding a chosen volume, and
-PreBind's writes (claimRef on a chosen volume, selected-node on a claim to provision)
-followed by its wait for the PV controller's binding."""
+"""The volume plugins on the fake API client's informers. VolumeBinding: PreFilter's claim
+checks, Filter's node verdicts with kube-scheduler's reasons, Reserve holding a chosen volume,
+and PreBind's writes (claimRef on a chosen volume, selected-node on a claim to provision)
+followed by its wait for the PV controller's binding. VolumeZone's zone labels and
+VolumeRestrictions' ReadWriteOncePod conflicts (with preemption's dry run)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from components.scheduler.cache import NodeInfo, Snapshot
-from components.scheduler.framework import ERROR, SKIP, UNSCHEDULABLE_AND_UNRESOLVABLE, CycleState
+from components.scheduler.framework import ERROR, SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, CycleState
 from components.scheduler.plugins import DEFAULT_PLUGINS
 from components.scheduler.plugins.volumebinding import (
     ERR_BIND_CONFLICT,
@@ -23,6 +24,8 @@ from components.scheduler.plugins.volumebinding import (
     PVS,
     VolumeBinding,
 )
+from components.scheduler.plugins.volumerestrictions import ERR_RWOP_CONFLICT, VolumeRestrictions
+from components.scheduler.plugins.volumezone import ERR_REASON_CONFLICT, VolumeZone
 from components.scheduler.podinfo import PodInfo
 from controlplane import volume as vol
 from controlplane.api.resources import get
@@ -130,9 +133,72 @@ def test_verdicts(objs, p, want):
     assert got == want
 
 
-def test_default_profile_has_volume_binding_after_node_resources_fit():
+def test_default_profile_has_the_volume_plugins_after_node_resources_fit():
     names = [n for n, _ in DEFAULT_PLUGINS]
-    assert names.index("VolumeBinding") == names.index("NodeResourcesFit") + 1
+    i = names.index("NodeResourcesFit")
+    assert names[i + 1:i + 4] == ["VolumeRestrictions", "VolumeBinding", "VolumeZone"]
+
+
+def with_plugin(cls, plugin):
+    return cls(None, plugin.handle)
+
+
+def zoned(v, zones):
+    v["metadata"]["labels"] = {ZONE: zones}
+    return v
+
+
+@pytest.mark.parametrize("objs, p, want", [
+    ([claim("c", bound_to="v"), zoned(volume("v", phase="Bound"), "b")], pod("c"),
+     [(UNSCHEDULABLE_AND_UNRESOLVABLE, [ERR_REASON_CONFLICT]), None]),
+    ([claim("c", bound_to="v"), zoned(volume("v", phase="Bound"), "a__b")], pod("c"), [None, None]),
+    ([claim("c", bound_to="v"), volume("v", phase="Bound")], pod("c"), ("prefilter", SKIP, [])),
+    ([claim("c")], pod("c"), ("prefilter", SKIP, [])),
+    ([claim("c", "")], pod("c"), ("prefilter", UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                  ["PersistentVolumeClaim had no pv name and storageClass name"])),
+], ids=["volume in another zone", "volume in several zones", "volume without zone", "unbound wffc claim",
+        "unbound claim without class"])
+def test_volume_zone(objs, p, want):
+    _client, binding = setup(*CLASSES, *objs)
+    _state, got = verdicts(with_plugin(VolumeZone, binding), p)
+    assert got == want
+
+
+def rwop_claim(name):
+    c = claim(name, bound_to="v")
+    c["spec"]["accessModes"] = ["ReadWriteOncePod"]
+    return c
+
+
+@pytest.mark.parametrize("claim_obj, user_on_node, want", [
+    (rwop_claim("c"), True, [(UNSCHEDULABLE, [ERR_RWOP_CONFLICT])] * 2),
+    (rwop_claim("c"), False, ("prefilter", SKIP, [])),
+    (claim("c", bound_to="v"), True, ("prefilter", SKIP, [])),
+], ids=["ReadWriteOncePod claim in use", "ReadWriteOncePod claim free", "ReadWriteOnce shared"])
+def test_volume_restrictions(claim_obj, user_on_node, want):
+    _client, binding = setup(*CLASSES, claim_obj)
+    nodes = [NodeInfo(node("n-a", "a")), NodeInfo(node("n-b", "b"))]
+    if user_on_node:
+        user = pod("c", name="user")
+        user["spec"]["nodeName"] = "n-a"
+        nodes[0].add_pod(PodInfo(user))
+    _state, got = verdicts(with_plugin(VolumeRestrictions, binding), pod("c"), nodes)
+    assert got == want
+
+
+def test_volume_restrictions_preemption_dry_run_removes_the_user():
+    _client, binding = setup(*CLASSES, rwop_claim("c"))
+    user = pod("c", name="user")
+    user["spec"]["nodeName"] = "n-a"
+    nodes = [NodeInfo(node("n-a", "a"))]
+    nodes[0].add_pod(PodInfo(user))
+    plugin = with_plugin(VolumeRestrictions, binding)
+    state, got = verdicts(plugin, pod("c"), nodes)
+    assert got == [(UNSCHEDULABLE, [ERR_RWOP_CONFLICT])]
+    dry = state.clone()
+    plugin.pre_filter_remove_pod(dry, PodInfo(pod("c")), PodInfo(user), nodes[0])
+    assert plugin.filter(dry, PodInfo(pod("c")), nodes[0]) is None
+    assert plugin.filter(state, PodInfo(pod("c")), nodes[0]) is not None
 
 
 def test_reserved_volume_is_not_offered_to_another_pod():
