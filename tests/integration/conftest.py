@@ -193,6 +193,15 @@ def start_up(tmp: str, etcd_servers: str | None = None) -> tuple[subprocess.Pope
     return proc, out, data_dir
 
 
+def up_cluster(tmp: str) -> Cluster:
+    """``controlplane up`` (embedded etcd) under ``tmp`` as a :class:`Cluster` (kubectl's cache in
+    ``tmp/kube-cache``); the caller stops it with ``stop(c.proc)``."""
+    proc, out, data_dir = start_up(tmp)
+    kc = os.path.join(data_dir, "kubeconfig")
+    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
+    return Cluster(data_dir, kc, server, proc, out, os.path.join(tmp, "kube-cache"), "embedded")
+
+
 @pytest.fixture(scope="module", params=["embedded", "real-etcd"])
 def cluster(request, tmp_path_factory) -> Cluster:
     tmp = str(tmp_path_factory.mktemp(f"cluster-{request.param}"))

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, Cluster, start_up, stop
+from tests.integration.conftest import KUBECTL, Cluster, stop, up_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -68,12 +68,9 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    tmp = str(tmp_path_factory.mktemp("sts"))
-    proc, out, data_dir = start_up(tmp)
-    kc = f"{data_dir}/kubeconfig"
-    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
-    yield Cluster(data_dir, kc, server, proc, out, f"{tmp}/kube-cache", "embedded")
-    stop(proc)
+    c = up_cluster(str(tmp_path_factory.mktemp("sts")))
+    yield c
+    stop(c.proc)
 
 
 class PodWatch:

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, Cluster, start_up, stop
+from tests.integration.conftest import KUBECTL, Cluster, stop, up_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -77,12 +77,9 @@ def claim_yaml(name: str, extra: str = "") -> str:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    tmp = str(tmp_path_factory.mktemp("storage"))
-    proc, out, data_dir = start_up(tmp)
-    kc = f"{data_dir}/kubeconfig"
-    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
-    yield Cluster(data_dir, kc, server, proc, out, f"{tmp}/kube-cache", "embedded")
-    stop(proc)
+    c = up_cluster(str(tmp_path_factory.mktemp("storage")))
+    yield c
+    stop(c.proc)
 
 
 class Watch:

@@ -221,12 +221,21 @@ async def finish_binding(client, name, volume_name):
     await client.update(PVCS, cur)
 
 
+def start_prebind(objs, p, node_name):
+    """Filter, Reserve on ``node_name`` and PreBind in a task: ``(client, plugin, task)``."""
+    client, plugin = setup(*CLASSES, *objs)
+    state, _ = verdicts(plugin, p)
+    plugin.reserve(state, PodInfo(p), node_name)
+    return client, plugin, asyncio.create_task(plugin.pre_bind(state, PodInfo(p), node_name))
+
+
+def selected(client, name):
+    return vol.ANN_SELECTED_NODE in vol.annotations_of(client.stored(PVCS, name, "default"))
+
+
 async def test_prebind_provisions_through_selected_node_then_waits_for_the_binding():
-    client, plugin = setup(*CLASSES, claim("www"))
-    state, got = verdicts(plugin, pod("www"))
-    plugin.reserve(state, PodInfo(pod("www")), "n-b")
-    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("www")), "n-b"))
-    await client.wait_for(lambda: vol.ANN_SELECTED_NODE in vol.annotations_of(client.stored(PVCS, "www", "default")))
+    client, plugin, task = start_prebind([claim("www")], pod("www"), "n-b")
+    await client.wait_for(lambda: selected(client, "www"))
     assert vol.annotations_of(client.stored(PVCS, "www", "default"))[vol.ANN_SELECTED_NODE] == "n-b"
     assert not task.done()
     await finish_binding(client, "www", "pvc-x")
@@ -234,10 +243,7 @@ async def test_prebind_provisions_through_selected_node_then_waits_for_the_bindi
 
 
 async def test_prebind_writes_claim_ref_on_the_chosen_volume():
-    client, plugin = setup(*CLASSES, claim("c", "local"), volume("v", "local", zone="a"))
-    state, _ = verdicts(plugin, pod("c"))
-    plugin.reserve(state, PodInfo(pod("c")), "n-a")
-    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("c")), "n-a"))
+    client, plugin, task = start_prebind([claim("c", "local"), volume("v", "local", zone="a")], pod("c"), "n-a")
     await client.wait_for(lambda: (client.stored(PVS, "v")["spec"].get("claimRef") or {}).get("name") == "c")
     v = client.stored(PVS, "v")
     assert v["metadata"]["annotations"] == {vol.ANN_BOUND_BY_CONTROLLER: "yes"}
@@ -248,11 +254,8 @@ async def test_prebind_writes_claim_ref_on_the_chosen_volume():
 
 
 async def test_prebind_fails_when_provisioning_gave_up():
-    client, plugin = setup(*CLASSES, claim("www"))
-    state, _ = verdicts(plugin, pod("www"))
-    plugin.reserve(state, PodInfo(pod("www")), "n-a")
-    task = asyncio.create_task(plugin.pre_bind(state, PodInfo(pod("www")), "n-a"))
-    await client.wait_for(lambda: vol.ANN_SELECTED_NODE in vol.annotations_of(client.stored(PVCS, "www", "default")))
+    client, plugin, task = start_prebind([claim("www")], pod("www"), "n-a")
+    await client.wait_for(lambda: selected(client, "www"))
     cur = copy.deepcopy(client.stored(PVCS, "www", "default"))
     del cur["metadata"]["annotations"][vol.ANN_SELECTED_NODE]
     await client.update(PVCS, cur)

@@ -73,6 +73,20 @@ def _rv(obj: dict[str, Any] | None) -> int:
     return int(s) if s.isdigit() else -1
 
 
+def _newest(store: dict[str, dict[str, Any]], written: dict[str, dict[str, Any]], key: str
+            ) -> dict[str, Any] | None:
+    """A copy of the informer's object, or of what the controller wrote when that is newer
+    (storeObjectUpdate); a written copy the informer caught up with is forgotten. None when the
+    informer has no such object (deleted)."""
+    cached = store.get(key)
+    mine = written.get(key)
+    if mine is not None and cached is not None and _rv(mine) > _rv(cached):
+        return copy.deepcopy(mine)
+    if mine is not None:
+        written.pop(key, None)
+    return copy.deepcopy(cached) if cached is not None else None
+
+
 def mismatch_reason(claim: dict[str, Any], volume: dict[str, Any]) -> str | None:
     """checkVolumeSatisfyClaim: why the requested ``volume`` cannot serve ``claim``, or None."""
     if vol.capacity_bytes(volume) < vol.requested_bytes(claim):
@@ -148,22 +162,12 @@ class PersistentVolumeController(Controller):
 
     # -- the controller's view: the informers, or what it wrote when newer ----------------
     def claim(self, key: str) -> dict[str, Any] | None:
-        cached = self.claims.store.get(key)
-        mine = self._written_claims.get(key)
-        if mine is not None and cached is not None and _rv(mine) > _rv(cached):
-            return copy.deepcopy(mine)
-        if mine is not None:
-            self._written_claims.pop(key, None)
-        return copy.deepcopy(cached) if cached is not None else None
+        """A copy of the claim ``namespace/name`` as this controller knows it, or None."""
+        return _newest(self.claims.store, self._written_claims, key)
 
     def volume(self, name: str) -> dict[str, Any] | None:
-        cached = self.volumes.store.get(name)
-        mine = self._written_volumes.get(name)
-        if mine is not None and cached is not None and _rv(mine) > _rv(cached):
-            return copy.deepcopy(mine)
-        if mine is not None:
-            self._written_volumes.pop(name, None)
-        return copy.deepcopy(cached) if cached is not None else None
+        """A copy of the volume ``name`` as this controller knows it, or None."""
+        return _newest(self.volumes.store, self._written_volumes, name)
 
     def all_volumes(self) -> list[dict[str, Any]]:
         return [v for n in list(self.volumes.store) if (v := self.volume(n)) is not None]

@@ -60,6 +60,12 @@ def _with_finalizer(obj: dict[str, Any], finalizer: str, present: bool) -> dict[
     return new
 
 
+def needs_finalizer_work(obj: dict[str, Any], finalizer: str) -> bool:
+    """A live object lacking ``finalizer`` (to add) or a deleted one holding it (to remove)."""
+    has = finalizer in (meta(obj).get("finalizers") or [])
+    return has if meta(obj).get("deletionTimestamp") else not has
+
+
 class PVCProtectionController(Controller):
     """See the module docstring. Queue keys are claim ``namespace/name``."""
 
@@ -74,10 +80,7 @@ class PVCProtectionController(Controller):
         self.pods.add_handlers(self._pod_changed, lambda old, new: self._pod_changed(new), self._pod_changed)
 
     def _claim_changed(self, claim: dict[str, Any]) -> None:
-        fins = meta(claim).get("finalizers") or []
-        deleting = bool(meta(claim).get("deletionTimestamp"))
-        if (deleting and vol.PVC_PROTECTION_FINALIZER in fins) or \
-                (not deleting and vol.PVC_PROTECTION_FINALIZER not in fins):
+        if needs_finalizer_work(claim, vol.PVC_PROTECTION_FINALIZER):
             self.enqueue(vol.claim_key(claim))
 
     def _pod_changed(self, pod: dict[str, Any]) -> None:
@@ -127,10 +130,7 @@ class PVProtectionController(Controller):
         self.volumes.add_handlers(self._volume_changed, lambda old, new: self._volume_changed(new), None)
 
     def _volume_changed(self, pv: dict[str, Any]) -> None:
-        fins = meta(pv).get("finalizers") or []
-        deleting = bool(meta(pv).get("deletionTimestamp"))
-        if (deleting and vol.PV_PROTECTION_FINALIZER in fins) or \
-                (not deleting and vol.PV_PROTECTION_FINALIZER not in fins):
+        if needs_finalizer_work(pv, vol.PV_PROTECTION_FINALIZER):
             self.enqueue(str(meta(pv).get("name")))
 
     async def sync(self, key: str) -> None:
