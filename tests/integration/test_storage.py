@@ -237,3 +237,26 @@ def test_missing_claim_is_named_in_failed_scheduling(cluster):
         assert 'persistentvolumeclaim "no-such-claim" not found' in events.wait_reason("FailedScheduling")
     finally:
         events.close()
+
+
+def test_kubelet_waits_for_a_claim_of_a_pod_bound_by_hand(cluster):
+    node = cluster.get_json("nodes")["items"][0]["metadata"]["name"]
+    manifest = pod_yaml("direct-pod", "late-claim").replace("spec:\n", f"spec:\n  nodeName: {node}\n", 1)
+    events = EventWatch(cluster, "direct-pod")
+    try:
+        cluster.kubectl("apply", "-f", "-", input=manifest)
+        msg = events.wait_reason("FailedMount")
+        assert msg == ("Unable to attach or mount volumes: unmounted volumes=[storage], unattached volumes=[], "
+                       "failed to process volumes=[storage]: error processing PVC default/late-claim: failed to "
+                       'fetch PVC from API server: persistentvolumeclaims "late-claim" not found')
+    finally:
+        events.close()
+    cluster.kubectl("wait", "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ContainerCreating",
+                    "pod/direct-pod", "--timeout=60s")
+    assert cluster.get_json("pod", "direct-pod")["status"]["phase"] == "Pending"
+    cluster.kubectl("apply", "-f", "-", input=TASK_PV.replace("task-pv-volume", "late-volume")
+                    .replace("manual", "by-hand"))
+    cluster.kubectl("apply", "-f", "-", input=TASK_PVC.replace("task-pv-claim", "late-claim")
+                    .replace("manual", "by-hand"))
+    cluster.kubectl("wait", "--for=condition=Ready", "pod/direct-pod", "--timeout=90s")
+    assert cluster.get_json("pvc", "late-claim")["spec"]["volumeName"] == "late-volume"
