@@ -39,9 +39,9 @@ def volume_name(claim: JSON) -> str:
 
 def node_affinity(sc: JSON, node: JSON | None) -> JSON | None:
     """The provisioned volume's ``nodeAffinity``: with a selected ``node``, the class's
-    ``allowedTopologies`` keys at the node's values (or ``kubernetes.io/hostname`` for the
-    hostPath provisioner or a class without topologies is left unpinned); without one, the
-    allowed topologies themselves; None when nothing pins the volume."""
+    ``allowedTopologies`` keys at the node's values, or — for the hostPath provisioner without
+    topologies — ``kubernetes.io/hostname`` In [the node] (a CSI class without topologies stays
+    unpinned); without a node, the allowed topologies themselves; None when nothing pins it."""
     terms = sc.get("allowedTopologies") or []
     if node is not None:
         md = node.get("metadata") or {}
