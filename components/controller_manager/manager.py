@@ -37,6 +37,8 @@ from .serviceaccount import ServiceAccountsController
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
 from .ttlafterfinished import TTLAfterFinishedController
+from .volume.persistentvolume import PersistentVolumeController
+from .volume.protection import PVCProtectionController, PVProtectionController
 
 log = logging.getLogger("controller-manager")
 
@@ -61,6 +63,9 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
     "daemonset": DaemonSetController,
+    "persistentvolume-binder": PersistentVolumeController,
+    "pvc-protection": PVCProtectionController,
+    "pv-protection": PVProtectionController,
 }
 
 

@@ -247,11 +247,14 @@ class NodeAgent:
 
     def __init__(self, client: Any, cfg: NodeConfig, recorder: Any = None,
                  images: Callable[[], list[dict]] = lambda: [], *, lease_renew_seconds: float = 10.0,
-                 status_report_seconds: float = 60.0) -> None:
+                 status_report_seconds: float = 60.0,
+                 volumes: Callable[[], dict] | None = None) -> None:
         self.client = client
         self.cfg = cfg
         self.recorder = recorder
         self.images = images
+        #: ``volumesInUse`` / ``volumesAttached`` for the status (VolumeManager.node_status)
+        self.volumes = volumes
         self.lease_renew_seconds = lease_renew_seconds
         self.status_report_seconds = status_report_seconds
         self.node: dict | None = None
@@ -314,6 +317,8 @@ class NodeAgent:
         """PATCH ``nodes/NAME/status`` with the current status (labels untouched)."""
         old = (self.node or {}).get("status")
         st = node_status(self.cfg, self.images(), old, self.info)
+        if self.volumes is not None:
+            st.update(self.volumes())
         self.node = await self.client.patch(NODES, self.name, {"status": st}, subresource="status")
         event(log, "node.status_updated", logging.DEBUG, node=self.name)
 

@@ -205,6 +205,7 @@ class LocalCluster:
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
+        await self._watch_default_storage_class()
 
     async def _start_parallel(self) -> None:
         """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
@@ -223,7 +224,8 @@ class LocalCluster:
 
         async def usable() -> None:
             await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
-            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account(),
+                                 self._watch_default_storage_class())
         ready = asyncio.ensure_future(usable())
         failed = asyncio.ensure_future(self._failed.get())
         try:
@@ -491,6 +493,15 @@ class LocalCluster:
     async def _watch_default_service_account(self) -> None:
         await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,
                                 "the default ServiceAccount", timeout=60)
+
+    async def _watch_default_storage_class(self) -> None:
+        """Until a StorageClass is marked default (the controller-manager's PV controller writes
+        ``standard`` at start), so a claim created right after start gets it."""
+        def done(classes: dict[str, dict[str, Any]]) -> bool:
+            return any(((c.get("metadata") or {}).get("annotations") or {}).get(
+                "storageclass.kubernetes.io/is-default-class") == "true" for c in classes.values())
+        await self._watch_until("/apis/storage.k8s.io/v1/storageclasses", done, "the default StorageClass",
+                                timeout=60)
 
     def _write_kubeconfig(self) -> None:
         tmp = self.kubeconfig + ".tmp"

@@ -81,10 +81,12 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     return p, LineReader(p, p.stdout)
 
 
-def start_apiserver(etcd_url: str, timeout: float = 60) -> tuple[subprocess.Popen, LineReader, str]:
-    """An apiserver process on a free port over ``etcd_url``: (process, its log reader, its URL),
-    once it logs ``apiserver.ready`` (RuntimeError if it exits first, TimeoutError after ``timeout`` s)."""
-    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+def start_apiserver(etcd_url: str, timeout: float = 60, args: tuple[str, ...] = ()
+                    ) -> tuple[subprocess.Popen, LineReader, str]:
+    """An apiserver process on a free port over ``etcd_url`` (``args``: more flags): (process, its
+    log reader, its URL), once it logs ``apiserver.ready`` (RuntimeError if it exits first,
+    TimeoutError after ``timeout`` s)."""
+    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0", *args)
     url = re.search(r"url=(\S+)", out.wait_for("event=apiserver.ready", timeout)).group(1)
     return proc, out, url
 
@@ -100,14 +102,15 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20)
 
 
 @contextlib.contextmanager
-def apiserver_on_test_etcd(d: Path) -> Iterator[dict]:
-    """``python -m controlplane apiserver`` on a test etcd (:class:`controlplane.storage.testing.EtcdProcess`)
-    and a kubeconfig for it in ``d`` (namespace ``default``, no credentials). Yields
-    ``{"url", "kubeconfig", "dir", "proc"}``; both processes are stopped on exit."""
+def apiserver_on_test_etcd(d: Path, *args: str) -> Iterator[dict]:
+    """``python -m controlplane apiserver`` (with flags ``args``) on a test etcd
+    (:class:`controlplane.storage.testing.EtcdProcess`) and a kubeconfig for it in ``d`` (namespace
+    ``default``, no credentials). Yields ``{"url", "kubeconfig", "dir", "proc"}``; both processes
+    are stopped on exit."""
     from controlplane.storage import testing
     etcd = testing.EtcdProcess()
     etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
+    proc, _, url = start_apiserver(etcd_url, args=args)
     try:
         kubeconfig = d / "kubeconfig"
         kubeconfig.write_text(f"""apiVersion: v1
@@ -188,6 +191,15 @@ def start_up(tmp: str, etcd_servers: str | None = None) -> tuple[subprocess.Pope
     out = LineReader(proc, proc.stdout)
     out.wait_for("control plane is up", 90)
     return proc, out, data_dir
+
+
+def up_cluster(tmp: str) -> Cluster:
+    """``controlplane up`` (embedded etcd) under ``tmp`` as a :class:`Cluster` (kubectl's cache in
+    ``tmp/kube-cache``); the caller stops it with ``stop(c.proc)``."""
+    proc, out, data_dir = start_up(tmp)
+    kc = os.path.join(data_dir, "kubeconfig")
+    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
+    return Cluster(data_dir, kc, server, proc, out, os.path.join(tmp, "kube-cache"), "embedded")
 
 
 @pytest.fixture(scope="module", params=["embedded", "real-etcd"])
