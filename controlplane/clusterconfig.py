@@ -133,6 +133,16 @@ class ClusterConfig:
         return sum(p.count for p in self.hollow_pools)
 
 
+def controller_enabled(controllers: tuple[str, ...] | None, name: str) -> bool:
+    """Whether kube-controller-manager's ``--controllers`` list (None: ``*``) runs ``name``:
+    ``-name`` always wins, ``*`` turns on every controller (``app/controllermanager.go``
+    IsControllerEnabled)."""
+    items = controllers if controllers is not None else ("*",)
+    if f"-{name}" in items:
+        return False
+    return "*" in items or name in items
+
+
 def expand(template: str, index: int) -> str:
     """A hollow-node template for the node of ordinal ``index``: ``"zone-{index%3}"`` → ``zone-2``
     for index 5; ``"n{index}"`` → ``n5``."""

@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable, TextIO
 import aiohttp
 import yaml
 
-from controlplane.clusterconfig import ClusterConfig
+from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.lifeline import child_kwargs
 
 KUBECONFIG_TEMPLATE = """apiVersion: v1
@@ -205,7 +205,8 @@ class LocalCluster:
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
-        await self._watch_default_storage_class()
+        if self._runs("persistentvolume-binder"):
+            await self._watch_default_storage_class()
 
     async def _start_parallel(self) -> None:
         """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
@@ -224,8 +225,12 @@ class LocalCluster:
 
         async def usable() -> None:
             await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
-            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account(),
-                                 self._watch_default_storage_class())
+            waits = [self._watch_nodes_ready()]
+            if self._runs("serviceaccount"):
+                waits.append(self._watch_default_service_account())
+            if self._runs("persistentvolume-binder"):
+                waits.append(self._watch_default_storage_class())
+            await asyncio.gather(*waits)
         ready = asyncio.ensure_future(usable())
         failed = asyncio.ensure_future(self._failed.get())
         try:
@@ -489,6 +494,11 @@ class LocalCluster:
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
         await self._watch_until("/api/v1/nodes", done, f"{len(want)} nodes", timeout=60 + len(want) / 20)
+
+    def _runs(self, controller: str) -> bool:
+        """Whether the controller-manager is started with ``controller`` on (the cluster config's
+        ``controllerManager.controllers``)."""
+        return controller_enabled(self.config.controllers if self.config else None, controller)
 
     async def _watch_default_service_account(self) -> None:
         await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,

@@ -163,3 +163,15 @@ def test_registered_node_carries_taints():
     node = build_node(NodeConfig(name="n1", taints=[{"key": "k", "effect": "NoSchedule"}]), [])
     assert node["spec"]["taints"] == [{"key": "k", "effect": "NoSchedule"}]
     assert "taints" not in build_node(NodeConfig(name="n2"), [])["spec"]
+
+
+@pytest.mark.parametrize("controllers, name, want", [
+    pytest.param(None, "job", True, id="default-all"),
+    pytest.param(("*", "-job"), "job", False, id="minus-wins"),
+    pytest.param(("job",), "job", True, id="named"),
+    pytest.param(("job",), "cronjob", False, id="not-named"),
+    pytest.param(("-job", "*"), "cronjob", True, id="star-after-minus"),
+])
+def test_controller_enabled(controllers, name, want):
+    from controlplane.clusterconfig import controller_enabled
+    assert controller_enabled(controllers, name) is want
