@@ -23,7 +23,8 @@ when running):
   ``kubectl top`` is not flat (an idle php-apache with a 200m request shows about 10m, 5%).
 
 Memory is rounded up to whole 4 KiB pages (cAdvisor's working set is counted in pages), so
-a value prints in ``Ki`` as metrics-server's do. A node uses the sum of its pods plus a
+a value prints in ``Ki`` as metrics-server's do; the jitter is fine enough that a default
+cpu value prints in nanocores (``"10466823n"``), as cAdvisor's rates do. A node uses the sum of its pods plus a
 system overhead (:data:`NODE_OVERHEAD_CPU`, :data:`NODE_OVERHEAD_MEMORY`: about what the
 kubelet, the container runtime and systemd take on an idle kind node), jittered by node uid.
 
@@ -84,8 +85,8 @@ def sample_time(now: float) -> float:
 
 def _jitter(*parts: str) -> Fraction:
     """A factor in [0.8, 1.2) fixed by ``parts`` (a pod uid and a container name)."""
-    h = int.from_bytes(hashlib.sha256("/".join(parts).encode()).digest()[:4], "big")
-    return Fraction(8, 10) + Fraction(h % 4000, 10000)
+    h = int.from_bytes(hashlib.sha256("/".join(parts).encode()).digest()[:8], "big")
+    return Fraction(8, 10) + Fraction(h % 400_000_000, 1_000_000_000)
 
 
 def _pages(b: Fraction | int) -> int:
