@@ -108,36 +108,46 @@ def _change_in_period(period: float, events: list[ScaleEvent], now: float) -> in
     return sum(e.change for e in events if e.timestamp > now - period)
 
 
-def scale_up_limit(current: int, history: History, rules: JSON, now: float) -> int:
-    """calculateScaleUpLimitWithScalingRules: the most replicas the policies allow now."""
-    select = rules.get("selectPolicy") or "Max"
-    if select == "Disabled":
-        return current
-    result: int | None = None
+def _proposals(current: int, history: History, rules: JSON, now: float, up: bool) -> list[int]:
+    """Each policy's bound, from the replicas at the start of its period (the current ones less
+    the scale-ups, plus the scale-downs, of the last ``periodSeconds``): ``Pods`` adds (removes)
+    ``value``, ``Percent`` multiplies by ``1 ± value/100`` (rounded up for a scale-up, truncated
+    for a scale-down)."""
+    out = []
     for p in rules.get("policies") or []:
         period = float(p.get("periodSeconds") or 0)
         start = current - _change_in_period(period, history.scale_up, now) + \
             _change_in_period(period, history.scale_down, now)
         value = int(p.get("value") or 0)
-        proposed = start + value if p.get("type") == "Pods" else math.ceil(start * (1 + value / 100))
-        result = proposed if result is None else (min if select == "Min" else max)(result, proposed)
-    return result if result is not None else (2**31 - 1 if select == "Min" else -(2**31))
+        if p.get("type") == "Pods":
+            out.append(start + value if up else start - value)
+        else:
+            out.append(math.ceil(start * (1 + value / 100)) if up else int(start * (1 - value / 100)))
+    return out
+
+
+def scale_up_limit(current: int, history: History, rules: JSON, now: float) -> int:
+    """calculateScaleUpLimitWithScalingRules: the most replicas the policies allow now
+    (``selectPolicy`` Max: the largest bound, Min: the smallest, Disabled: ``current``)."""
+    select = rules.get("selectPolicy") or "Max"
+    if select == "Disabled":
+        return current
+    bounds = _proposals(current, history, rules, now, up=True)
+    if select == "Min":
+        return min(bounds, default=2**31 - 1)
+    return max(bounds, default=-(2**31))
 
 
 def scale_down_limit(current: int, history: History, rules: JSON, now: float) -> int:
-    """calculateScaleDownLimitWithBehaviors: the fewest replicas the policies allow now."""
+    """calculateScaleDownLimitWithBehaviors: the fewest replicas the policies allow now
+    (``selectPolicy`` Max: the biggest change, the smallest bound; Min: the largest bound)."""
     select = rules.get("selectPolicy") or "Max"
     if select == "Disabled":
         return current
-    result: int | None = None
-    for p in rules.get("policies") or []:
-        period = float(p.get("periodSeconds") or 0)
-        start = current - _change_in_period(period, history.scale_up, now) + \
-            _change_in_period(period, history.scale_down, now)
-        value = int(p.get("value") or 0)
-        proposed = start - value if p.get("type") == "Pods" else int(start * (1 - value / 100))
-        result = proposed if result is None else (max if select == "Min" else min)(result, proposed)
-    return result if result is not None else (-(2**31) if select == "Min" else 2**31 - 1)
+    bounds = _proposals(current, history, rules, now, up=False)
+    if select == "Min":
+        return max(bounds, default=-(2**31))
+    return min(bounds, default=2**31 - 1)
 
 
 def _longest_period(rules: JSON | None) -> float:

@@ -6,12 +6,17 @@ reads ``metrics.k8s.io``. Every wait is a watch (``kubectl wait``), never a slee
 
 from __future__ import annotations
 
+import os
 import re
 import signal
+import subprocess
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, spawn, start_apiserver, stop
+from tests.integration.conftest import KUBECTL, spawn, start_control_plane, stop
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not os.path.exists(KUBECTL), reason="needs /usr/bin/kubectl")]
 
 PHP_APACHE = """
 apiVersion: apps/v1
@@ -44,23 +49,12 @@ spec:
 def hpa_cluster(tmp_path):
     """etcd, apiserver, a controller-manager syncing HPAs every second (cpu samples of new pods
     trusted after 1 s), a scheduler and one kubelet; yields a kubectl runner."""
-    import subprocess
     procs: list[subprocess.Popen] = []
     try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
-        cm, cm_out = spawn("controller-manager", "--master", server, "--horizontal-pod-autoscaler-sync-period", "1s",
-                           "--horizontal-pod-autoscaler-cpu-initialization-period", "1s")
-        procs.append(cm)
-        sched, sched_out = spawn("scheduler", "--master", server)
-        procs.append(sched)
+        server, _ = start_control_plane(procs, "--horizontal-pod-autoscaler-sync-period", "1s",
+                                        "--horizontal-pod-autoscaler-cpu-initialization-period", "1s")
         kubelet, k_out = spawn("kubelet", "--master", server, "--node-name", "node-1")
         procs.append(kubelet)
-        cm_out.wait_for("controller-manager.synced", 30)
-        sched_out.wait_for("scheduler.started", 30)
         k_out.wait_for("kubelet.nodes_registered", 30)
         cache = str(tmp_path / "kube-cache")
 

@@ -216,6 +216,13 @@ def pod_metrics(name, cpu, ts=NOW):
             "containers": [{"name": "app", "usage": {"cpu": cpu, "memory": "10Mi"}}]}
 
 
+def seed_pods(client, n, cpu):
+    """``n`` ready pods ``web-<i>`` and their PodMetrics, each using ``cpu``."""
+    for i in range(n):
+        client.seed(PODS, pod(f"web-{i}"))
+        client.seed(POD_METRICS, pod_metrics(f"web-{i}", cpu))
+
+
 def with_scale(client):
     """Answer GET/PUT of ``deployments/<name>/scale`` from the stored Deployments, as the apiserver does."""
     def react(action):
@@ -301,9 +308,7 @@ async def test_missing_metrics_fail_with_failed_get_resource_metric(env):
 async def test_scale_down_waits_for_the_stabilization_window(env):
     client, ctrl, events, clock = env
     client.seed(DEPLOYMENTS, deployment(4))
-    for i in range(4):
-        client.seed(PODS, pod(f"web-{i}"))
-        client.seed(POD_METRICS, pod_metrics(f"web-{i}", "10m"))
+    seed_pods(client, 4, "10m")
     client.seed(HPAS, hpa())
     await ctrl.sync("default/web")
     assert client.stored(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 4
@@ -322,9 +327,7 @@ async def test_behavior_scale_down_window_and_pods_policy(env):
     beh = behavior(down={"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
                          "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]})
     client.seed(DEPLOYMENTS, deployment(4))
-    for i in range(4):
-        client.seed(PODS, pod(f"web-{i}"))
-        client.seed(POD_METRICS, pod_metrics(f"web-{i}", "10m"))
+    seed_pods(client, 4, "10m")
     client.seed(HPAS, hpa(beh=beh))
     await ctrl.sync("default/web")
     assert client.stored(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 3
@@ -368,9 +371,7 @@ async def test_missing_target_is_failed_get_scale(env):
 async def test_average_value_target(env):
     client, ctrl, events, clock = env
     client.seed(DEPLOYMENTS, deployment(2))
-    for i in range(2):
-        client.seed(PODS, pod(f"web-{i}"))
-        client.seed(POD_METRICS, pod_metrics(f"web-{i}", "300m"))
+    seed_pods(client, 2, "300m")
     client.seed(HPAS, hpa(metrics=[{"type": "Resource", "resource": {"name": "cpu", "target": {
         "type": "AverageValue", "averageValue": "100m"}}}]))
     await ctrl.sync("default/web")
