@@ -85,6 +85,9 @@ def test_hpa_walkthrough_scales_up_under_load_and_down_after_the_window(hpa_clus
     assert re.search(r"^php-apache-\S+\s+\d+m\s+\d+Mi\s*$", top_pods, re.M), top_pods
     top_nodes = kubectl("top", "nodes")
     assert re.search(r"^node-1\s+\d+m\s+\d+%\s+\d+Mi\s+\d+%\s*$", top_nodes, re.M), top_nodes
+    assert kubectl("top", "node", "node-1").splitlines()[1].startswith("node-1 ")
+    containers = kubectl("top", "pods", "-A", "--containers")
+    assert re.search(r"^default\s+php-apache-\S+\s+php-apache\s+\d+m\s+\d+Mi\s*$", containers, re.M), containers
 
     # the load: the running pod now uses a whole core (500% of its request)
     kubectl("annotate", "pods", "-l", "run=php-apache", "controlplane.io/cpu-usage=1", "--overwrite")

@@ -387,3 +387,23 @@ def test_registered_and_on_by_default():
     assert CONTROLLERS["horizontalpodautoscaling"] is HorizontalPodAutoscalerController
     assert "horizontalpodautoscaling" in select_controllers("*")
     assert REGISTRY.by_kind("PodMetrics", "metrics.k8s.io/v1beta1") is POD_METRICS
+
+
+async def test_the_failed_metric_status_is_accepted_and_served_at_v1(api):
+    """What the controller writes when a metric fails (a zero MetricStatus, ``{"type": ""}``, as
+    Go's make([]MetricStatus, n) leaves it) is a valid status, and v1 still reads it."""
+    from tests.support.apiserver import new_ns
+    ns = await new_ns(api)
+    body = hpa()
+    body["metadata"]["namespace"] = ns
+    r = await api.post(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers", json=body)
+    assert r.status == 201, await r.text()
+    obj = await r.json()
+    obj["status"] = {"currentReplicas": 2, "desiredReplicas": 0, "currentMetrics": [{"type": ""}], "conditions": [
+        {"type": "ScalingActive", "status": "False", "lastTransitionTime": apitime.format_time(NOW),
+         "reason": "FailedGetResourceMetric", "message": "the HPA was unable to compute the replica count: x"}]}
+    r = await api.put(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/web/status", json=obj)
+    assert r.status == 200, await r.text()
+    assert (await r.json())["status"]["currentMetrics"] == [{"type": ""}]
+    r = await api.get(f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers/web")
+    assert r.status == 200 and (await r.json())["status"]["currentReplicas"] == 2
