@@ -168,9 +168,19 @@ class HorizontalPodAutoscalerController(Controller):
         except asyncio.CancelledError:
             raise
         except Exception as e:  # every failure waits for the next period, as AddRateLimited does
-            event(log, "hpa.reconcile_failed", logging.INFO, key=key, error=str(e)[:300])
+            level = logging.INFO if isinstance(e, RuntimeError) else logging.WARNING
+            event(log, "hpa.reconcile_failed", level, key=key, error=str(e)[:300])
         finally:
             self.schedule(key)
+
+    async def run(self, workers: int | None = None) -> None:
+        """The workers (:meth:`Controller.run`); the waiting periods end with them."""
+        try:
+            await super().run(workers)
+        finally:
+            for handle in self._scheduled.values():
+                handle.cancel()
+            self._scheduled.clear()
 
     # ------------------------------------------------------------------ reconcileAutoscaler
     async def reconcile(self, shared: JSON, key: str) -> None:
@@ -354,15 +364,7 @@ class HorizontalPodAutoscalerController(Controller):
         raises MetricError."""
         typ = spec.get("type")
         if typ not in ("Resource", "ContainerResource"):
-            key = {"Pods": "pods", "Object": "object", "External": "external"}.get(str(typ))
-            if key is None:
-                err = self._unable(hpa, "InvalidMetricSourceType", f'unknown metric source type "{typ}"')
-                raise err
-            name = ((spec.get(key) or {}).get("metric") or {}).get("name", "")
-            err = self._unable(hpa, f"FailedGet{typ}Metric",
-                               f"unable to get metric {name}: no custom metrics API (custom.metrics.k8s.io) "
-                               "and no external metrics API (external.metrics.k8s.io) are served by controlplane")
-            raise MetricError(f"failed to get {key} metric value: {err}", err.condition)
+            raise self._no_custom_metrics(hpa, spec)
         src_key = "resource" if typ == "Resource" else "containerResource"
         src = spec.get(src_key) or {}
         resource, container = str(src.get("name") or ""), str(src.get("container") or "")
@@ -400,6 +402,32 @@ class HorizontalPodAutoscalerController(Controller):
         status: JSON = {"type": typ, src_key: {"name": resource, **({"container": container} if container else {}),
                                                "current": current_value}}
         return replicas, name, status
+
+    def _no_custom_metrics(self, hpa: JSON, spec: JSON) -> MetricError:
+        """A ``Pods``, ``Object`` or ``External`` metric: neither ``custom.metrics.k8s.io`` nor
+        ``external.metrics.k8s.io`` is served, so it fails as on a cluster without an adapter
+        (computeStatusForPodsMetric, …ObjectMetric, …ExternalMetric, with the metrics clients'
+        ``no custom metrics API (custom.metrics.k8s.io) registered``)."""
+        typ = str(spec.get("type"))
+        key = {"Pods": "pods", "Object": "object", "External": "external"}.get(typ)
+        if key is None:
+            return self._unable(hpa, "InvalidMetricSourceType", f'unknown metric source type "{typ}"')
+        src = spec.get(key) or {}
+        name = (src.get("metric") or {}).get("name", "")
+        ns = meta(hpa).get("namespace")
+        if typ == "External":
+            err = (f"unable to get external metric {ns}/{name}/nil: unable to fetch metrics from external metrics "
+                   "API: no external metrics API (external.metrics.k8s.io) registered")
+        else:
+            err = ("unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) "
+                   "registered")
+            if typ == "Object":  # Go's format with its arguments in that order
+                obj = src.get("describedObject") or {}
+                err = f"unable to get metric {name}: {obj.get('kind')} on {ns} {obj.get('name')}/{err}"
+            else:
+                err = f"unable to get metric {name}: {err}"
+        unable = self._unable(hpa, f"FailedGet{typ}Metric", err)
+        return MetricError(f"failed to get {key} metric value: {err}", unable.condition)
 
     async def _resource_metrics(self, resource: str, namespace: str, selector: str, container: str
                                 ) -> dict[str, PodMetric]:

@@ -407,3 +407,22 @@ async def test_the_failed_metric_status_is_accepted_and_served_at_v1(api):
     assert (await r.json())["status"]["currentMetrics"] == [{"type": ""}]
     r = await api.get(f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers/web")
     assert r.status == 200 and (await r.json())["status"]["currentReplicas"] == 2
+
+
+@pytest.mark.parametrize("metric, reason, message", [
+    ({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1"}}},
+     "FailedGetPodsMetric", "unable to get metric qps: unable to fetch metrics from custom metrics API: no custom "
+                            "metrics API (custom.metrics.k8s.io) registered"),
+    ({"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "1"}}},
+     "FailedGetExternalMetric", "unable to get external metric default/queue/nil: unable to fetch metrics from "
+                                "external metrics API: no external metrics API (external.metrics.k8s.io) registered"),
+], ids=["pods-metric", "external-metric"])
+async def test_custom_and_external_metrics_are_not_served(env, metric, reason, message):
+    client, ctrl, events, clock = env
+    client.seed(DEPLOYMENTS, deployment(2))
+    seed_pods(client, 2, "100m")
+    client.seed(HPAS, hpa(metrics=[metric]))
+    await ctrl.sync("default/web")
+    assert (events[0].reason, events[0].message) == (reason, message)
+    assert conditions(client)["ScalingActive"] == (
+        "False", reason, f"the HPA was unable to compute the replica count: {message}")
