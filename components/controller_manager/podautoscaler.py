@@ -309,23 +309,23 @@ class HorizontalPodAutoscalerController(Controller):
 
     # ------------------------------------------------------------------ metrics
     async def _replicas_for_metrics(self, hpa: JSON, scale: JSON, now: float
-                                    ) -> tuple[int, str, list[JSON], Exception | None]:
+                                    ) -> tuple[int, str, list[JSON] | None, Exception | None]:
         """computeReplicasForMetrics: ``(replicas or -1, metric name, statuses, error)``; sets
-        ScalingActive."""
+        ScalingActive. A scale without a valid selector has no statuses (None)."""
         specs = (hpa.get("spec") or {}).get("metrics") or []
         selector_text = str((scale.get("status") or {}).get("selector") or "")
         if not selector_text:
             self.recorder.event(hpa, "Warning", "SelectorRequired", "selector is required")
             set_condition(hpa, "ScalingActive", "False", "InvalidSelector",
                           "the HPA target's scale is missing a selector", now)
-            return -1, "", [], ValueError("selector is required")
+            return -1, "", None, ValueError("selector is required")
         try:
             selector = parse_label_selector(selector_text)
         except ValueError as e:
             msg = f"couldn't convert selector into a corresponding internal selector object: {e}"
             self.recorder.event(hpa, "Warning", "InvalidSelector", msg)
             set_condition(hpa, "ScalingActive", "False", "InvalidSelector", msg, now)
-            return -1, "", [], ValueError(msg)
+            return -1, "", None, ValueError(msg)
         current = int((scale.get("spec") or {}).get("replicas") or 0)
         ns = meta(hpa).get("namespace")
         pods = [p for p in self.pods.store.values()
