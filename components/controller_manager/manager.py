@@ -29,6 +29,7 @@ from .garbagecollector import GarbageCollector
 from .job import JobController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
+from .podautoscaler import HorizontalPodAutoscalerController
 from .podgc import PodGCController
 from .replicaset import REPLICASET_KIND, REPLICATIONCONTROLLER_KIND, ReplicaController
 from .resourcequota import ResourceQuotaController
@@ -66,6 +67,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "persistentvolume-binder": PersistentVolumeController,
     "pvc-protection": PVCProtectionController,
     "pv-protection": PVProtectionController,
+    "horizontalpodautoscaling": HorizontalPodAutoscalerController,
 }
 
 

@@ -91,6 +91,31 @@ def start_apiserver(etcd_url: str, timeout: float = 60, args: tuple[str, ...] = 
     return proc, out, url
 
 
+def start_etcd_and_apiserver(procs: list[subprocess.Popen]) -> str:
+    """An in-memory etcd and an apiserver on it (appended to ``procs``, for the caller to stop):
+    the apiserver's URL."""
+    etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
+    procs.append(etcd)
+    etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
+    api, _, server = start_apiserver(etcd_url)
+    procs.append(api)
+    return server
+
+
+def start_control_plane(procs: list[subprocess.Popen], *controller_manager_args: str) -> tuple[str, LineReader]:
+    """:func:`start_etcd_and_apiserver`, then a controller-manager (with ``controller_manager_args``)
+    once synced and a scheduler once started (all appended to ``procs``): the apiserver's URL and
+    the controller-manager's log reader."""
+    server = start_etcd_and_apiserver(procs)
+    cm, cm_out = spawn("controller-manager", "--master", server, *controller_manager_args)
+    procs.append(cm)
+    sched, out = spawn("scheduler", "--master", server)
+    procs.append(sched)
+    cm_out.wait_for("controller-manager.synced", 30)
+    out.wait_for("scheduler.started", 30)
+    return server, cm_out
+
+
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -252,18 +277,8 @@ def node_cluster(tmp_path):
     """A :class:`NodeCluster`; every process is stopped afterwards (a SIGSTOP'd one resumed first)."""
     procs: list[subprocess.Popen] = []
     try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
-        cm, cm_out = spawn("controller-manager", "--master", server, "--node-monitor-grace-period", "4s",
-                           "--node-monitor-period", "500ms")
-        procs.append(cm)
-        cm_out.wait_for("controller-manager.synced", 30)
-        sched, out = spawn("scheduler", "--master", server)
-        procs.append(sched)
-        out.wait_for("scheduler.started", 30)
+        server, cm_out = start_control_plane(procs, "--node-monitor-grace-period", "4s",
+                                             "--node-monitor-period", "500ms")
         yield NodeCluster(server, cm_out, str(tmp_path / "kc"), procs)
     finally:
         for p in reversed(procs):
