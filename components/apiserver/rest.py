@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, eviction, listoptions, podlog, reviews, strategy
+from components.apiserver import computed, discovery, eviction, listoptions, podlog, reviews, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -73,6 +73,11 @@ class RestHandlers:
                 raise st.not_found_path()
             return neg.json_response(doc)
         r = info.resource
+        if r.computed:
+            # a read-only resource computed from the watch caches (components.apiserver.computed)
+            if not self.ready():
+                raise st.unavailable("the apiserver is not ready: waiting for etcd")
+            return computed.serve(request, info, self.store.caches)
         if not r.stored:
             # a create-only review, never stored (components.apiserver.reviews): POST only
             if m != "POST" or info.name is not None or info.watch_path:

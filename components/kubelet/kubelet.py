@@ -23,6 +23,7 @@ from typing import Any
 from components.kubelet.node import NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
+from components.kubelet.volumes import VolumeManager
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
@@ -80,11 +81,13 @@ class Kubelet:
             await agent.register()  # may adopt the existing node's podCIDR
         runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
                                    t.container_start_seconds)
+        volumes = VolumeManager(self.client, on_change=agent.mark_changed)
+        agent.volumes = volumes.node_status
         self.agents[cfg.name] = agent
         self.workers[cfg.name] = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
-            on_images_changed=agent.mark_changed)
+            on_images_changed=agent.mark_changed, volumes=volumes)
 
     async def start(self) -> None:
         """Register every node, then start heartbeats and the pods informer."""

@@ -75,7 +75,7 @@ class PodWorkers:
     def __init__(self, client: Any, node_name: str, host_ip: str, runtime: SimulatedRuntime,
                  recorder: Any, tracer: Any = None, *, backoff_base: float = 10.0,
                  backoff_max: float = 300.0,
-                 on_images_changed: Callable[[], None] | None = None) -> None:
+                 on_images_changed: Callable[[], None] | None = None, volumes: Any = None) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -85,6 +85,8 @@ class PodWorkers:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.on_images_changed = on_images_changed
+        #: a :class:`~components.kubelet.volumes.VolumeManager`, or None (no claims checked)
+        self.volumes = volumes
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
@@ -135,6 +137,8 @@ class PodWorkers:
         task = self._tasks.get(uid)
         if task is not None and not task.done():
             task.cancel()
+        if self.volumes is not None:
+            self.volumes.release(uid)
         if self.runtime.stop_pod_sandbox(uid) is not None:
             event(log, "pod.removed", pod=_name(pod), node=self.node_name)
 
@@ -238,6 +242,13 @@ class PodWorkers:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
             sb = self._adopt(pod)
+        if self.volumes is not None and self.volumes.needs_mount(pod):
+            failed = await self.volumes.mount(pod)
+            if failed is not None and sb is None:  # WaitForAttachAndMount: no sandbox until mounted
+                self.recorder.event(pod, "Warning", "FailedMount", failed)
+                await self._send_status(pod, None)
+                self._resync_after(uid, self.volumes.retry_after(pod))
+                return
         if sb is None:
             with otel.span("runtime.v1.RuntimeService/RunPodSandbox"):
                 sb = self.runtime.run_pod_sandbox(uid)
@@ -439,6 +450,8 @@ class PodWorkers:
         self._trace(pod, "containers stopped, pod deleted (gracePeriodSeconds=0)", "kill",
                     f"IP {sb.ip} released" if sb else "")
         event(log, "pod.terminated", pod=_name(pod), node=self.node_name)
+        if self.volumes is not None:
+            self.volumes.release(uid)
         self._deleted.add(uid)
         self._latest.pop(uid, None)
         self._written.pop(uid, None)

@@ -31,6 +31,7 @@ from controlplane.api.groups import (
     core_storage,
     discovery,
     flowcontrol,
+    metrics,
     networking,
     node,
     policy,
@@ -255,4 +256,5 @@ BUILTIN += (
     *discovery.ENTRIES,
     *admissionregistration.ENTRIES,
     *flowcontrol.ENTRIES,
+    *metrics.ENTRIES,
 )

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TextIO
 
 import aiohttp
+import yaml
 
+from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.lifeline import child_kwargs
 
 KUBECONFIG_TEMPLATE = """apiVersion: v1
@@ -141,15 +143,17 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False, tracing_endpoint: str | None = None,
-                 tracing_sampling_rate_per_million: int = 1_000_000) -> None:
+                 parallel: bool = False, config: ClusterConfig | None = None,
+                 tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
         self.etcd_port = etcd_port or free_port()
-        self.nodes = nodes
+        #: the declarative cluster config (``--config``); it replaces nodes / hollow_nodes
+        self.config = config
+        self.nodes = config.node_names if config else nodes
         self.node_labels = node_labels or {}
-        self.hollow_nodes = hollow_nodes
+        self.hollow_nodes = config.hollow_node_count if config else hollow_nodes
         self.kubelet_args = list(kubelet_args)
         self.say = say
         self.restart = restart
@@ -231,6 +235,8 @@ class LocalCluster:
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
+        if self._runs("persistentvolume-binder"):
+            await self._watch_default_storage_class()
 
     async def _start_parallel(self) -> None:
         """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
@@ -249,7 +255,12 @@ class LocalCluster:
 
         async def usable() -> None:
             await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
-            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+            waits = [self._watch_nodes_ready()]
+            if self._runs("serviceaccount"):
+                waits.append(self._watch_default_service_account())
+            if self._runs("persistentvolume-binder"):
+                waits.append(self._watch_default_storage_class())
+            await asyncio.gather(*waits)
         ready = asyncio.ensure_future(usable())
         failed = asyncio.ensure_future(self._failed.get())
         try:
@@ -277,9 +288,13 @@ class LocalCluster:
             "--data-dir", os.path.join(self.data_dir, "etcd")])
 
     def _apiserver_service(self, etcd_url: str) -> Service:
-        return Service("apiserver", [
-            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port), *self.tracing])
+        args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+                "--port", str(self.apiserver_port), *self.tracing]
+        if self.config is not None and self.config.enable_admission_plugins:
+            args += ["--enable-admission-plugins", ",".join(self.config.enable_admission_plugins)]
+        if self.config is not None and self.config.disable_admission_plugins:
+            args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
+        return Service("apiserver", args)
 
     def _port(self, default: int) -> int:
         """Kubernetes' ``default`` port when it is free and not given to another process of this
@@ -299,18 +314,31 @@ class LocalCluster:
         if not self.etcd_servers:
             self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
         self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))
+        cfg = self.config
+        cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
         out = []
-        for name, job in (("controller-manager", "kube-controller-manager"), ("scheduler", "kube-scheduler")):
+        for name, job, extra in (("controller-manager", "kube-controller-manager", cm_args),
+                                 ("scheduler", "kube-scheduler", self._scheduler_config_args())):
             port = self._port(DEFAULT_PORTS[name])
             url = f"http://127.0.0.1:{port}"
             self.endpoints.append(MetricsEndpoint(job, name, url, url + "/healthz"))
-            out.append(Service(name, [name, *master, "--address", "127.0.0.1", "--port", str(port)]))
-        kubelets = [(f"kubelet-{node}", ["--node-name", node,
-                                         *(["--node-labels", self.node_labels[node]]
-                                           if node in self.node_labels else [])]) for node in self.nodes]
-        if self.hollow_nodes:
-            kubelets.append(("kubelet-hollow", ["--hollow-nodes", str(self.hollow_nodes),
-                                                "--node-name-prefix", "hollow-"]))
+            out.append(Service(name, [name, *master, *extra, "--address", "127.0.0.1", "--port", str(port)]))
+        # (service name, the kubelet's node arguments)
+        kubelets: list[tuple[str, list[str]]]
+        if cfg is not None:
+            kubelets = [(f"kubelet-{spec.name}", ["--node-name", spec.name, *spec.kubelet_args()])
+                        for spec in cfg.nodes]
+            kubelets += [(f"kubelet-hollow-{pool.name.rstrip('-.') or 'pool'}",
+                          ["--hollow-nodes", str(pool.count), "--node-name-prefix", pool.name,
+                           "--node-index", str(pool.first_index), *pool.kubelet_args()])
+                         for pool in cfg.hollow_pools]
+        else:
+            kubelets = [(f"kubelet-{node}", ["--node-name", node,
+                                             *(["--node-labels", self.node_labels[node]]
+                                               if node in self.node_labels else [])]) for node in self.nodes]
+            if self.hollow_nodes:
+                kubelets.append(("kubelet-hollow", ["--hollow-nodes", str(self.hollow_nodes),
+                                                    "--node-name-prefix", "hollow-"]))
         for name, node_args in kubelets:
             healthz, read_only = self._port(DEFAULT_PORTS["kubelet-healthz"]), \
                 self._port(DEFAULT_PORTS["kubelet-read-only"])
@@ -320,6 +348,16 @@ class LocalCluster:
                                       "--read-only-port", str(read_only), "--address", "127.0.0.1",
                                       *self.kubelet_args]))
         return out
+
+    def _scheduler_config_args(self) -> list[str]:
+        """``--config FILE`` when the cluster config carries a KubeSchedulerConfiguration: written
+        to ``<data-dir>/scheduler-config.yaml`` for the scheduler to read."""
+        if self.config is None or self.config.scheduler_config is None:
+            return []
+        path = os.path.join(self.data_dir, "scheduler-config.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(self.config.scheduler_config, f, sort_keys=False)
+        return ["--config", path]
 
     async def stop(self) -> None:
         """Stop in reverse dependency order — kubelets, scheduler and
@@ -440,6 +478,8 @@ class LocalCluster:
     @property
     def node_names(self) -> list[str]:
         """Every node this cluster runs: the named ones, then ``hollow-0..N-1``."""
+        if self.config is not None:
+            return [*self.nodes, *(f"{p.name}{i}" for p in self.config.hollow_pools for i in range(p.count))]
         return [*self.nodes, *(f"hollow-{i}" for i in range(self.hollow_nodes))]
 
     async def _wait_nodes_ready(self) -> None:
@@ -460,7 +500,7 @@ class LocalCluster:
                      if any(c.get("type") == "Ready" and c.get("status") == "True"
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
-        first = f"kubelet-{self.nodes[0]}" if self.nodes else "kubelet-hollow"
+        first = next((s.name for s in self.services if s.name.startswith("kubelet-")), "kubelet-hollow")
         await self._wait_until(check, f"{len(want)} nodes", first,
                                timeout=60 + len(want) / 20)
 
@@ -511,9 +551,23 @@ class LocalCluster:
             return want <= ready
         await self._watch_until("/api/v1/nodes", done, f"{len(want)} nodes", timeout=60 + len(want) / 20)
 
+    def _runs(self, controller: str) -> bool:
+        """Whether the controller-manager is started with ``controller`` on (the cluster config's
+        ``controllerManager.controllers``)."""
+        return controller_enabled(self.config.controllers if self.config else None, controller)
+
     async def _watch_default_service_account(self) -> None:
         await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,
                                 "the default ServiceAccount", timeout=60)
+
+    async def _watch_default_storage_class(self) -> None:
+        """Until a StorageClass is marked default (the controller-manager's PV controller writes
+        ``standard`` at start), so a claim created right after start gets it."""
+        def done(classes: dict[str, dict[str, Any]]) -> bool:
+            return any(((c.get("metadata") or {}).get("annotations") or {}).get(
+                "storageclass.kubernetes.io/is-default-class") == "true" for c in classes.values())
+        await self._watch_until("/apis/storage.k8s.io/v1/storageclasses", done, "the default StorageClass",
+                                timeout=60)
 
     def _write_kubeconfig(self) -> None:
         tmp = self.kubeconfig + ".tmp"

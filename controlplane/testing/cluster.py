@@ -21,6 +21,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine, TypeVar
 
+from controlplane import clusterconfig
 from controlplane.cli.cluster import LocalCluster
 
 T = TypeVar("T")
@@ -38,6 +39,9 @@ class ClusterSpec:
     node_labels: tuple[tuple[str, str], ...] = field(default=())
     #: an OTLP/HTTP collector (``host:port``) every component sends its spans to (None: no tracing)
     tracing_endpoint: str | None = None
+    #: absolute path of a declarative cluster config (:mod:`controlplane.clusterconfig`); when
+    #: set, its nodes and pools replace ``nodes`` / ``hollow_nodes``
+    config: str | None = None
 
 
 class ClusterHandle:
@@ -59,7 +63,8 @@ class ClusterHandle:
         self._cluster = LocalCluster(
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
-            say=say or self._lines.append, parallel=True, tracing_endpoint=spec.tracing_endpoint)
+            say=say or self._lines.append, parallel=True, tracing_endpoint=spec.tracing_endpoint,
+            config=clusterconfig.load(spec.config) if spec.config else None)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="controlplane-cluster",
                                         daemon=True)
