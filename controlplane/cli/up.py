@@ -15,6 +15,7 @@ import os
 import click
 
 from controlplane.cli.cluster import LocalCluster, short_path
+from controlplane.dashboard.server import serve_first_free
 from controlplane.service import run_until_signalled
 
 
@@ -46,8 +47,12 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
+@click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+              help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
+@click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, dashboard_port: int,
+            no_dashboard: bool) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
@@ -59,8 +64,16 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
+        dash = None
         try:
             await cluster.start()
+            dash_line = ""
+            if not no_dashboard:
+                try:
+                    dash = await serve_first_free(cluster.server, dashboard_port)
+                    dash_line = f"  dashboard: http://127.0.0.1:{dash[2]}/\n"
+                except OSError as e:
+                    dash_line = f"  (no dashboard: {e})\n"
             kc = short_path(cluster.kubeconfig)
             click.echo(
                 f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}"
@@ -69,6 +82,7 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                 f"  kubectl get nodes\n"
                 f"\n  (or: kubectl --kubeconfig {kc} get nodes)\n"
                 f"  controlplane trace --kubeconfig {kc} --follow   # the 13-step records\n"
+                f"{dash_line}"
                 f"\nCtrl-C stops everything.", err=True)
             await cluster.supervise()
         except RuntimeError as e:
@@ -76,6 +90,9 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                 await asyncio.shield(cluster.stop())
             raise click.ClickException(str(e)) from None
         finally:
+            if dash is not None:
+                await dash[0].stop()
+                await dash[1].cleanup()
             if cluster.started and any(s.proc and s.proc.returncode is None for s in cluster.services):
                 click.echo("controlplane: stopping...", err=True)
                 await asyncio.shield(cluster.stop())
