@@ -93,14 +93,42 @@ class Pasted:
 
 
 
+def _plain_positions(line: str) -> list[bool]:
+    """Per character of ``line``: True when it is outside a quoted scalar and a comment
+    (where a look-alike character changes what YAML reads; inside quotes it is content)."""
+    out = []
+    quote = ""
+    comment = False
+    for j, ch in enumerate(line):
+        if comment:
+            out.append(False)
+            continue
+        if quote:
+            out.append(False)
+            if ch == quote and not (quote == '"' and j and line[j - 1] == "\\"):
+                quote = ""
+            continue
+        if ch in "\"'" and (j == 0 or line[j - 1] in " \t:-[{,\u00a0"):
+            quote = ch
+            out.append(False)
+            continue
+        if ch == "#" and (j == 0 or line[j - 1] in " \t"):
+            comment = True
+            out.append(False)
+            continue
+        out.append(True)
+    return out
+
+
 def pasted_characters(text: str) -> list[Pasted]:
-    """Every look-alike character of :data:`PASTED` and every tab in a line's indentation
-    (or on a line of only whitespace), in text order."""
+    """Every look-alike character of :data:`PASTED` outside quoted scalars and comments,
+    and every tab in a line's indentation (or on a line of only whitespace), in text order."""
     out: list[Pasted] = []
     for i, line in enumerate(text.splitlines(), 1):
         indent = len(line) - len(line.lstrip(" \t"))
+        plain = _plain_positions(line)
         for j, ch in enumerate(line):
-            if ch in PASTED:
+            if ch in PASTED and plain[j]:
                 name, repl = PASTED[ch]
                 out.append(Pasted(i, j + 1, ch, name, repl, after_colon=j > 0 and line[j - 1] == ":"))
             elif ch == "\t" and j < indent:
@@ -126,8 +154,9 @@ def fix_pasted(text: str) -> tuple[str, list[Pasted]]:
         indent = len(body) - len(body.lstrip(" \t"))
         out = [body[:indent].replace("\t", "  ")]
         rest = body[indent:]
+        plain = _plain_positions(body)[indent:]
         for j, ch in enumerate(rest):
-            if ch not in PASTED:
+            if ch not in PASTED or not plain[j]:
                 out.append(ch)
                 continue
             repl = PASTED[ch][1]

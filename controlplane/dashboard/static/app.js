@@ -27,25 +27,25 @@
       const labels = Object.entries(n.labels).filter(([k]) => !k.startsWith("beta.kubernetes.io/"))
         .map(([k, v]) => `<span class="chip">${esc(k)}=${esc(v)}</span>`).join("");
       const taints = n.taints.map(t => `<span class="chip taint">${esc(t.key)}${t.value ? "=" + esc(t.value) : ""}:${esc(t.effect)}</span>`).join("");
-      const mine = pods.filter(p => p.node === n.name).map(podChip).join("");
+      const mine = pods.filter(p => p.node === n.name).map(p => podChip(p)).join("");
       return `<div class="node" data-node="${esc(n.name)}"><span class="name">${esc(n.name)}</span>` +
         `<span class="ready ${esc(n.ready)}">Ready=${esc(n.ready)}${n.unschedulable ? ", cordoned" : ""}</span>` +
         `<div>${labels}</div><div>${taints}</div><div class="pods">${mine || '<span class="muted">no pods</span>'}</div></div>`;
     }).join("");
-    const pending = pods.filter(p => !p.node).map(podChip).join("");
+    const pending = pods.filter(p => !p.node).map(p => podChip(p)).join("");
     $("#nodes").innerHTML = html + (pending ? `<div class="node"><span class="name">not scheduled</span><div class="pods">${pending}</div></div>` : "");
   }
 
-  function podChip(p) {
+  function podChip(p, text) {
     const ph = p.deleting ? "Terminating" : p.phase;
     const sel = S.selected === podKey(p) ? " selected" : "";
-    return `<span class="pod ${esc(ph)}${sel}" data-pod="${esc(podKey(p))}" title="${esc(ph)}">${esc(p.name)}</span>`;
+    return `<span class="pod ${esc(ph)}${sel}" data-pod="${esc(podKey(p))}" title="${esc(ph)}">${esc(text || p.name)}</span>`;
   }
 
   function renderPods() {
     const rows = Object.values(S.pods).sort((a, b) => podKey(a).localeCompare(podKey(b))).map(p =>
       `<tr data-pod="${esc(podKey(p))}"><td>${esc(p.namespace === "default" ? p.name : podKey(p))}</td><td>${esc(p.node || "-")}</td>` +
-      `<td>${podChip(p).replace(esc(p.name), esc(p.deleting ? "Terminating" : p.phase))}</td><td>${esc(p.ready)}</td>` +
+      `<td>${podChip(p, p.deleting ? "Terminating" : p.phase)}</td><td>${esc(p.ready)}</td>` +
       `<td class="muted">${esc((S.phases[p.uid] || []).join(" → "))}</td></tr>`).join("");
     $("#pods tbody").innerHTML = rows;
   }

@@ -93,7 +93,7 @@
     for (const r of records.slice().sort((a, b) => a.time - b.time)) {
       for (const h of hops(r)) rows.push({r, h});
     }
-    const width = left + laneW * LANES.length;
+    const width = left + laneW * LANES.length + 10;
     const height = top + rows.length * rowH + 20;
     const x = lane => left + laneW * LANES.indexOf(lane) + laneW / 2;
     const p = [`<svg xmlns="http://www.w3.org/2000/svg" class="seq" width="${width}" height="${height}" ` +
@@ -116,18 +116,19 @@
       p.push(`<g class="hop step-${r.step} ${h.type}" data-step="${r.step}"><title>${tip}</title>`);
       p.push(`<text x="8" y="${y + 4}" fill="#9ca3af" font-size="10">${when}</text>`);
       if (h.type === "note") {
-        const w = laneW - 10;
-        p.push(`<rect x="${x1 - w / 2}" y="${y - 9}" width="${w}" height="18" rx="3" fill="#fff7ed" stroke="${COLORS[h.from]}"/>`);
-        p.push(`<text x="${x1}" y="${y + 4}" text-anchor="middle" fill="#111827">${esc(trim(h.label, 34))}</text>`);
-        p.push(`<circle cx="${x1 - w / 2}" cy="${y}" r="8" fill="${COLORS[h.from]}"/>`);
-        p.push(`<text x="${x1 - w / 2}" y="${y + 3.5}" text-anchor="middle" fill="#fff" font-size="9" font-weight="700">${r.step}</text>`);
+        // a note: what happens inside the actor (filter and score, start containers)
+        const w = 2 * laneW - 20, bx = Math.min(x1 - laneW / 2 + 4, width - w - 4);
+        p.push(`<rect x="${bx}" y="${y - 9}" width="${w}" height="18" rx="3" fill="#fff7ed" stroke="${COLORS[h.from]}"/>`);
+        p.push(`<circle cx="${bx + 10}" cy="${y}" r="8" fill="${COLORS[h.from]}"/>`);
+        p.push(`<text x="${bx + 10}" y="${y + 3.5}" text-anchor="middle" fill="#fff" font-size="9" font-weight="700">${r.step}</text>`);
+        p.push(`<text x="${bx + 22}" y="${y + 4}" fill="#111827">${esc(trim(h.label, w / 5.8 - 4))}</text>`);
       } else {
         const color = h.type === "watch" ? "#0d9488" : h.type === "response" ? "#9ca3af" : "#374151";
         const dash = h.type === "response" ? ' stroke-dasharray="5 3"' : h.type === "watch" ? ' stroke-dasharray="1 0"' : "";
         p.push(`<line x1="${x1}" y1="${y}" x2="${x2}" y2="${y}" stroke="${color}" stroke-width="${h.type === "watch" ? 2 : 1.4}"${dash} marker-end="url(#arr-${h.type})"/>`);
-        const mid = (x1 + x2) / 2;
-        const span = Math.abs(x2 - x1);
-        p.push(`<text x="${mid}" y="${y - 4}" text-anchor="middle" fill="#111827">${esc(trim(h.label, Math.max(18, span / 6)))}</text>`);
+        const mid = (x1 + x2) / 2 + (x2 > x1 ? 5 : -5);
+        const span = Math.abs(x2 - x1) - 20;
+        p.push(`<text x="${mid}" y="${y - 4}" text-anchor="middle" fill="#111827">${esc(trim(h.label, Math.max(14, span / 5.8)))}</text>`);
         p.push(`<circle cx="${x1}" cy="${y}" r="8" fill="${COLORS[h.from]}"/>`);
         p.push(`<text x="${x1}" y="${y + 3.5}" text-anchor="middle" fill="#fff" font-size="9" font-weight="700">${r.step}</text>`);
       }
