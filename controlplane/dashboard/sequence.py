@@ -14,9 +14,14 @@ import json
 import os
 from typing import Iterable
 
-from controlplane.trace.record import StepRecord
+from controlplane.trace.record import STEPS, StepRecord
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
+
+
+def steps_js() -> str:
+    """``window.CP_STEPS = {...};``: seed 000's step titles (:data:`STEPS`) for ``seq.js``."""
+    return f"window.CP_STEPS = {json.dumps({str(n): t for n, t in STEPS.items()})};\n"
 
 
 def _asset(name: str) -> str:
@@ -42,7 +47,7 @@ solid: a request, green: a watch event, dashed: a response — numbered with its
 <div id="seq"></div>
 <table id="records"><thead><tr><th>step</th><th>time</th><th>component</th><th>action</th><th>object</th>
 <th>rv</th><th>detail</th></tr></thead><tbody></tbody></table>
-<script>{_asset("seq.js")}</script>
+<script>{steps_js()}{_asset("seq.js")}</script>
 <script>
 (function () {{
   const records = {data};

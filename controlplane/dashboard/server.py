@@ -2,7 +2,8 @@
 
 Routes (all GET, JSON unless said):
 
-* ``/`` — the page (``static/index.html``); ``/static/NAME`` — its JS and CSS.
+* ``/`` — the page (``static/index.html``); ``/static/NAME`` — its JS and CSS; ``/steps.js`` —
+  seed 000's step titles (:data:`controlplane.trace.record.STEPS`) for ``seq.js``.
 * ``/api/state`` — ``{"nodes": [Node], "pods": [Pod], "events": [Event], "records":
   [StepRecord dicts]}`` (the shapes of :func:`node_view`, :func:`pod_view`,
   :func:`event_view`, :meth:`controlplane.trace.record.StepRecord.to_dict`).
@@ -36,6 +37,7 @@ from controlplane.aio import cancel_and_wait
 from controlplane.api.resources import EVENTS, NODES, PODS
 from controlplane.client.informer import Informer
 from controlplane.client.rest import RestClient
+from controlplane.dashboard.sequence import steps_js
 from controlplane.trace import stream
 from controlplane.trace.explain import bypassed, explain_table, last_step9
 from controlplane.trace.record import StepRecord
@@ -117,6 +119,7 @@ class Dashboard:
                              on_delete=self._handler(kind, "DELETED"))
         self.app = web.Application()
         self.app.router.add_get("/", self.index)
+        self.app.router.add_get("/steps.js", self.steps)
         self.app.router.add_get("/api/state", self.state)
         self.app.router.add_get("/api/stream", self.stream)
         self.app.router.add_get("/api/explain", self.explain)
@@ -180,6 +183,9 @@ class Dashboard:
     # -- the browser side -----------------------------------------------------------------
     async def index(self, request: web.Request) -> web.FileResponse:
         return web.FileResponse(os.path.join(STATIC, "index.html"))
+
+    async def steps(self, request: web.Request) -> web.Response:
+        return web.Response(text=steps_js(), content_type="application/javascript")
 
     async def state(self, request: web.Request) -> web.Response:
         return web.json_response(self.snapshot())

@@ -86,6 +86,7 @@ async def test_state_has_nodes_with_labels_and_taints_pods_and_records(dash):
     assert any(r["step"] == 9 and r["object"]["uid"] == created["metadata"]["uid"] for r in state["records"])
     page = await (await browser.get("/")).text()
     assert "/static/seq.js" in page and "/static/app.js" in page
+    assert "window.CP_STEPS" in await (await browser.get("/steps.js")).text()
     for asset in ("seq.js", "app.js", "style.css"):
         assert (await browser.get(f"/static/{asset}")).status == 200
 

@@ -5,21 +5,9 @@
 (function () {
   "use strict";
   const LANES = ["client", "apiserver", "etcd", "controller-manager", "scheduler", "kubelet"];
-  const STEPS = {
-    1: "components list-watch the apiserver",
-    2: "client submits the object to the apiserver",
-    3: "apiserver validates and writes it to etcd",
-    4: "etcd sends the create event to the apiserver",
-    5: "apiserver sends the event to the controller-manager",
-    6: "controller-manager creates replicas",
-    7: "apiserver writes the pod to etcd",
-    8: "etcd sends the pod event to the apiserver",
-    9: "scheduler filters, scores and picks a node",
-    10: "scheduler binds; apiserver writes nodeName to etcd",
-    11: "etcd sends the update event; apiserver shows the binding",
-    12: "kubelet starts the pod (sandbox, images, containers)",
-    13: "apiserver writes the pod status to etcd",
-  };
+  // step number -> title: controlplane.trace.record.STEPS, which the page loads first
+  // (/steps.js on the dashboard, inlined in a trace page)
+  const STEPS = window.CP_STEPS || {};
   const COLORS = {"client": "#6b7280", "apiserver": "#2563eb", "etcd": "#0d9488",
     "controller-manager": "#9333ea", "scheduler": "#ea580c", "kubelet": "#16a34a"};
 
