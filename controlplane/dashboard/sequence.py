@@ -54,8 +54,7 @@ solid: a request, green: a watch event, dashed: a response — numbered with its
   const t0 = {t0!r};
   const esc = CPSeq.esc;
   document.getElementById("seq").innerHTML = CPSeq.svg(records, t0);
-  document.getElementById("steps").innerHTML = CPSeq.checklist(records).map(s =>
-    `<li value="${{s.step}}" class="${{s.seen ? "seen" : "unseen"}}">${{esc(s.title)}}${{s.seen ? " ✓" : ""}}</li>`).join("");
+  document.getElementById("steps").innerHTML = CPSeq.checklistHtml(records);
   document.querySelector("#records tbody").innerHTML = records.map(r =>
     `<tr><td>${{r.step}}</td><td>${{r.time >= t0 ? "+" + ((r.time - t0) * 1000).toFixed(1) + " ms" : "before"}}</td>` +
     `<td>${{esc(r.component)}}</td><td>${{esc(r.action)}}</td><td>${{esc((r.object.kind || "") + "/" + (r.object.name || ""))}}</td>` +

@@ -165,8 +165,6 @@ class Dashboard:
         self.publish("record", "ADDED", rec.to_dict())
 
     def publish(self, kind: str, op: str, obj: dict[str, Any]) -> None:
-        if kind == "event" and op != "DELETED" and len(self.informers["event"].store) > MAX_EVENTS:
-            return
         msg = f"event: change\ndata: {json.dumps({'kind': kind, 'op': op, 'object': obj})}\n\n"
         for q in list(self.subscribers):
             if q.qsize() > 10_000:  # a browser that stopped reading: drop it

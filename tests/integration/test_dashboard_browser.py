@@ -103,3 +103,32 @@ def test_trace_html_draws_the_same_sequence_diagram(up, browser, tmp_path):
     rows, hops = page.locator("#records tbody tr").count(), page.locator("#seq g.hop").count()
     assert rows >= 13 and rows <= hops <= 2 * rows
     page.screenshot(path=str(tmp_path / "trace-html.png"), full_page=True)
+
+
+@pytest.mark.parametrize("records,skipped", [
+    pytest.param([(2, "apiserver", "received POST pods from kubectl/v1.32", ""), (3, "apiserver", "stored", ""),
+                  (8, "apiserver", "etcd watch event: pod ADDED", ""), (9, "scheduler", "picked node01", "")],
+                 {4: "not in a bare Pod's flow", 5: "not in a bare Pod's flow", 6: "not in a bare Pod's flow",
+                  7: "not in a bare Pod's flow"}, id="bare Pod: no 4-7"),
+    pytest.param([(2, "apiserver", "received POST pods from kubectl/v1.32", ""), (3, "apiserver", "stored", ""),
+                  (8, "apiserver", "etcd watch event: pod ADDED", "spec.nodeName=node01 already set: steps 9-11 "
+                   "skipped"), (12, "kubelet", "pod bound to node01 received on watch", "")],
+                 {4: "no controller", 5: "no controller", 6: "no controller", 7: "no controller",
+                  9: "scheduler is bypassed", 10: "scheduler is bypassed", 11: "scheduler is bypassed"},
+                 id="bare Pod with nodeName: no 4-7, no 9-11"),
+])
+def test_sequence_page_says_which_steps_a_flow_has_not(browser, tmp_path, records, skipped):
+    from controlplane.dashboard.sequence import render_sequence_html
+    from controlplane.trace.record import make_record
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+    recs = [make_record(n, comp, action, pod, detail=detail) for n, comp, action, detail in records]
+    f = tmp_path / "p.html"
+    f.write_text(render_sequence_html(recs, "p", recs[0].time))
+    page = browser.new_page()
+    page.goto(f"file://{f}")
+    items = {int(li.get_attribute("value")): (li.get_attribute("class"), li.inner_text())
+             for li in page.locator("#steps li").all()}
+    assert {n for n, (cls, _) in items.items() if cls == "skipped"} == set(skipped)
+    for n, text in skipped.items():
+        assert text in items[n][1]
+    assert page.locator("#seq g.hop").count() == len(recs) + sum(1 for r in recs if r.step in (3, 9))

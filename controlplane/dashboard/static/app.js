@@ -39,7 +39,8 @@
   function podChip(p, text) {
     const ph = p.deleting ? "Terminating" : p.phase;
     const sel = S.selected === podKey(p) ? " selected" : "";
-    return `<span class="pod ${esc(ph)}${sel}" data-pod="${esc(podKey(p))}" title="${esc(ph)}">${esc(text || p.name)}</span>`;
+    const why = p.scheduled ? ": FailedScheduling: " + p.scheduled : "";
+    return `<span class="pod ${esc(ph)}${sel}" data-pod="${esc(podKey(p))}" title="${esc(ph + why)}">${esc(text || p.name)}</span>`;
   }
 
   function renderPods() {
@@ -70,8 +71,7 @@
     for (const r of S.records) if (r.step === 1 && r.time <= f.t0) step1[r.component + ((r.object || {}).name || "")] = r;
     const recs = Object.values(step1).concat(f.records);
     $("#seq").innerHTML = CPSeq.svg(recs, f.t0);
-    $("#steps").innerHTML = CPSeq.checklist(recs).map(s =>
-      `<li value="${s.step}" class="${s.seen ? "seen" : "unseen"}" data-step="${s.step}">${esc(s.title)}${s.seen ? " ✓" : ""}</li>`).join("");
+    $("#steps").innerHTML = CPSeq.checklistHtml(recs);
   }
 
   let pending = false;

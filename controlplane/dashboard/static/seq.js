@@ -131,11 +131,28 @@
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
   }
 
-  // The steps 1..13 with whether each was seen in `records`.
+  // The steps 1..13: whether each was seen in `records`, or why it is not part of this flow
+  // (a bare Pod has no controller: no 4-7, its etcd event is step 8; a pod created with
+  // spec.nodeName is never the scheduler's: no 9-11).
   function checklist(records) {
     const seen = new Set(records.map(r => r.step));
-    return Object.keys(STEPS).map(n => ({step: +n, title: STEPS[n], seen: seen.has(+n)}));
+    const root = (records.find(r => r.step === 2 || r.step === 3) || {}).object || {};
+    const pinned = !seen.has(9) && records.some(r => r.step === 8 && /already set/.test(r.detail || ""));
+    return Object.keys(STEPS).map(k => {
+      const n = +k;
+      let skipped = "";
+      if (!seen.has(n) && root.kind === "Pod" && n >= 4 && n <= 7) skipped = "not in a bare Pod's flow: no controller";
+      if (!seen.has(n) && pinned && n >= 9 && n <= 11) skipped = "spec.nodeName is set: the scheduler is bypassed";
+      return {step: n, title: STEPS[k], seen: seen.has(n), skipped};
+    });
   }
 
-  window.CPSeq = {LANES, STEPS, COLORS, hops, flows, svg, checklist, esc};
+  // The checklist as <li> items (class seen / skipped / unseen).
+  function checklistHtml(records) {
+    return checklist(records).map(s =>
+      `<li value="${s.step}" class="${s.seen ? "seen" : s.skipped ? "skipped" : "unseen"}" data-step="${s.step}">` +
+      `${esc(s.title)}${s.seen ? " ✓" : s.skipped ? ` — ${esc(s.skipped)}` : ""}</li>`).join("");
+  }
+
+  window.CPSeq = {LANES, STEPS, COLORS, hops, flows, svg, checklist, checklistHtml, esc};
 })();
