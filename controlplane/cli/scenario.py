@@ -11,7 +11,8 @@ A scenario is data: one YAML file under ``controlplane/examples/scenarios/`` ::
     - apply: pod1.yaml                    # a manifest beside it in controlplane/examples/
     - expect: {pod: affinity, node: node01}
 
-``expect`` waits for its pods (``pod: NAME``, or ``pods: SELECTOR`` with ``count``) to be
+Each step is done through the API (the REST client) and printed as the kubectl command the
+article types, with kubectl's answer. ``expect`` waits for its pods (``pod: NAME``, or ``pods: SELECTOR`` with ``count``) to be
 Running — or, with ``pending``, to be left unschedulable — prints them as ``kubectl get pods
 -o wide`` does and the scheduler's reasoning (:func:`controlplane.trace.explain.render`),
 then checks each given key:
@@ -230,15 +231,14 @@ class Runner:
         for node, kv in labels.items():
             await self.client.patch(NODES, node, {"metadata": {"labels": kv}})
             args = " ".join(f"{k}-" if v is None else f"{k}={v}" for k, v in kv.items())
-            self.out(f"$ kubectl label nodes {node} {args} --overwrite")
-            self.out(f"node/{node} labeled")
+            self.out(f"  kubectl label nodes {node} {args} --overwrite    # node/{node} labeled")
 
     async def _apply(self, name: str) -> None:
         obj = self._manifest(name)
         res = by_kind(obj["kind"], obj.get("apiVersion"))
-        self.out(f"$ kubectl apply -f {name}")
         await self.client.create(res, obj, self.ns)
-        self.out(f"{obj['kind'].lower()}{'.apps' if res.group == 'apps' else ''}/{obj['metadata']['name']} created")
+        self.out(f"  kubectl apply -f {name}    # {obj['kind'].lower()}{'.apps' if res.group == 'apps' else ''}/"
+                 f"{obj['metadata']['name']} created")
 
     def _targets(self, ex: dict[str, Any]) -> list[dict[str, Any]]:
         pods = [p for p in self.pods.list() if not p["metadata"].get("deletionTimestamp")]
@@ -262,7 +262,7 @@ class Runner:
                     return pods
             return pods if all((p.get("status") or {}).get("phase") == "Running" for p in pods) else None
         pods = sorted(await self._until(settled, f"pod(s) {what} to run"), key=lambda p: p["metadata"]["name"])
-        self.out("$ kubectl get pods -o wide")
+        self.out("  kubectl get pods -o wide")
         self.out(f"  {'NAME':<28} {'READY':<6} {'STATUS':<9} {'IP':<13} NODE")
         for p in pods:
             self.out(_pod_row(p))

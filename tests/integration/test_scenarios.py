@@ -37,7 +37,7 @@ def test_scenario_ends_as_the_article_says(c: Cluster, sc: scenarios.Scenario):
     p = demo(c, "--scenario", sc.name)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     assert p.stdout.rstrip().endswith("check(s) held).") and "✗" not in p.stdout
-    assert "$ kubectl get pods -o wide" in p.stdout
+    assert "  kubectl get pods -o wide" in p.stdout
     assert "Why: " in p.stdout  # the explain table, or why there is none
     last = [st["expect"] for st in sc.steps if "expect" in st][-1]
     if "pod" not in last:
@@ -59,14 +59,17 @@ def test_scenario_ends_as_the_article_says(c: Cluster, sc: scenarios.Scenario):
         assert (mine == theirs) == ("same_node_as" in last)
 
 
-def test_bare_pod_demo_ends_when_the_pod_runs(c: Cluster):
-    p = demo(c, "-f", os.path.join(EXAMPLES, "pod5.yaml"), "--timeout", "60")
+def test_bare_pod_demo_ends_when_the_pod_runs(c: Cluster, tmp_path):
+    page = tmp_path / "flow.html"
+    p = demo(c, "-f", os.path.join(EXAMPLES, "pod5.yaml"), "--timeout", "60", "--html", str(page))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "timed out" not in p.stderr and "Summary: 1 pod(s) Running" in p.stdout
     for n in (4, 5, 6, 7):
         assert re.search(rf"^\s+{n}\s+-\s+0\s+.*skipped: a bare Pod has no controller", p.stdout, re.M), n
     steps = {int(m) for m in re.findall(r"^\[\s*(\d+)\]", p.stdout, re.M)}
     assert {2, 3, 8, 9, 10, 11, 12, 13} <= steps and not steps & {5, 6, 7}
+    html = page.read_text()
+    assert "window.CPSeq" in html and '"name": "myapp10"' in html  # the sequence-diagram page of this flow
 
 
 def test_unschedulable_pod_ends_the_demo_at_once(c: Cluster, tmp_path):

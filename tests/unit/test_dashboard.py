@@ -140,3 +140,19 @@ def test_pod_view_shows_unschedulable_message_and_terminating():
                                                         "message": "0/2 nodes are available"}]}}
     v = pod_view(p)
     assert v["deleting"] and v["scheduled"] == "0/2 nodes are available" and v["ready"] == "0/1"
+
+
+async def test_serve_takes_the_next_free_port_when_its_own_is_taken(api):
+    import socket
+
+    from controlplane.dashboard.server import serve_first_free
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        d, runner, bound = await serve_first_free(str(api.make_url("")).rstrip("/"), port)
+        try:
+            assert bound != port and port < bound < port + 20
+        finally:
+            await d.stop()
+            await runner.cleanup()
