@@ -134,6 +134,15 @@ class Dashboard:
             inf.start()
         self._tasks.append(asyncio.create_task(self._follow_trace(), name="dashboard-trace"))
 
+    async def wait_synced(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every informer's first list; whether they all came."""
+        try:
+            await asyncio.wait_for(asyncio.gather(*(i.wait_synced(timeout) for i in self.informers.values())),
+                                   timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
     async def stop(self) -> None:
         for q in list(self.subscribers):
             q.put_nowait(None)
@@ -242,10 +251,13 @@ def view_of(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[st
     return transform
 
 
-async def serve(server: str, port: int, host: str = "127.0.0.1") -> tuple[Dashboard, web.AppRunner, int]:
+async def serve(server: str, port: int, host: str = "127.0.0.1",
+                sync_timeout: float = 10.0) -> tuple[Dashboard, web.AppRunner, int]:
     """Start a :class:`Dashboard` for the apiserver at ``server`` on ``host:port`` (0: any
-    free port); returns it, its runner (``await runner.cleanup()`` after ``dash.stop()``)
-    and the port bound. Raises OSError when the port is taken."""
+    free port) and wait up to ``sync_timeout`` seconds for its first lists (so the first page
+    shows the cluster; an apiserver slower than that fills it in live); returns it, its
+    runner (``await runner.cleanup()`` after ``dash.stop()``) and the port bound. Raises
+    OSError when the port is taken."""
     dash = Dashboard(server)
     runner = web.AppRunner(dash.app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
@@ -258,6 +270,7 @@ async def serve(server: str, port: int, host: str = "127.0.0.1") -> tuple[Dashbo
         raise
     bound = int(runner.addresses[0][1]) if runner.addresses else port
     await dash.start()
+    await dash.wait_synced(sync_timeout)
     return dash, runner, bound
 
 

@@ -132,3 +132,24 @@ def test_sequence_page_says_which_steps_a_flow_has_not(browser, tmp_path, record
     for n, text in skipped.items():
         assert text in items[n][1]
     assert page.locator("#seq g.hop").count() == len(recs) + sum(1 for r in recs if r.step in (3, 9))
+
+
+def test_dashboard_command_serves_any_running_cluster(up):
+    import json
+    import urllib.request
+
+    from tests.integration.conftest import LineReader
+    _, kubeconfig = up
+    proc = subprocess.Popen([sys.executable, "-m", "controlplane", "dashboard", "--kubeconfig", kubeconfig,
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+                            start_new_session=True)
+    try:
+        line = LineReader(proc, proc.stdout).wait_for("dashboard: http://127.0.0.1:", 30)
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)
+        with urllib.request.urlopen(url + "api/state", timeout=10) as r:
+            state = json.load(r)
+        assert {n["name"] for n in state["nodes"]} >= {"node01", "node02"}
+        with urllib.request.urlopen(url, timeout=10) as r:
+            assert b"/static/seq.js" in r.read()
+    finally:
+        stop(proc)
