@@ -25,8 +25,6 @@ from controlplane.service import client_options, run_until_signalled, server_or_
 from controlplane.trace import stream
 from controlplane.trace.explain import bypassed, last_step9, render, step9_records
 
-__all__ = ["command", "last_step9", "render"]
-
 
 @click.command("explain")
 @client_options

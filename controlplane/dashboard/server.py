@@ -130,6 +130,7 @@ class Dashboard:
 
     # -- the apiserver side --------------------------------------------------------------
     async def start(self) -> None:
+        """Start the list-watches (nodes, pods, events) and the trace follower."""
         for inf in self.informers.values():
             inf.start()
         self._tasks.append(asyncio.create_task(self._follow_trace(), name="dashboard-trace"))
@@ -144,6 +145,7 @@ class Dashboard:
         return True
 
     async def stop(self) -> None:
+        """End every browser's stream, the list-watches and the trace follower; close the client."""
         for q in list(self.subscribers):
             q.put_nowait(None)
         for inf in self.informers.values():
@@ -174,6 +176,7 @@ class Dashboard:
         self.publish("record", "ADDED", rec.to_dict())
 
     def publish(self, kind: str, op: str, obj: dict[str, Any]) -> None:
+        """Queue one ``event: change`` for every browser; one that fell 10 000 behind is dropped."""
         msg = f"event: change\ndata: {json.dumps({'kind': kind, 'op': op, 'object': obj})}\n\n"
         for q in list(self.subscribers):
             if q.qsize() > 10_000:  # a browser that stopped reading: drop it
@@ -182,6 +185,7 @@ class Dashboard:
             q.put_nowait(msg)
 
     def snapshot(self) -> dict[str, Any]:
+        """``{"nodes", "pods", "events" (the newest MAX_EVENTS), "records"}``, each a list of views."""
         events = sorted(self.informers["event"].store.values(), key=lambda e: e["time"])[-MAX_EVENTS:]
         return {"nodes": sorted(self.informers["node"].store.values(), key=lambda n: n["name"]),
                 "pods": sorted(self.informers["pod"].store.values(), key=lambda p: (p["namespace"], p["name"])),
@@ -189,15 +193,20 @@ class Dashboard:
 
     # -- the browser side -----------------------------------------------------------------
     async def index(self, request: web.Request) -> web.FileResponse:
+        """``GET /``: the page."""
         return web.FileResponse(os.path.join(STATIC, "index.html"))
 
     async def steps(self, request: web.Request) -> web.Response:
+        """``GET /steps.js``: the step titles for ``seq.js``."""
         return web.Response(text=steps_js(), content_type="application/javascript")
 
     async def state(self, request: web.Request) -> web.Response:
+        """``GET /api/state``: :meth:`snapshot` as JSON."""
         return web.json_response(self.snapshot())
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/stream``: ``event: state`` (the snapshot), then ``event: change`` per change,
+        a comment line every 15 s of quiet (so proxies keep the stream); ends on :meth:`stop`."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         q: asyncio.Queue[str | None] = asyncio.Queue()
@@ -219,6 +228,8 @@ class Dashboard:
         return resp
 
     async def explain(self, request: web.Request) -> web.Response:
+        """``GET /api/explain?namespace=&name=``: the pod's scheduler table (by its current uid),
+        or why it has none, and its events (shape in the module docstring)."""
         ns = request.query.get("namespace", "default")
         name = request.query.get("name", "")
         pod = self.informers["pod"].store.get(f"{ns}/{name}")
