@@ -3,8 +3,11 @@
 Starts etcd (embedded, data in ``--data-dir``; or uses ``--etcd-servers``),
 the apiserver, the controller-manager, the scheduler and one kubelet per node
 (node01 and node02 by default, as in the seeds), writes
-``<data-dir>/kubeconfig``, prints how to use kubectl, reports and restarts any
-process that dies, and stops everything cleanly on Ctrl-C or SIGTERM.
+``<data-dir>/kubeconfig``, serves the live dashboard (:mod:`controlplane.dashboard`:
+``--dashboard-port``, default 8080 or the next free port, printed as ``dashboard:
+http://127.0.0.1:PORT/``; its log in ``<data-dir>/logs/dashboard.log``; ``--no-dashboard``),
+prints how to use kubectl, reports and restarts any process that dies, and stops
+everything cleanly on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 
 import click
 
+from controlplane import log
 from controlplane.cli.cluster import LocalCluster, short_path
 from controlplane.dashboard.server import serve_first_free
 from controlplane.service import run_until_signalled
@@ -69,6 +73,8 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
             await cluster.start()
             dash_line = ""
             if not no_dashboard:
+                # the dashboard's own lines (its informers' reconnects) go to its log, not to ours
+                log.setup("dashboard", path=os.path.join(cluster.data_dir, "logs", "dashboard.log"))
                 try:
                     dash = await serve_first_free(cluster.server, dashboard_port)
                     dash_line = f"  dashboard: http://127.0.0.1:{dash[2]}/\n"
