@@ -14,6 +14,7 @@ from controlplane import apitime
 
 PULLING, PULLED, CREATED, STARTED, KILLING = "Pulling", "Pulled", "Created", "Started", "Killing"
 BACKOFF, FAILED, ERR_IMAGE_NEVER_PULL = "BackOff", "Failed", "ErrImageNeverPull"
+UNHEALTHY = "Unhealthy"
 STARTING, NODE_READY = "Starting", "NodeReady"
 
 
