@@ -42,12 +42,20 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
+@click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
+              help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
+@click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--root-dir", default=None, metavar="DIR",
+              help="where the runtime's state is kept so containers outlive a kubelet restart "
+                   "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             hollow_nodes: int, node_name_prefix: str, node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+            node_status_report_seconds: float, crashloop_backoff_seconds: float,
+            image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
+            root_dir: str | None, trace: bool) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
     try:
@@ -98,11 +106,14 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           container_start_seconds=container_start_seconds,
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
-                          backoff_base_seconds=crashloop_backoff_seconds)
+                          backoff_base_seconds=crashloop_backoff_seconds,
+                          image_backoff_seconds=image_pull_backoff_seconds,
+                          image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
+                                                        image_pull_backoff_seconds))
         async with RestClient(server, "kubelet") as client:
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace).run()
+            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir).run()
 
     run_until_signalled(main)

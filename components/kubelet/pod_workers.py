@@ -84,7 +84,8 @@ class PodWorkers:
                  recorder: Any, tracer: Any = None, *, backoff_base: float = 10.0,
                  backoff_max: float = 300.0,
                  on_images_changed: Callable[[], None] | None = None,
-                 image_backoff_base: float = 10.0, image_backoff_max: float = 300.0) -> None:
+                 image_backoff_base: float = 10.0, image_backoff_max: float = 300.0,
+                 adopt_from_status: bool = True) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -99,6 +100,9 @@ class PodWorkers:
         #: image pull back-off per ``<pod uid>_<image>`` (images.py)
         self.image_backoff = img.Backoff(image_backoff_base, image_backoff_max, runtime.clock)
         self._probe_timers: dict[str, asyncio.TimerHandle] = {}
+        #: no checkpoint (no --root-dir): rebuild a running pod's sandbox from its status;
+        #: False: the checkpoint is the truth, a pod it lacks was lost (a node reboot)
+        self.adopt_from_status = adopt_from_status
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
@@ -236,15 +240,23 @@ class PodWorkers:
             await self.terminate_pod(pod)
             return
         sb = self.runtime.sandbox(uid)
+        if sb is not None and sb.restored:   # from the checkpoint: containers kept running
+            sb.restored = False
+            self.restore_containers(pod, sb)
         if sb is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            sb = self._adopt(pod)
+            if self.adopt_from_status:
+                sb = self._adopt(pod)
         if sb is None:
             sb = self.runtime.run_pod_sandbox(uid)
             sb.start_time = (pod.get("status") or {}).get("startTime") or apitime.now()
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
-            self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
+            if self._lost_containers(pod, sb):
+                self.recorder.event(pod, "Normal", ev.SANDBOX_CHANGED, ev.SANDBOX_CHANGED_MESSAGE)
+                self._trace(pod, f"sandbox re-created after a node reboot, IP {sb.ip}", "RunPodSandbox")
+            else:
+                self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
             pod = await self._send_status(pod, sb)
         restart = spec.get("restartPolicy") or "Always"
 
@@ -311,6 +323,30 @@ class PodWorkers:
             self._trace(pod, f"running pod adopted after kubelet restart, IP {sb.ip}", "adopt")
             self.restore_containers(pod, sb)
         return sb
+
+    def _lost_containers(self, pod: dict, sb: Sandbox) -> bool:
+        """A node reboot: the pod's status shows containers this runtime no longer has.
+        They are put back as exited (255, ``Unknown``) with their restart counts, so the
+        restart policy starts them again with restartCount + 1; init containers that had
+        completed stay completed. Returns whether there were any."""
+        st = pod.get("status") or {}
+        lost = False
+        for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+            for cs in st.get(key) or []:
+                if not cs.get("containerID") or sb.get(cs.get("name", ""), init) is not None:
+                    continue
+                term = (cs.get("state") or {}).get("terminated") or {}
+                done = init and "terminated" in (cs.get("state") or {}) and not term.get("exitCode")
+                c = Container(name=cs["name"], image=cs.get("image", ""), init=init,
+                              container_id=cs["containerID"],
+                              restart_count=int(cs.get("restartCount") or 0))
+                c.started_at = ((cs.get("state") or {}).get("running") or term).get("startedAt") or ""
+                c.state, c.exit_code = "exited", 0 if done else 255
+                c.reason = "Completed" if done else "Unknown"
+                c.finished_at, c.finished_mono = apitime.now(), self.clock()
+                (sb.init_containers if init else sb.containers)[c.name] = c
+                lost = True
+        return lost
 
     def restore_containers(self, pod: dict, sb: Sandbox) -> None:
         """After a kubelet restart: give the sandbox's running containers back their

@@ -161,6 +161,8 @@ class Sandbox:
     containers: dict[str, Container] = field(default_factory=dict)
     #: (init, name) -> (reason, message) for containers that could not be created
     waiting: dict[tuple[bool, str], tuple[str, str]] = field(default_factory=dict)
+    #: restored from the checkpoint; the pod worker resumes its containers once
+    restored: bool = False
 
     def get(self, name: str, init: bool) -> Container | None:
         return (self.init_containers if init else self.containers).get(name)
