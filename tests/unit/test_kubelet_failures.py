@@ -282,7 +282,7 @@ async def test_probe_results_reach_the_status_and_liveness_restarts():
          "readinessProbe": {"exec": {"command": ["cat", "/tmp/healthy"]}, "periodSeconds": 1},
          "livenessProbe": {"exec": {"command": ["cat", "/tmp/healthy"]}, "periodSeconds": 1,
                            "failureThreshold": 1}}
-    pod = await sync(client, w, pod_of(containers=[c]))
+    await sync(client, w, pod_of(containers=[c]))
     w.run_probes("uid-web")
     await w.wait_idle()
     st = client.stored(PODS, "web", "default")["status"]
