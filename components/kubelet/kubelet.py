@@ -99,7 +99,8 @@ class Kubelet:
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
             on_images_changed=agent.mark_changed,
             image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
-            adopt_from_status=self.checkpoint is None)
+            # a root dir without a checkpoint is a node reboot: nothing kept running
+            adopt_from_status=self.checkpoint is None or self.checkpoint.found)
 
     async def start(self) -> None:
         """Register every node, then start heartbeats and the pods informer."""

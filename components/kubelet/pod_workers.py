@@ -16,11 +16,16 @@ synced are coalesced and handled by the same worker once the current sync ends
    pods informer's cache is the apiserver's view (``pkg/kubelet/status/status_manager.go``
    syncPod / needsUpdate / needsReconcile compare against the pod manager's pod).
 
-A pod with ``deletionTimestamp`` is killed (``Killing`` events), gets its terminal
-status, loses its sandbox and IP, and is then deleted with ``gracePeriodSeconds=0``
-(the kubelet's final delete, ``pkg/kubelet/status/status_manager.go``).
+A pod with ``deletionTimestamp`` is stopped gracefully (``Killing`` events, preStop
+hooks, SIGTERM, SIGKILL at the end of the grace period: :meth:`PodWorkers.terminate_pod`),
+gets its terminal status, loses its sandbox and IP, and is then deleted with
+``gracePeriodSeconds=0`` (the kubelet's final delete, ``pkg/kubelet/status/status_manager.go``).
 Exited containers are restarted per ``restartPolicy`` with the kubelet's back-off
-(10 s doubling up to 300 s; CrashLoopBackOff in between).
+(10 s doubling up to 300 s; CrashLoopBackOff in between). Images that cannot be pulled
+(``images.py``) leave the container waiting in ErrImagePull / ImagePullBackOff with the
+image back-off; probes (``prober.py``) set ``started`` / ``ready`` and kill a container
+that fails its liveness or startup probe. Every duration is measured on the runtime's
+clock (``SimulatedRuntime.clock``), the one a test replaces with a ``FakeClock``.
 """
 
 from __future__ import annotations
@@ -100,8 +105,8 @@ class PodWorkers:
         #: image pull back-off per ``<pod uid>_<image>`` (images.py)
         self.image_backoff = img.Backoff(image_backoff_base, image_backoff_max, runtime.clock)
         self._probe_timers: dict[str, asyncio.TimerHandle] = {}
-        #: no checkpoint (no --root-dir): rebuild a running pod's sandbox from its status;
-        #: False: the checkpoint is the truth, a pod it lacks was lost (a node reboot)
+        #: rebuild a running pod's sandbox the runtime lacks from its reported status (no
+        #: --root-dir, or a checkpoint that missed it); False: a node reboot, it was lost
         self.adopt_from_status = adopt_from_status
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
@@ -369,6 +374,7 @@ class PodWorkers:
                 if not init and c.state == "running":
                     self._schedule_exit(pod, c, adopted=True)
                     self._start_probes(pod, c, cs)
+                    self._resume_probe_results(pod, c)
 
     # -- containers ------------------------------------------------------------
     async def _ensure_image(self, pod: dict, cs: dict, init: bool) -> bool:
@@ -472,6 +478,22 @@ class PodWorkers:
         asyncio.get_running_loop().call_later(max(delay, 0.0), exited)
 
     # -- probes (pkg/kubelet/prober) -----------------------------------------------
+    @staticmethod
+    def _resume_probe_results(pod: dict, c: Container) -> None:
+        """A container found running after a kubelet restart keeps the readiness and
+        start it had (the pod's reported status), instead of the workers' initial
+        results, so a restart does not turn running pods unready."""
+        if c.probes is None:
+            return
+        cs = next((x for x in (pod.get("status") or {}).get("containerStatuses") or []
+                   if x.get("name") == c.name and x.get("containerID") == c.container_id), None)
+        if cs is None:
+            return
+        for kind, ok in ((prober.STARTUP, cs.get("started")), (prober.READINESS, cs.get("ready"))):
+            w = c.probes.workers.get(kind)
+            if w is not None and ok:
+                w.result = prober.SUCCESS
+
     def _start_probes(self, pod: dict, c: Container, cs: dict) -> None:
         if prober.probes_of(cs):
             c.probes = prober.ContainerProbes.for_container(cs, c.started_mono)
