@@ -7,13 +7,15 @@ the kubelet's events; the liveness-exec task of the Kubernetes docs (its timings
 shortened) restarts the container; a failing readiness probe keeps READY 0/1; a
 ``kubectl delete`` with a preStop hook shows ``Killing`` and takes the hook's time.
 Then ``controlplane up`` stopped and started again keeps its pods running (RESTARTS 0,
-same startedAt). Waits are ``kubectl wait`` or polls of kubectl with a deadline.
+same startedAt); started once more after a node's root dir was deleted (a reboot), that
+node's pod is restarted (RESTARTS 1, SandboxChanged). Waits are ``kubectl wait`` or polls of kubectl with a deadline.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -196,5 +198,19 @@ def test_up_restarted_keeps_pods_running(tmp_path):
         assert after["state"]["running"]["startedAt"] == before["state"]["running"]["startedAt"]
         row = kubectl("get", "pod", "survivor", "--no-headers").split()
         assert row[1:4] == ["1/1", "Running", "0"], row
+        node = json.loads(kubectl("get", "pod", "survivor", "-o", "json"))["spec"]["nodeName"]
+    finally:
+        stop(proc, timeout=60)
+    # a node reboot: its root dir is gone, so are its containers
+    shutil.rmtree(os.path.join(data_dir, "kubelet", node))
+    proc, _, _ = start_up(str(tmp_path))
+    try:
+        kubectl("wait", "pod/survivor", "--timeout=60s",
+                "--for=jsonpath={.status.containerStatuses[0].restartCount}=1")
+        kubectl("wait", "pod/survivor", "--for=condition=Ready", "--timeout=60s")
+        got = json.loads(kubectl("get", "events", "--field-selector", "involvedObject.name=survivor",
+                                 "-o", "json"))["items"]
+        assert ("SandboxChanged", "Pod sandbox changed, it will be killed and re-created.") in \
+            [(e["reason"], e["message"]) for e in got]
     finally:
         stop(proc, timeout=60)
