@@ -23,8 +23,9 @@ The rules (a script is the argument of ``sh -c`` / ``bash -c`` / ``/bin/sh -c`` 
   it is under ``/tmp`` (an image ships its files; its ``/tmp`` is empty);
 * ``echo``, ``printf``, ``date``, ``env``, ``printenv``, ``hostname``, ``id``, ``pwd``,
   ``uname``, ``cd``, ``export``, ``set``, ``wc``, ``cp``, ``mv``, ``chmod``, ``ln``,
-  ``nslookup``, ``wget``-free lookups and the like (``INSTANT``) → status 0 at once;
-  ``exec CMD`` is ``CMD``; a nested ``sh -c '...'`` is read with the same rules;
+  ``nslookup`` and the like (``INSTANT``) → status 0 at once; ``exec CMD`` is ``CMD``,
+  ``FOO=bar CMD`` is ``CMD``; a nested ``sh -c '...'`` is read with the same rules;
+  ``cmd &`` starts a background job that is not waited for; ``#`` starts a comment;
 * an interpreter's printing one-liner without a loop (``perl -wle 'print bpi(2000)'``,
   ``python3 -c 'print(42)'``) ends at once with 0;
 * ``trap '' TERM`` (also ``SIGTERM``, ``15``, ``""``) → the process ignores SIGTERM, so a
@@ -219,6 +220,8 @@ class _Run:
         argv, outputs = _redirections(argv)
         for path in outputs:
             self.tl.files.append((self.t, path, True))
+        while argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0]):
+            argv = argv[1:]   # FOO=bar cmd: an assignment before the command
         if not argv:
             return
         name = argv[0].rsplit("/", 1)[-1]

@@ -40,6 +40,8 @@ SH = ["sh", "-c"]
     (SH + ["echo start\nsleep 4\nexit 2"], 4.0, 2),
     (SH + ["exec sleep 7"], 7.0, 0),
     (SH + ["sh -c 'sleep 1; exit 6'"], 1.0, 6),
+    (SH + ["FOO=1 sleep 2 # a comment"], 2.0, 0),
+    (SH + ["sleep 100 & sleep 1"], 1.0, 0),
     (SH + ["sleep infinity"], None, 0),
     (SH + ["sleep 1; nginx -g 'daemon off;'"], None, 0),
     (SH + ["until false; do sleep 1; done"], None, 0),
@@ -48,7 +50,8 @@ SH = ["sh", "-c"]
     (SH + ["echo 'unbalanced"], None, 0),
 ], ids=["sleep then exit 0", "sleep then exit 3", "&& chain", "&& skipped after false",
         "|| runs after false", "false last", "true", "sleep a fraction", "sleep with a unit",
-        "sleep operands add up", "newlines separate", "exec", "nested sh -c", "sleep infinity",
+        "sleep operands add up", "newlines separate", "exec", "nested sh -c",
+        "an assignment and a comment", "a background job", "sleep infinity",
         "a server after a sleep", "a loop", "tail -f", "an unknown program", "broken quoting"])
 def test_command_rules(argv, end, code):
     tl = timeline(argv)
