@@ -168,7 +168,11 @@ kind: Pod
 metadata: {name: survivor}
 spec:
   containers:
-  - {name: c, image: nginx}
+  - name: c
+    image: nginx
+    readinessProbe:
+      exec: {command: ["true"]}
+      periodSeconds: 1
 """
 
 
