@@ -37,6 +37,7 @@ from typing import Any, Callable
 from components.kubelet import events as ev
 from components.kubelet import images as img
 from components.kubelet import prober
+from components.kubelet.lifecycle import MINIMUM_GRACE_SECONDS, grace_period_seconds, hook_seconds
 from components.kubelet.runtime import (
     Container,
     ImagePullError,
@@ -45,7 +46,6 @@ from components.kubelet.runtime import (
     container_timeline,
     exit_behaviour,
 )
-from components.kubelet.script import run_against
 from components.kubelet.status import generate_pod_status, status_differs
 from controlplane import apitime
 from controlplane.api.defaults import image_pull_policy
@@ -561,7 +561,7 @@ class PodWorkers:
         event(log, "container.probe_failed", pod=_name(pod), container=c.name, probe=kind)
         probe = next((w.probe for w in c.probes.workers.values() if w.probe.kind == kind), None) \
             if c.probes is not None else None
-        grace = _grace_seconds(pod, probe.spec if probe is not None else None)
+        grace = grace_period_seconds(pod, probe.spec if probe is not None else None)
         uid, cid = _uid(pod), c.container_id
 
         def stopped(code: int) -> None:
@@ -619,7 +619,7 @@ class PodWorkers:
             t = self._probe_timers.pop(uid, None)
             if t is not None:
                 t.cancel()
-            grace = _grace_seconds(pod)
+            grace = grace_period_seconds(pod)
             running = [c for c in list(sb.containers.values()) + list(sb.init_containers.values())
                        if c.state == "running"]
             for c in running:
@@ -651,7 +651,7 @@ class PodWorkers:
         hook = ((cs.get("lifecycle") or {}).get("preStop") or {}) if grace > 0 else {}
         spent = 0.0
         if hook:
-            took = _hook_seconds(hook, c, self.clock())
+            took = hook_seconds(hook, c, self.clock())
             spent = min(took, grace)
             event(log, "container.prestop", pod=_name(pod), container=c.name, seconds=f"{spent:g}")
             if spent > 0:
@@ -659,7 +659,7 @@ class PodWorkers:
         if c.state != "running":
             return
         if c.timeline.ignores_sigterm:
-            await asyncio.sleep(max(grace - spent, 2.0) if grace > 0 else 0.0)
+            await asyncio.sleep(max(grace - spent, MINIMUM_GRACE_SECONDS) if grace > 0 else 0.0)
             self.runtime.exit_container(c, 137)
         else:
             self.runtime.exit_container(c, c.timeline.stop_code())
@@ -708,27 +708,3 @@ class PodWorkers:
         if self.tracer is not None:
             self.tracer.emit(12, action, pod, detail)
 
-
-def _grace_seconds(pod: dict, probe: dict | None = None) -> float:
-    """The grace period of a stop, seconds: a probe's ``terminationGracePeriodSeconds``
-    (liveness / startup kills), else ``metadata.deletionGracePeriodSeconds``, else the
-    spec's ``terminationGracePeriodSeconds``, else 30 (``kuberuntime_container.go``
-    setTerminationGracePeriod)."""
-    for v in ((probe or {}).get("terminationGracePeriodSeconds"),
-              (pod.get("metadata") or {}).get("deletionGracePeriodSeconds"),
-              (pod.get("spec") or {}).get("terminationGracePeriodSeconds")):
-        if v is not None:
-            return max(float(v), 0.0)
-    return 30.0
-
-
-def _hook_seconds(hook: dict, c: Container, now: float) -> float:
-    """How long a lifecycle hook takes: an ``exec`` command's run time by the rules of
-    ``script.py`` (one that never ends: forever), ``sleep.seconds``, else 0."""
-    if isinstance(hook.get("sleep"), dict):
-        return float(hook["sleep"].get("seconds") or 0)
-    if isinstance(hook.get("exec"), dict):
-        argv = [str(w) for w in hook["exec"].get("command") or []]
-        tl, _ = run_against(argv, c.timeline, now - c.started_mono)
-        return float("inf") if tl.end is None else tl.end
-    return 0.0

@@ -24,9 +24,10 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from components.kubelet.ipam import IPAM
+from components.kubelet.prober import ContainerProbes
 from components.kubelet.script import Timeline, argv_of, timeline
 from controlplane import apitime
 
@@ -133,8 +134,8 @@ class Container:
     started_mono: float = 0.0   # the runtime's clock at the start (probes, scripted exits)
     #: what the command line does (script.py); set at creation
     timeline: Timeline = field(default_factory=Timeline)
-    #: the probe workers of this instance (prober.ContainerProbes), None without probes
-    probes: Any = None
+    #: the probe workers of this instance, None without probes
+    probes: ContainerProbes | None = None
     #: set when the kubelet killed it (liveness/startup failure, deletion)
     killed: str = ""
 

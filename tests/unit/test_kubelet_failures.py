@@ -15,6 +15,7 @@ from components.kubelet import images as img
 from components.kubelet import prober
 from components.kubelet.checkpoint import Checkpoint
 from components.kubelet.kubelet import Kubelet, Timings
+from components.kubelet.lifecycle import grace_period_seconds, hook_seconds
 from components.kubelet.node import NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
@@ -305,6 +306,28 @@ async def test_probe_results_reach_the_status_and_liveness_restarts():
 
 
 # -- graceful termination ----------------------------------------------------------
+@pytest.mark.parametrize("pod,probe,grace", [
+    ({}, None, 30.0),
+    ({"spec": {"terminationGracePeriodSeconds": 5}}, None, 5.0),
+    ({"metadata": {"deletionGracePeriodSeconds": 2}, "spec": {"terminationGracePeriodSeconds": 5}}, None, 2.0),
+    ({"spec": {"terminationGracePeriodSeconds": 5}}, {"terminationGracePeriodSeconds": 1}, 1.0),
+], ids=["the default 30 s", "the spec's", "the deletion's", "the probe's"])
+def test_grace_period_seconds(pod, probe, grace):
+    assert grace_period_seconds(pod, probe) == grace
+
+
+@pytest.mark.parametrize("hook,seconds", [
+    ({"exec": {"command": SH + ["sleep 5"]}}, 5.0),
+    ({"exec": {"command": ["nginx", "-s", "quit"]}}, math.inf),
+    ({"sleep": {"seconds": 3}}, 3.0),
+    ({"httpGet": {"path": "/shutdown", "port": 80}}, 0.0),
+], ids=["exec sleep 5", "an exec that never ends", "the sleep action", "httpGet"])
+def test_hook_seconds(hook, seconds):
+    c = SimulatedRuntime("n", "10.244.1.0/24").create_container(
+        SimulatedRuntime("n", "10.244.1.0/24").run_pod_sandbox("u"), {"name": "c", "image": "nginx"}, False)
+    assert hook_seconds(hook, c, 0.0) == seconds
+
+
 async def test_prestop_hook_and_sigterm_ignored_until_the_grace_period():
     client, rec, rt, w = failing_env(FakeClock())
     spec_c = [{"name": "hook", "image": "nginx", "lifecycle": {"preStop": {"exec": {"command": SH + ["sleep 0.2"]}}}},
