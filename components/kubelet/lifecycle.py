@@ -37,3 +37,15 @@ def hook_seconds(hook: dict, c: Container, now: float) -> float:
         tl, _ = run_against(argv, c.timeline, now - c.started_mono)
         return float("inf") if tl.end is None else tl.end
     return 0.0
+
+
+def should_restart(restart_policy: str, exit_code: int | None, killed_by_probe: str = "") -> bool:
+    """Whether an exited container starts again: ``Always``; ``OnFailure`` after a non-zero
+    exit — or after a liveness / startup probe killed it, whatever its exit code
+    (``kuberuntime_manager.go`` computePodActions restarts a probe-killed container
+    unless the policy is ``Never``); never under ``Never``."""
+    if restart_policy == "Always":
+        return True
+    if restart_policy == "OnFailure":
+        return bool(exit_code) or bool(killed_by_probe)
+    return False

@@ -37,7 +37,12 @@ from typing import Any, Callable
 from components.kubelet import events as ev
 from components.kubelet import images as img
 from components.kubelet import prober
-from components.kubelet.lifecycle import MINIMUM_GRACE_SECONDS, grace_period_seconds, hook_seconds
+from components.kubelet.lifecycle import (
+    MINIMUM_GRACE_SECONDS,
+    grace_period_seconds,
+    hook_seconds,
+    should_restart,
+)
 from components.kubelet.runtime import (
     Container,
     ImagePullError,
@@ -301,7 +306,7 @@ class PodWorkers:
             waiting = sb.waiting.get((False, cs["name"]))
             if c is None and (waiting is None or waiting[0] in img.PULL_FAILURES):
                 to_start.append(cs)
-            elif c is not None and c.state == "exited" and self._should_restart(restart, c) \
+            elif c is not None and c.state == "exited" and should_restart(restart, c.exit_code, c.killed) \
                     and self._restart_due(pod, sb, c):
                 to_start.append(cs)
         if to_start:
@@ -577,10 +582,6 @@ class PodWorkers:
             asyncio.get_running_loop().call_later(grace, stopped, 137)
         else:
             stopped(c.timeline.stop_code())
-
-    @staticmethod
-    def _should_restart(restart_policy: str, c: Container) -> bool:
-        return restart_policy == "Always" or (restart_policy == "OnFailure" and c.exit_code != 0)
 
     def _restart_due(self, pod: dict, sb: Sandbox, c: Container) -> bool:
         """True when the exited container may be restarted now; otherwise mark it

@@ -15,7 +15,7 @@ from components.kubelet import images as img
 from components.kubelet import prober
 from components.kubelet.checkpoint import Checkpoint
 from components.kubelet.kubelet import Kubelet, Timings
-from components.kubelet.lifecycle import grace_period_seconds, hook_seconds
+from components.kubelet.lifecycle import grace_period_seconds, hook_seconds, should_restart
 from components.kubelet.node import NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
@@ -314,6 +314,15 @@ async def test_probe_results_reach_the_status_and_liveness_restarts():
 ], ids=["the default 30 s", "the spec's", "the deletion's", "the probe's"])
 def test_grace_period_seconds(pod, probe, grace):
     assert grace_period_seconds(pod, probe) == grace
+
+
+@pytest.mark.parametrize("policy,code,killed,restart", [
+    ("Always", 0, "", True), ("OnFailure", 0, "", False), ("OnFailure", 1, "", True),
+    ("OnFailure", 0, "liveness", True), ("Never", 143, "liveness", False), ("Never", 1, "", False),
+], ids=["Always", "OnFailure after success", "OnFailure after a failure",
+        "OnFailure after a liveness kill that exited 0", "Never after a liveness kill", "Never"])
+def test_should_restart(policy, code, killed, restart):
+    assert should_restart(policy, code, killed) is restart
 
 
 @pytest.mark.parametrize("hook,seconds", [
