@@ -33,6 +33,8 @@ import os
 import time
 from typing import Any
 
+import orjson
+
 from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, normalize_image
 from controlplane.log import event
 
@@ -118,6 +120,9 @@ class Checkpoint:
         self.found = False
         self._timer: asyncio.TimerHandle | None = None
         self.writes = 0
+        #: node -> its runtime as encoded JSON, re-encoded only when the node changed
+        self._encoded: dict[str, bytes] = {}
+        self._dirty: set[str] = set()
 
     def load(self) -> bool:
         """Read the file; True when there was one (False: a first start or a reboot)."""
@@ -141,11 +146,18 @@ class Checkpoint:
         on; returns the number of sandboxes restored."""
         n = load_runtime(rt, self.state.get(node) or {}) if self.found else 0
         self.runtimes[node] = rt
-        rt.on_change = self.mark_dirty
+        self._dirty.add(node)
+
+        def changed() -> None:
+            self.mark_dirty(node)
+
+        rt.on_change = changed
         return n
 
-    def mark_dirty(self) -> None:
-        """Schedule a write ``interval`` seconds from now (one write for a burst)."""
+    def mark_dirty(self, node: str | None = None) -> None:
+        """Note that ``node`` (None: every node) changed and schedule a write ``interval``
+        seconds from now (one write for a burst)."""
+        self._dirty.update([node] if node is not None else self.runtimes)
         if self._timer is not None:
             return
         try:
@@ -163,14 +175,23 @@ class Checkpoint:
             event(log, "checkpoint.write_failed", logging.WARNING, path=self.path, error=str(e)[:200])
 
     def flush(self) -> None:
-        """Write every attached node's runtime now (write to a temporary file, rename)."""
+        """Write every attached node's runtime now (to a temporary file, then renamed over
+        the checkpoint). Only the nodes that changed since the last write are encoded again:
+        a burst on one hollow node does not re-encode the other 999."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        doc = {"version": VERSION, "nodes": {n: dump_runtime(rt) for n, rt in self.runtimes.items()}}
+        for n in self._dirty:
+            rt = self.runtimes.get(n)
+            if rt is not None:
+                self._encoded[n] = orjson.dumps(dump_runtime(rt))
+        self._dirty.clear()
+        body = b"".join([b'{"version":%d,"nodes":{' % VERSION,
+                         b",".join(orjson.dumps(n) + b":" + enc for n, enc in self._encoded.items()),
+                         b"}}"])
         tmp = f"{self.path}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
+        with open(tmp, "wb") as f:
+            f.write(body)
         os.replace(tmp, self.path)
         self.writes += 1
 

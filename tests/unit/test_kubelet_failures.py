@@ -423,3 +423,20 @@ async def test_checkpoint_writes_are_batched(tmp_path):
     assert cp.writes == 1 and len(json.loads((tmp_path / "runtime-state.json").read_text())
                                   ["nodes"]["n"]["sandboxes"]) == 100
     assert json.loads((tmp_path / "runtime-state.json").read_text())["version"] == 1
+
+
+async def test_checkpoint_reencodes_only_the_nodes_that_changed(tmp_path):
+    cp = Checkpoint(str(tmp_path), interval=60)
+    cp.load()
+    a, b = SimulatedRuntime("a", "10.244.1.0/24"), SimulatedRuntime("b", "10.244.2.0/24")
+    cp.attach("a", a)
+    cp.attach("b", b)
+    b.run_pod_sandbox("uid-b1")
+    cp.flush()
+    b.on_change = None                   # b changes unseen: its encoding is reused
+    b.run_pod_sandbox("uid-b2")
+    a.run_pod_sandbox("uid-a1")
+    cp.flush()
+    nodes = json.loads((tmp_path / "runtime-state.json").read_text())["nodes"]
+    assert [s["pod_uid"] for s in nodes["a"]["sandboxes"]] == ["uid-a1"]
+    assert [s["pod_uid"] for s in nodes["b"]["sandboxes"]] == ["uid-b1"]
