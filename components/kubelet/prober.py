@@ -17,7 +17,8 @@ Failure puts the worker on hold until the container is replaced (``onHold``).
   files at that moment — ``cat /tmp/healthy`` fails once the container's script ran
   ``rm -f /tmp/healthy`` (with busybox's message ``cat: can't open '/tmp/healthy': No
   such file or directory``), ``false`` / ``exit 1`` fail, a command that takes longer than
-  ``timeoutSeconds`` (``sleep 5``, or one that never ends) times out;
+  ``timeoutSeconds`` (``sleep 5``, or one that never ends) times out (``command "sleep 5"
+  timed out``, ``pkg/probe/exec``);
 * ``httpGet`` / ``tcpSocket`` / ``grpc``: succeed, unless the pod annotation
   ``controlplane.io/fail-probes`` names the probe: a comma-separated list of items, each a
   probe kind (``liveness``, ``readiness``, ``startup``), an httpGet path (``/healthz``) or a
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from components.kubelet.script import Timeline, run_against
+from controlplane import apitime
 
 LIVENESS, READINESS, STARTUP = "liveness", "readiness", "startup"
 KINDS = (STARTUP, LIVENESS, READINESS)
@@ -114,7 +116,8 @@ def run_probe(probe: Probe, container: dict, files: Timeline, elapsed: float,
         argv = [str(w) for w in spec["exec"].get("command") or []]
         tl, output = run_against(argv, files, elapsed)
         if tl.end is None or tl.end > probe.timeout:
-            return False, f"command {' '.join(argv)!r} timed out"
+            # the CRI's TimeoutError text (remote_runtime.go ExecSync), the probe's output
+            return False, f"command {apitime.go_quote(' '.join(argv))} timed out"
         return tl.code == 0, "\n".join(output)
     handler = next((k for k in ("httpGet", "tcpSocket", "grpc") if isinstance(spec.get(k), dict)), "")
     if not handler:

@@ -275,7 +275,7 @@ def test_startup_probe_gates_liveness_and_readiness():
 
 def test_exec_probe_timeout():
     p = prober.Probe("readiness", {"exec": {"command": ["sleep", "5"]}}, timeout=1)
-    assert prober.run_probe(p, {}, timeline([]), 0) == (False, "command 'sleep 5' timed out")
+    assert prober.run_probe(p, {}, timeline([]), 0) == (False, 'command "sleep 5" timed out')
 
 
 async def test_probe_results_reach_the_status_and_liveness_restarts():
