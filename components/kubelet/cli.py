@@ -2,11 +2,14 @@
 
     controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
+    controlplane kubelet --master URL --node-name node01 --root-dir /var/lib/controlplane/kubelet/node01
 
 Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
 """
 
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -90,6 +93,11 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             if opt == "--pods" and (q.denominator != 1 or q > 2 ** 31 - 1):   # kubelet's int32 maxPods
                 raise ValueError(f"invalid {opt} {val!r}: must be a whole number of at most {2 ** 31 - 1}")
         resources(nodes[0])
+        if root_dir:
+            try:
+                os.makedirs(root_dir, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot use --root-dir {root_dir!r}: {e.strerror or e}") from None
         if pod_cidr:
             from components.kubelet.ipam import IPAM
             IPAM(pod_cidr)

@@ -21,9 +21,11 @@ from controlplane.cli.up import command as up
     (["--image-pull-seconds", "-1"], "-1.0 is not in the range x>=0"),
     (["--image-pull-backoff-seconds", "0"], "0.0 is not in the range x>0"),
     (["--image-pull-backoff-max-seconds", "-5"], "-5.0 is not in the range x>0"),
+    (["--root-dir", "/proc/1/nope"], "cannot use --root-dir '/proc/1/nope'"),
 ], ids=["empty node name", "node name with capitals and an underscore", "hollow node prefix makes bad names",
         "label with two equals signs", "label key with a space", "label without a value", "cpu not a quantity",
-        "negative image pull time", "a zero image pull back-off", "a negative image pull back-off maximum"])
+        "negative image pull time", "a zero image pull back-off", "a negative image pull back-off maximum",
+        "a root dir that cannot be made"])
 def test_kubelet_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(kubelet, ["--master", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2, r.output
