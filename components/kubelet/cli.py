@@ -2,11 +2,14 @@
 
     controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
+    controlplane kubelet --master URL --node-name node01 --root-dir /var/lib/controlplane/kubelet/node01
 
 Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
 """
 
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -56,13 +59,21 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
+@click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
+              help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
+@click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--root-dir", default=None, metavar="DIR",
+              help="where the runtime's state is kept so containers outlive a kubelet restart "
+                   "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             register_with_taints: str, kube_reserved: str, hollow_nodes: int, node_name_prefix: str,
             node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+            node_status_report_seconds: float, crashloop_backoff_seconds: float,
+            image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
+            root_dir: str | None, trace: bool) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
     try:
@@ -103,6 +114,11 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             if opt == "--pods" and (q.denominator != 1 or q > 2 ** 31 - 1):   # kubelet's int32 maxPods
                 raise ValueError(f"invalid {opt} {val!r}: must be a whole number of at most {2 ** 31 - 1}")
         resources(nodes[0])
+        if root_dir:
+            try:
+                os.makedirs(root_dir, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot use --root-dir {root_dir!r}: {e.strerror or e}") from None
         if pod_cidr:
             from components.kubelet.ipam import IPAM
             IPAM(pod_cidr)
@@ -119,11 +135,14 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           container_start_seconds=container_start_seconds,
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
-                          backoff_base_seconds=crashloop_backoff_seconds)
+                          backoff_base_seconds=crashloop_backoff_seconds,
+                          image_backoff_seconds=image_pull_backoff_seconds,
+                          image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
+                                                        image_pull_backoff_seconds))
         async with RestClient(server, "kubelet") as client:
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace).run()
+            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir).run()
 
     run_until_signalled(main)

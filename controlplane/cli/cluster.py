@@ -283,14 +283,16 @@ class LocalCluster:
                     "--node-index", str(pool.first_index), *pool.kubelet_args(), *self.kubelet_args]))
             return out
         for node in self.nodes:
-            args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
+            args = ["kubelet", *master, "--node-name", node,
+                    "--root-dir", os.path.join(self.data_dir, "kubelet", node), *self.kubelet_args]
             if node in self.node_labels:
                 args += ["--node-labels", self.node_labels[node]]
             out.append(Service(f"kubelet-{node}", args))
         if self.hollow_nodes:
             out.append(Service("kubelet-hollow", [
                 "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
-                "--node-name-prefix", "hollow-", *self.kubelet_args]))
+                "--node-name-prefix", "hollow-",
+                "--root-dir", os.path.join(self.data_dir, "kubelet", "hollow"), *self.kubelet_args]))
         return out
 
     def _scheduler_config_args(self) -> list[str]:
