@@ -2,6 +2,7 @@
 
     controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
+    controlplane kubelet --master URL --node-name node01 --root-dir /var/lib/controlplane/kubelet/node01
 
 Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``. ``--healthz-port`` (10248) serves
 ``/healthz``, ``--read-only-port`` (10255) ``/metrics``, ``/healthz`` and ``/pods``
@@ -10,6 +11,8 @@ on one machine) is logged and left out.
 """
 
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -59,6 +62,12 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
+@click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
+              help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
+@click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--root-dir", default=None, metavar="DIR",
+              help="where the runtime's state is kept so containers outlive a kubelet restart "
+                   "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
 @tracing_options("kubelet")
 @click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
@@ -74,7 +83,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool,
+            node_status_report_seconds: float, crashloop_backoff_seconds: float,
+            image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
+            root_dir: str | None, trace: bool,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
@@ -116,6 +127,11 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             if opt == "--pods" and (q.denominator != 1 or q > 2 ** 31 - 1):   # kubelet's int32 maxPods
                 raise ValueError(f"invalid {opt} {val!r}: must be a whole number of at most {2 ** 31 - 1}")
         resources(nodes[0])
+        if root_dir:
+            try:
+                os.makedirs(root_dir, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot use --root-dir {root_dir!r}: {e.strerror or e}") from None
         if pod_cidr:
             from components.kubelet.ipam import IPAM
             IPAM(pod_cidr)
@@ -134,9 +150,12 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           container_start_seconds=container_start_seconds,
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
-                          backoff_base_seconds=crashloop_backoff_seconds)
+                          backoff_base_seconds=crashloop_backoff_seconds,
+                          image_backoff_seconds=image_pull_backoff_seconds,
+                          image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
+                                                        image_pull_backoff_seconds))
         async with RestClient(server, "kubelet") as client:
-            kubelet = Kubelet(client, nodes, timings, trace=trace)
+            kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir)
             endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,
                                             healthz_address=healthz_bind_address, healthz_port=healthz_port,
                                             address=address, read_only_port=read_only_port)

@@ -334,11 +334,13 @@ class LocalCluster:
                          for pool in cfg.hollow_pools]
         else:
             kubelets = [(f"kubelet-{node}", ["--node-name", node,
+                                             "--root-dir", os.path.join(self.data_dir, "kubelet", node),
                                              *(["--node-labels", self.node_labels[node]]
                                                if node in self.node_labels else [])]) for node in self.nodes]
             if self.hollow_nodes:
                 kubelets.append(("kubelet-hollow", ["--hollow-nodes", str(self.hollow_nodes),
-                                                    "--node-name-prefix", "hollow-"]))
+                                                    "--node-name-prefix", "hollow-",
+                                                    "--root-dir", os.path.join(self.data_dir, "kubelet", "hollow")]))
         for name, node_args in kubelets:
             healthz, read_only = self._port(DEFAULT_PORTS["kubelet-healthz"]), \
                 self._port(DEFAULT_PORTS["kubelet-read-only"])

@@ -3,8 +3,11 @@
 Starts etcd (embedded, data in ``--data-dir``; or uses ``--etcd-servers``),
 the apiserver, the controller-manager, the scheduler and one kubelet per node
 (node01 and node02 by default, as in the seeds), writes
-``<data-dir>/kubeconfig``, prints how to use kubectl, reports and restarts any
-process that dies, and stops everything cleanly on Ctrl-C or SIGTERM.
+``<data-dir>/kubeconfig``, serves the live dashboard (:mod:`controlplane.dashboard`:
+``--dashboard-port``, default 8080 or the next free port, printed as ``dashboard:
+http://127.0.0.1:PORT/``; its log in ``<data-dir>/logs/dashboard.log``; ``--no-dashboard``),
+prints how to use kubectl, reports and restarts any process that dies, and stops
+everything cleanly on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import os
 
 import click
 
+from controlplane import log
 from controlplane.cli.cluster import LocalCluster, MetricsEndpoint, short_path
 from controlplane.cli.prometheus import write_scrape_config
 from controlplane.clusterconfig import ConfigError, load
+from controlplane.dashboard.server import serve_first_free
 from controlplane.service import run_until_signalled
 
 
@@ -66,10 +71,14 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
               help="write a Prometheus scrape config for every component's /metrics to FILE")
 @click.option("--tracing-endpoint", default=None, metavar="HOST:PORT",
               help="every component sends OpenTelemetry spans (OTLP/HTTP) to this collector, all sampled")
+@click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+              help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
+@click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
-            prometheus_file: str | None, tracing_endpoint: str | None) -> None:
+            prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
+            no_dashboard: bool) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -94,6 +103,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
+        dash = None
         try:
             await cluster.start()
             if prometheus_file:
@@ -102,6 +112,15 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                 except OSError as e:
                     raise RuntimeError(f"cannot write --prometheus {prometheus_file}: {e.strerror or e}") from None
             click.echo(endpoints_text(cluster.endpoints, prometheus_file), err=True)
+            dash_line = ""
+            if not no_dashboard:
+                # the dashboard's own lines (its informers' reconnects) go to its log, not to ours
+                log.setup("dashboard", path=os.path.join(cluster.data_dir, "logs", "dashboard.log"))
+                try:
+                    dash = await serve_first_free(cluster.server, dashboard_port)
+                    dash_line = f"  dashboard: http://127.0.0.1:{dash[2]}/\n"
+                except OSError as e:
+                    dash_line = f"  (no dashboard: {e})\n"
             kc = short_path(cluster.kubeconfig)
             click.echo(
                 f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}"
@@ -110,6 +129,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                 f"  kubectl get nodes\n"
                 f"\n  (or: kubectl --kubeconfig {kc} get nodes)\n"
                 f"  controlplane trace --kubeconfig {kc} --follow   # the 13-step records\n"
+                f"{dash_line}"
                 f"\nCtrl-C stops everything.", err=True)
             await cluster.supervise()
         except RuntimeError as e:
@@ -117,6 +137,9 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                 await asyncio.shield(cluster.stop())
             raise click.ClickException(str(e)) from None
         finally:
+            if dash is not None:
+                await dash[0].stop()
+                await dash[1].cleanup()
             if cluster.started and any(s.proc and s.proc.returncode is None for s in cluster.services):
                 click.echo("controlplane: stopping...", err=True)
                 await asyncio.shield(cluster.stop())

@@ -57,6 +57,11 @@ def run(api: client.ApiClient, stop: threading.Event, on_reconcile: Any = None) 
             while not stop.is_set():
                 for event in w.stream(core.list_namespace, resource_version=rv, timeout_seconds=5,
                                       allow_watch_bookmarks=True):
+                    if event["type"] == "ERROR":   # e.g. 410 Gone: the resourceVersion expired
+                        raise client.ApiException(status=(event.get("raw_object") or {}).get("code", 500))
+                    if event["type"] == "BOOKMARK":   # only a newer resourceVersion to resume from
+                        rv = event["raw_object"]["metadata"]["resourceVersion"]
+                        continue
                     ns = event["object"]
                     rv = ns.metadata.resource_version
                     if event["type"] in ("ADDED", "MODIFIED"):
