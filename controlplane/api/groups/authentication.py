@@ -41,12 +41,32 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                                   "compatible with both the TokenReview and token."),
         "error": ("string", "Error indicates that the token couldn't be checked"),
     }),
+    "TokenRequestSpec": ("TokenRequestSpec contains client provided parameters of a token request.", {
+        "audiences": ("[]string", "Audiences are the intendend audiences of the token. A recipient of a token must "
+                                  "identify themself with an identifier in the list of audiences of the token, and "
+                                  "otherwise should reject the token."),
+        "expirationSeconds": ("int64", "ExpirationSeconds is the requested duration of validity of the "
+                                               "request."),
+        "boundObjectRef": ("BoundObjectReference", "BoundObjectRef is a reference to an object that the token will "
+                                                   "be bound to."),
+    }),
+    "BoundObjectReference": ("BoundObjectReference is a reference to an object that a token is bound to.", {
+        "kind": ("string", "Kind of the referent. Valid kinds are 'Pod' and 'Secret'."),
+        "apiVersion": ("string", "API version of the referent."),
+        "name": ("string", "Name of the referent."),
+        "uid": ("string", "UID of the referent."),
+    }),
+    "TokenRequestStatus": ("TokenRequestStatus is the result of a token request.", {
+        "token": ("string", "Token is the opaque bearer token."),
+        "expirationTimestamp": ("Time", "ExpirationTimestamp is the time of expiration of the returned token."),
+    }),
 }
 
 #: the list tags of ``authentication/v1/types.go``: every list ``+listType=atomic``
 listfields.declare(structs={"UserInfo": {"groups": listfields.ATOMIC},
                             "TokenReviewSpec": {"audiences": listfields.ATOMIC},
-                            "TokenReviewStatus": {"audiences": listfields.ATOMIC}})
+                            "TokenReviewStatus": {"audiences": listfields.ATOMIC},
+                            "TokenRequestSpec": {"audiences": listfields.ATOMIC}})
 
 SSR_SCHEMA = KindSchema(
     "SelfSubjectReview contains the user information that the kube-apiserver has about the user making this "
@@ -59,6 +79,14 @@ TOKENREVIEW_SCHEMA = KindSchema(
         "spec": ("TokenReviewSpec", "Spec holds information about the request being evaluated"),
         "status": ("TokenReviewStatus", "Status is filled in by the server and indicates whether the request can be "
                                         "authenticated."),
+    }, TYPES)
+
+#: the body of ``serviceaccounts/NAME/token`` (not a served resource: ``schemas.BODY_KINDS``)
+TOKENREQUEST_SCHEMA = KindSchema(
+    "TokenRequest requests a token for a given service account.", {
+        "spec": ("TokenRequestSpec", "Spec holds information about the request being evaluated"),
+        "status": ("TokenRequestStatus", "Status is filled in by the server and indicates whether the token can be "
+                                         "authenticated."),
     }, TYPES)
 
 
