@@ -21,7 +21,8 @@ from multidict import CIMultiDict
 
 from components.apiserver import status as st
 from components.apiserver.auth import ANONYMOUS_USER, AlwaysAllow, Decision, UserInfo
-from components.apiserver.authentication import impersonation, serviceaccount, tokenfile, tokenrequest, x509 as ax509
+from components.apiserver.authentication import impersonation, serviceaccount, tokenfile, tokenrequest
+from components.apiserver.authentication import x509 as ax509
 from components.apiserver.authentication.serviceaccount import (
     DEFAULT_ISSUER,
     KeySet,
