@@ -43,11 +43,17 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@click.option("--service-account-tokens", default="auto", show_default=True,
+              type=click.Choice(["auto", "request", "off"]),
+              help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
+                   "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
+                   "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             hollow_nodes: int, node_name_prefix: str, node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool,
+            service_account_tokens: str = "auto") -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
     try:
@@ -103,6 +109,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace).run()
+            await Kubelet(client, nodes, timings, trace=trace,
+                          service_account_tokens=service_account_tokens == "request"
+                          or (service_account_tokens == "auto" and not hollow_nodes)).run()
 
     run_until_signalled(main)

@@ -23,6 +23,7 @@ from typing import Any
 from components.kubelet.node import NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
+from components.kubelet.tokens import TokenManager
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
@@ -49,7 +50,7 @@ class Kubelet:
     ``client`` (a RestClient). ``trace`` toggles step records (steps 1 and 12)."""
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
-                 trace: bool = True, register_concurrency: int = 32) -> None:
+                 trace: bool = True, register_concurrency: int = 32, service_account_tokens: bool = False) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
@@ -59,6 +60,8 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
+        #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
+        self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
         self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
@@ -77,10 +80,13 @@ class Kubelet:
         runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
                                    t.container_start_seconds)
         self.agents[cfg.name] = agent
+        tokens = None
+        if self.service_account_tokens:
+            tokens = TokenManager(self.client, lambda pod, msg: recorder.event(pod, "Warning", "FailedMount", msg))
         self.workers[cfg.name] = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
-            on_images_changed=agent.mark_changed)
+            on_images_changed=agent.mark_changed, tokens=tokens)
 
     async def start(self) -> None:
         """Register every node, then start heartbeats and the pods informer."""
@@ -107,6 +113,8 @@ class Kubelet:
         await self.informer.stop()
         for w in self.workers.values():
             await w.stop()
+            if w.tokens is not None:
+                w.tokens.close()
         await self.tracer.flush()
 
     # -- informer handlers -------------------------------------------------------

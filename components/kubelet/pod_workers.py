@@ -74,7 +74,7 @@ class PodWorkers:
     def __init__(self, client: Any, node_name: str, host_ip: str, runtime: SimulatedRuntime,
                  recorder: Any, tracer: Any = None, *, backoff_base: float = 10.0,
                  backoff_max: float = 300.0,
-                 on_images_changed: Callable[[], None] | None = None) -> None:
+                 on_images_changed: Callable[[], None] | None = None, tokens: Any = None) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -84,6 +84,8 @@ class PodWorkers:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.on_images_changed = on_images_changed
+        #: the projected service-account tokens (components/kubelet/tokens.py TokenManager), or None
+        self.tokens = tokens
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
@@ -130,6 +132,8 @@ class PodWorkers:
         task = self._tasks.get(uid)
         if task is not None and not task.done():
             task.cancel()
+        if self.tokens is not None:
+            self.tokens.forget(uid)
         if self.runtime.stop_pod_sandbox(uid) is not None:
             event(log, "pod.removed", pod=_name(pod), node=self.node_name)
 
@@ -226,6 +230,8 @@ class PodWorkers:
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
             self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
             pod = await self._send_status(pod, sb)
+        if self.tokens is not None:
+            await self.tokens.mount(pod)  # the projected token volume (kube-api-access-*)
         restart = spec.get("restartPolicy") or "Always"
 
         # init containers, one at a time, each to completion
