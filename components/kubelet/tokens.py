@@ -16,8 +16,9 @@ in the apiserver (about 2 ms of its CPU: a third more apiserver CPU for a burst 
 So ``--service-account-tokens=auto`` (the default) requests tokens for a kubelet running one
 node and none for hollow nodes (``--hollow-nodes``: benchmarks with thousands of pods);
 ``request`` / ``off`` choose explicitly. A failed request (the account missing,
-the apiserver refusing) is a ``FailedMount`` Warning event on the pod and retried at the next
-sync; unlike the real kubelet it does not hold the containers back (nothing in the simulated
+the apiserver refusing) is logged, a ``FailedMount`` Warning event on the pod unless the
+account is missing (404: this emulator admits pods whose account does not exist yet), and
+retried at the next sync; unlike the real kubelet it does not hold the containers back (nothing in the simulated
 containers reads the token).
 """
 
@@ -110,12 +111,11 @@ class TokenManager:
                     out = await self.client.create_subresource(R.get("serviceaccounts"), sa, "token", tr,
                                                                namespace=md.get("namespace"))
                 except Exception as e:  # the apiserver's refusal: an event, retried at the next sync
-                    msg = (f'MountVolume.SetUp failed for volume "{volume}" : failed to fetch token: '
-                           f"{str(e)[:200]}")
                     event(log, "token.failed", logging.WARNING, pod=f"{md.get('namespace')}/{md.get('name')}",
                           error=str(e)[:200])
-                    if self.recorder is not None:
-                        self.recorder(pod, msg)
+                    if self.recorder is not None and getattr(e, "code", None) != 404:
+                        self.recorder(pod, f'MountVolume.SetUp failed for volume "{volume}" : failed to fetch '
+                                           f"token: {getattr(e, 'message', None) or str(e)[:200]}")
                     continue
                 self.requests += 1
                 requested += 1

@@ -138,3 +138,29 @@ def test_whoami_impersonating(cluster):
 def test_anonymous_without_credentials(cluster):
     assert ok(cluster, "auth", "whoami").splitlines() == [
         "ATTRIBUTE   VALUE", "Username    system:anonymous", "Groups      [system:unauthenticated]"]
+
+
+def test_kubelet_requests_pod_bound_tokens(tmp_path):
+    """``controlplane up`` as before: the kubelet asks a pod-bound token for the pod's projected
+    volume (a 201 on serviceaccounts/token in the apiserver's metrics, no FailedMount event), and
+    ``kubectl create token --bound-object-kind Pod`` binds one to the pod and its node."""
+    from tests.integration.conftest import start_up, stop
+    proc, _, data_dir = start_up(str(tmp_path))
+    try:
+        c = {"kubeconfig": os.path.join(data_dir, "kubeconfig"), "dir": tmp_path}
+        ok(c, "run", "web", "--image=nginx")
+        ok(c, "wait", "--for=condition=Ready", "pod/web", "--timeout=60s")
+        pod = json.loads(ok(c, "get", "pod", "web", "-o", "json"))
+        assert any(v["name"].startswith("kube-api-access-") for v in pod["spec"]["volumes"])
+        metrics = ok(c, "get", "--raw", "/metrics")
+        assert any(line.startswith('apiserver_request_total{verb="POST",group="",version="v1",'
+                                   'resource="serviceaccounts",subresource="token",') and 'code="201"' in line
+                   for line in metrics.splitlines())
+        reasons = {e["reason"] for e in json.loads(ok(c, "get", "events", "-o", "json"))["items"]}
+        assert "FailedMount" not in reasons and "Started" in reasons
+        token = ok(c, "create", "token", "default", "--bound-object-kind", "Pod", "--bound-object-name", "web").strip()
+        k8s = claims(token)["kubernetes.io"]
+        assert k8s["pod"] == {"name": "web", "uid": pod["metadata"]["uid"]}
+        assert k8s["node"]["name"] == pod["spec"]["nodeName"]
+    finally:
+        stop(proc)
