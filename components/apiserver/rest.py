@@ -252,8 +252,8 @@ class RestHandlers:
         review = None
         if resource.kind == "TokenReview" and self.authn is not None:
             review = self.authn.authentication.token_review
-        return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user, review),
-                                   201)
+        return neg.object_response(request, resource,
+                                   await reviews.answer(resource, info.namespace, obj, user, review), 201)
 
     async def token_request(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``POST serviceaccounts/NAME/token`` with a TokenRequest
@@ -264,7 +264,7 @@ class RestHandlers:
         neg.decode_typed(request, "TokenRequest", body)
         body.setdefault("kind", "TokenRequest")
         body.setdefault("apiVersion", "authentication.k8s.io/v1")
-        out, warnings = self.authn.token_requests.create(info.namespace or "", info.name or "", body)
+        out, warnings = await self.authn.token_requests.create(info.namespace or "", info.name or "", body)
         for w in warnings:
             neg.add_warning(request, w)
         return neg.json_response(out, 201)

@@ -17,19 +17,15 @@ itself (TokenReview, with its authenticators) passes its own ``review`` function
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from components.apiserver import status as st
 
 
-def answer(resource: Any, namespace: str | None, obj: dict[str, Any], user: dict[str, Any],
-           review: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Validate ``obj`` (422) and compute the review's answer (400 on ValueError): with
-    ``review(obj, user)`` when given, else the entry's ``review`` function.
-
-    ``namespace``: the request's, for a namespaced review (LocalSubjectAccessReview): a body
-    namespace other than it → 400, none → the request's."""
+def check(resource: Any, namespace: str | None, obj: dict[str, Any]) -> None:
+    """Validate ``obj`` (422). ``namespace``: the request's, for a namespaced review
+    (LocalSubjectAccessReview): a body namespace other than it → 400, none → the request's."""
     md = obj.get("metadata")
     if not isinstance(md, dict):
         md = obj["metadata"] = {}
@@ -44,8 +40,16 @@ def answer(resource: Any, namespace: str | None, obj: dict[str, Any], user: dict
         resource.validate(obj, None, errs)
         if errs:
             raise st.invalid_fields(resource.kind, resource.group, "", st.error_list(errs))
+
+
+async def answer(resource: Any, namespace: str | None, obj: dict[str, Any], user: dict[str, Any],
+                 review: Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+                 ) -> dict[str, Any]:
+    """:func:`check` ``obj``, then compute the review's answer (400 on ValueError): with the
+    coroutine ``review(obj, user)`` when given, else the entry's ``review`` function."""
+    check(resource, namespace, obj)
     try:
-        out: dict[str, Any] = (review or resource.review)(obj, user)
+        out: dict[str, Any] = await review(obj, user) if review is not None else resource.review(obj, user)
     except ValueError as e:
         raise st.bad_request(str(e)) from None
     return out

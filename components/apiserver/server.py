@@ -42,7 +42,7 @@ from controlplane import apitime
 from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
-from controlplane.storage.errors import KeyExists, StorageError, Unavailable
+from controlplane.storage.errors import KeyExists, KeyNotFound, StorageError, Unavailable
 from controlplane.storage.store import Store, object_key
 
 log = logging.getLogger("apiserver")
@@ -99,7 +99,8 @@ class APIServer:
                                             self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         #: authentication (components/apiserver/authentication): the filter step, TokenRequest
-        self.authn = authn_config.build(authentication or authn_config.Options(), self.live_object)
+        self.authn = authn_config.build(authentication or authn_config.Options(), self.live_object,
+                                        self.stored_object)
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches),
                                  authn=self.authn)
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
@@ -117,6 +118,13 @@ class APIServer:
         if cache is None:
             return None
         return cache.get(object_key(cache.resource, namespace or None, name))
+
+    async def stored_object(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object ``name`` of core resource ``plural`` as etcd holds it (None when absent)."""
+        try:
+            return await self.store.get(object_key(R.get(plural), namespace or None, name))
+        except KeyNotFound:
+            return None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -458,7 +466,7 @@ class APIServer:
         # authentication and impersonation (filters/authentication.go, impersonation.go): 401 /
         # 403 before priority and fairness, which classifies by the user found here
         try:
-            user, request = self.authn.authentication.authenticate(request)
+            user, request = await self.authn.authentication.authenticate(request)
         except st.APIError as e:
             return self._finish(request, json_response(e.body(), e.code), t0, api)
         request[auth.USER] = user

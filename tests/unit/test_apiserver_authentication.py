@@ -98,17 +98,17 @@ def test_claims_bound_to_a_secret_have_no_pod():
     assert c["kubernetes.io"]["secret"] == {"name": "s", "uid": "secret-uid"} and "pod" not in c["kubernetes.io"]
 
 
-def test_ec_signing_key_signs_es256():
+async def test_ec_signing_key_signs_es256():
     k = ec.generate_private_key(ec.SECP256R1())
     tok = token(key=k)
     assert decode(tok)[0]["alg"] == "ES256"
-    user, _ = sa_authn(keys=[k.public_key()]).authenticate_token(tok)
+    user, _ = await sa_authn(keys=[k.public_key()]).authenticate_token(tok)
     assert user.name == "system:serviceaccount:ns1:default"
 
 
 # ---------------------------------------------------------------------- SA authenticator
-def test_service_account_user_groups_extra():
-    user, auds = sa_authn().authenticate_token(token(pod=POD, node=NODE, jti="j-2"))
+async def test_service_account_user_groups_extra():
+    user, auds = await sa_authn().authenticate_token(token(pod=POD, node=NODE, jti="j-2"))
     assert user == UserInfo("system:serviceaccount:ns1:default", "sa-uid",
                             ("system:serviceaccounts", "system:serviceaccounts:ns1"),
                             {"authentication.kubernetes.io/pod-name": ("web",),
@@ -148,36 +148,36 @@ def _deleted(obj, ago):
 ], ids=["expired", "not-yet-valid", "wrong-audience", "bad-signature", "deleted-sa", "sa-being-deleted",
         "sa-uid-mismatch", "bound-pod-deleted", "bound-pod-uid-mismatch", "bound-secret-deleted",
         "bound-secret-uid-mismatch"])
-def test_service_account_token_rejections(make, objects, message):
+async def test_service_account_token_rejections(make, objects, message):
     with pytest.raises(TokenError) as e:
-        sa_authn(objects).authenticate_token(make())
+        await sa_authn(objects).authenticate_token(make())
     assert str(e.value) == message
 
 
 @pytest.mark.parametrize("tok", [
     "abc", "a.b.c", token(iss="https://elsewhere"),
 ], ids=["not-a-jwt", "garbage-segments", "wrong-issuer"])
-def test_tokens_not_ours_get_no_opinion(tok):
-    assert sa_authn().authenticate_token(tok) is None
+async def test_tokens_not_ours_get_no_opinion(tok):
+    assert await sa_authn().authenticate_token(tok) is None
 
 
-def test_expiry_has_a_minute_of_leeway():
-    assert sa_authn().authenticate_token(token(exp=600, now=NOW - 650)) is not None
+async def test_expiry_has_a_minute_of_leeway():
+    assert await sa_authn().authenticate_token(token(exp=600, now=NOW - 650)) is not None
 
 
-def test_recently_deleted_sa_still_authenticates_within_leeway():
+async def test_recently_deleted_sa_still_authenticates_within_leeway():
     objs = Objects(("serviceaccounts", _deleted(SA, 10)))
-    assert sa_authn(objs).authenticate_token(token())[0].name == "system:serviceaccount:ns1:default"
+    assert (await sa_authn(objs).authenticate_token(token()))[0].name == "system:serviceaccount:ns1:default"
 
 
-def test_requested_audiences_are_intersected():
+async def test_requested_audiences_are_intersected():
     tok = token(auds=("a", "b"))
-    assert sa_authn().authenticate_token(tok, ["b", "c"])[1] == ("b",)
+    assert (await sa_authn().authenticate_token(tok, ["b", "c"]))[1] == ("b",)
 
 
-def test_several_verification_keys():
+async def test_several_verification_keys():
     tok = token(key=_OTHER_KEY)
-    assert sa_authn(keys=[_KEY.public_key(), _OTHER_KEY.public_key()]).authenticate_token(tok) is not None
+    assert await sa_authn(keys=[_KEY.public_key(), _OTHER_KEY.public_key()]).authenticate_token(tok) is not None
 
 
 def test_keyset_from_files(tmp_path):
@@ -230,12 +230,12 @@ def test_token_file_short_record_is_refused():
                             "found 2")
 
 
-def test_token_file_audiences():
+async def test_token_file_audiences():
     tf = tokenfile.TokenFile({"t": UserInfo("a")}, ["api"])
-    assert tf.authenticate_token("t") == (UserInfo("a"), ("api",))
-    assert tf.authenticate_token("t", ["api", "x"]) == (UserInfo("a"), ("api",))
-    assert tf.authenticate_token("t", ["x"]) is None
-    assert tf.authenticate_token("nope") is None
+    assert await tf.authenticate_token("t") == (UserInfo("a"), ("api",))
+    assert await tf.authenticate_token("t", ["api", "x"]) == (UserInfo("a"), ("api",))
+    assert await tf.authenticate_token("t", ["x"]) is None
+    assert await tf.authenticate_token("nope") is None
 
 
 # ---------------------------------------------------------------------- x509
@@ -311,16 +311,16 @@ def union(anonymous=True):
     (tls_request(headers=[("Authorization", "Bearer ")]), ANONYMOUS_USER),
 ], ids=["no-credentials-anonymous", "token-file", "scheme-case-insensitive", "x509-before-tokens",
         "other-scheme-no-credential", "empty-token-no-credential"])
-def test_union_order(req, expect):
-    user, _ = union().authenticate(req)
+async def test_union_order(req, expect):
+    user, _ = await union().authenticate(req)
     if isinstance(expect, str):
         assert user.name == expect and user.groups == ("system:authenticated",)
     else:
         assert user == expect
 
 
-def test_union_service_account_token_gets_authenticated_group():
-    user, used = union().authenticate(tls_request(headers=[("Authorization", f"Bearer {token()}")]))
+async def test_union_service_account_token_gets_authenticated_group():
+    user, used = await union().authenticate(tls_request(headers=[("Authorization", f"Bearer {token()}")]))
     assert used and user.groups == ("system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated")
 
 
@@ -328,15 +328,15 @@ def test_union_service_account_token_gets_authenticated_group():
     ([("Authorization", "Bearer nope")], "invalid bearer token"),
     ([("Authorization", f"Bearer {token(key=_OTHER_KEY)}")], "go-jose/go-jose: error in cryptographic primitive"),
 ], ids=["unknown-token", "bad-signature"])
-def test_failed_credential_is_not_anonymous(headers, message):
+async def test_failed_credential_is_not_anonymous(headers, message):
     with pytest.raises(Unauthenticated) as e:
-        union().authenticate(tls_request(headers=headers))
+        await union().authenticate(tls_request(headers=headers))
     assert str(e.value) == message
 
 
-def test_anonymous_disabled():
+async def test_anonymous_disabled():
     with pytest.raises(Unauthenticated):
-        union(anonymous=False).authenticate(tls_request())
+        await union(anonymous=False).authenticate(tls_request())
 
 
 def test_bearer_token_parsing():
@@ -454,8 +454,8 @@ def requests_(objects=None, max_exp=0):
                                       [DEFAULT_ISSUER], max_exp)
 
 
-def test_token_request_defaults():
-    out, warnings = requests_().create("ns1", "default", {"apiVersion": "authentication.k8s.io/v1",
+async def test_token_request_defaults():
+    out, warnings = await requests_().create("ns1", "default", {"apiVersion": "authentication.k8s.io/v1",
                                                            "kind": "TokenRequest", "spec": {}}, now=NOW)
     assert warnings == [] and out["spec"] == {"audiences": [DEFAULT_ISSUER], "expirationSeconds": 3600}
     assert out["status"]["expirationTimestamp"] == "2027-01-15T09:00:00Z"
@@ -463,8 +463,8 @@ def test_token_request_defaults():
     assert claims["exp"] - claims["iat"] == 3600 and claims["aud"] == [DEFAULT_ISSUER]
 
 
-def test_token_request_pod_bound_kubelet_token_is_extended():
-    out, _ = requests_().create("ns1", "default", {"spec": {"expirationSeconds": 3607, "boundObjectRef": {
+async def test_token_request_pod_bound_kubelet_token_is_extended():
+    out, _ = await requests_().create("ns1", "default", {"spec": {"expirationSeconds": 3607, "boundObjectRef": {
         "kind": "Pod", "apiVersion": "v1", "name": "web", "uid": "pod-uid"}}}, now=NOW)
     c = decode(out["status"]["token"])[1]
     assert c["exp"] - c["iat"] == 365 * 24 * 3600 and c["kubernetes.io"]["warnafter"] == int(NOW) + 3607
@@ -472,8 +472,8 @@ def test_token_request_pod_bound_kubelet_token_is_extended():
     assert out["status"]["expirationTimestamp"] == "2027-01-15T09:00:07Z"
 
 
-def test_token_request_capped_by_max_expiration():
-    out, warnings = requests_(max_exp=1200).create("ns1", "default", {"spec": {"expirationSeconds": 7200}}, now=NOW)
+async def test_token_request_capped_by_max_expiration():
+    out, warnings = await requests_(max_exp=1200).create("ns1", "default", {"spec": {"expirationSeconds": 7200}}, now=NOW)
     assert out["spec"]["expirationSeconds"] == 1200
     assert warnings == ["requested expiration of 7200 seconds shortened to 1200 seconds"]
 
@@ -498,24 +498,33 @@ def test_token_request_capped_by_max_expiration():
      "in record. The object might have been deleted and then recreated"),
 ], ids=["too-short", "too-long", "no-service-account", "name-mismatch", "bound-pod-missing", "bound-kind-refused",
         "bound-uid-mismatch"])
-def test_token_request_errors(name, body, code, message):
+async def test_token_request_errors(name, body, code, message):
     with pytest.raises(st.APIError) as e:
-        requests_().create("ns1", name, body, now=NOW)
+        await requests_().create("ns1", name, body, now=NOW)
     assert (e.value.code, e.value.message) == (code, message)
 
 
-def test_token_request_pod_of_another_account():
+async def test_token_request_pod_of_another_account():
     objs = Objects(("serviceaccounts", {"metadata": {"name": "other", "namespace": "ns1", "uid": "o"}}), ("pods", POD))
     with pytest.raises(st.APIError) as e:
-        requests_(objs).create("ns1", "other", {"spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1",
+        await requests_(objs).create("ns1", "other", {"spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1",
                                                                             "name": "web"}}})
     assert e.value.code == 400 and e.value.message == (
         'cannot bind token for serviceaccount "other" to pod running with different serviceaccount name.')
 
 
-def test_issued_token_authenticates():
-    out, _ = requests_().create("ns1", "default", {"spec": {"boundObjectRef": {
+async def test_issued_token_authenticates():
+    out, _ = await requests_().create("ns1", "default", {"spec": {"boundObjectRef": {
         "kind": "Pod", "apiVersion": "v1", "name": "web"}}})
-    user, _ = sa_authn(clock=time.time).authenticate_token(out["status"]["token"])
+    user, _ = await sa_authn(clock=time.time).authenticate_token(out["status"]["token"])
     assert user.extra["authentication.kubernetes.io/pod-name"] == ("web",)
     assert jwt.get_unverified_header(out["status"]["token"])["alg"] == "RS256"
+
+
+async def test_cache_miss_falls_back_to_a_live_read():
+    async def fetch(plural, ns, name):
+        return SA if plural == "serviceaccounts" else None
+    a = ServiceAccountAuthenticator([DEFAULT_ISSUER], [_KEY.public_key()], [DEFAULT_ISSUER], Objects(),
+                                    lambda: NOW, fetch=fetch)
+    user, _ = await a.authenticate_token(token())
+    assert user.uid == "sa-uid"

@@ -70,6 +70,7 @@ async def test_token_request_and_service_account_user(api):
     r = await api.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "robot"}})
     assert r.status == 201
     sa_uid = (await r.json())["metadata"]["uid"]
+    # (the account is read from etcd by TokenRequest, from the watch cache — else etcd — by the authenticator)
     r = await api.post(f"/api/v1/namespaces/{ns}/serviceaccounts/robot/token", json={
         "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}})
     assert r.status == 201, await r.text()
@@ -118,10 +119,10 @@ async def test_consumed_headers_are_removed(api):
     req = make_mocked_request("GET", "/api/v1/pods", headers={
         "Authorization": "Bearer static-token", "Impersonate-User": "bob", "Impersonate-Extra-Scopes": "x",
         "Accept": "application/json"})
-    user, seen = authn.authenticate(req)
+    user, seen = await authn.authenticate(req)
     assert user.name == "bob" and user.extra == {"scopes": ("x",)}
     assert "Authorization" not in seen.headers and "Impersonate-User" not in seen.headers
     assert seen.headers["Accept"] == "application/json"
     anonymous = make_mocked_request("GET", "/api/v1/pods", headers={"Authorization": "Basic eDp5"})
-    user, seen = authn.authenticate(anonymous)
+    user, seen = await authn.authenticate(anonymous)
     assert user.name == "system:anonymous" and seen is anonymous  # nothing consumed: the request as it came

@@ -19,6 +19,7 @@ import logging
 from components.apiserver.authentication.filter import Authentication
 from components.apiserver.authentication.serviceaccount import (
     DEFAULT_ISSUER,
+    Fetcher,
     Getter,
     KeySet,
     ServiceAccountAuthenticator,
@@ -61,9 +62,10 @@ class Authn:
     keys: KeySet
 
 
-def build(options: Options, getter: Getter) -> Authn:
-    """The authenticators of ``options``; ``getter`` reads live objects (watch caches).
-    Raises ValueError / OSError for an unreadable token or key file."""
+def build(options: Options, getter: Getter, fetch: Fetcher | None = None) -> Authn:
+    """The authenticators of ``options``; ``getter`` reads live objects (watch caches),
+    ``fetch`` stored ones (TokenRequest's account and bound object). Raises ValueError /
+    OSError for an unreadable token or key file."""
     auds = options.audiences
     tokens: list[TokenAuthenticator] = []
     if options.token_auth_file:
@@ -72,10 +74,11 @@ def build(options: Options, getter: Getter) -> Authn:
     if keys.ephemeral:
         event(log, "serviceaccount.ephemeral_key", note="no --service-account-signing-key-file: service account "
               "tokens are signed with a key generated for this process and stop verifying when it exits")
-    tokens.append(ServiceAccountAuthenticator(options.service_account_issuers, keys.verifying, auds, getter))
+    tokens.append(ServiceAccountAuthenticator(options.service_account_issuers, keys.verifying, auds, getter,
+                                              fetch=fetch))
     authenticator = RequestAuthenticator(tokens, anonymous=options.anonymous_auth, certificates=ClientCertificates(),
                                          api_audiences=auds)
     issuer = TokenIssuer(options.service_account_issuers[0], keys)
     return Authn(Authentication(authenticator),
                  TokenRequests(issuer, getter, auds, options.service_account_max_token_expiration,
-                               options.service_account_extend_token_expiration), keys)
+                               options.service_account_extend_token_expiration, fetch), keys)

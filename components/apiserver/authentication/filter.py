@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
@@ -59,13 +58,13 @@ class Authentication:
         self.authenticator = authenticator
         self.authorizer: Authorizer = authorizer if authorizer is not None else AlwaysAllow()
 
-    def authenticate(self, request: web.Request) -> tuple[UserInfo, web.Request]:
+    async def authenticate(self, request: web.Request) -> tuple[UserInfo, web.Request]:
         """The user ``request`` acts as, and the request later stages see (a clone without the
         consumed ``Authorization`` / ``Impersonate-*`` headers when there were any). Raises
         :class:`~components.apiserver.status.APIError` 401 (not authenticated), 403 (an
         impersonation not allowed) or 500 (impersonation headers without a user)."""
         try:
-            user, used_token = self.authenticator.authenticate(request)
+            user, used_token = await self.authenticator.authenticate(request)
         except Unauthenticated as e:
             event(log, "authn.failed", logging.INFO, path=request.path, error=str(e)[:200])
             raise unauthorized() from None
@@ -88,8 +87,7 @@ class Authentication:
             kept.add(k, v)
         return user, request.clone(headers=kept)
 
-    def token_review(self, obj: dict[str, Any], user: dict[str, Any], api_audiences: Sequence[str] = ()
-                     ) -> dict[str, Any]:
+    async def token_review(self, obj: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
         """A TokenReview's answer (module docstring). Raises ValueError (400) without a token."""
         spec = obj.get("spec") or {}
         token = spec.get("token") or ""
@@ -100,7 +98,7 @@ class Authentication:
         status: dict[str, Any] = {}
         got = None
         try:
-            got = self.authenticator.authenticate_token(token, auds or None)
+            got = await self.authenticator.authenticate_token(token, auds or None)
             if got is None:
                 status["error"] = INVALID_BEARER_TOKEN
         except Unauthenticated as e:

@@ -15,7 +15,8 @@
   otherwise the signature must verify with one of the keys, the issuer be known, the time
   window hold (60 s leeway, go-jose's ``DefaultLeeway``), the audiences meet the requested
   (or API) audiences, and the ServiceAccount — and the bound Pod or Secret — still exist,
-  not deleted, with the uid of the claim (read through ``getter``, the watch caches).
+  not deleted, with the uid of the claim (read through ``getter``, the watch caches, and on a
+  miss ``fetch``, etcd, as ``tokengetter.go`` falls back from the listers to a live Get).
   The user: ``system:serviceaccount:NS:NAME``, uid = the account's, groups
   ``system:serviceaccounts``, ``system:serviceaccounts:NS``, extra
   ``authentication.kubernetes.io/pod-name``, ``pod-uid``, ``node-name``, ``node-uid``,
@@ -31,7 +32,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import jwt
@@ -61,6 +62,8 @@ CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
 #: ``getter(plural, namespace, name)``: the live object (``serviceaccounts``, ``pods``,
 #: ``secrets``, ``nodes``) or None
 Getter = Callable[[str, str, str], "dict[str, Any] | None"]
+#: ``fetch(plural, namespace, name)``: the stored object (read from etcd) or None
+Fetcher = Callable[[str, str, str], Awaitable["dict[str, Any] | None"]]
 
 
 class TokenError(Exception):
@@ -245,14 +248,22 @@ class ServiceAccountAuthenticator:
     of one of ``issuers``; :class:`TokenError` for one that is but fails a check."""
 
     def __init__(self, issuers: Sequence[str], keys: Sequence[PublicKey], api_audiences: Sequence[str],
-                 getter: Getter, clock: Callable[[], float] = time.time) -> None:
+                 getter: Getter, clock: Callable[[], float] = time.time, fetch: Fetcher | None = None) -> None:
         self.issuers = tuple(issuers)
         self.keys = list(keys)
         self.api_audiences = tuple(api_audiences)
         self.getter = getter
+        self.fetch = fetch
         self.clock = clock
 
-    def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
+    async def _get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The informer's object, else a live read (``tokengetter.go``: lister, then client Get)."""
+        obj = self.getter(plural, namespace, name)
+        if obj is None and self.fetch is not None:
+            obj = await self.fetch(plural, namespace, name)
+        return obj
+
+    async def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
                            ) -> tuple[UserInfo, tuple[str, ...]] | None:
         unverified = _unverified_payload(token)
         if unverified is None or unverified.get("iss") not in self.issuers:
@@ -284,9 +295,9 @@ class ServiceAccountAuthenticator:
         if not auds and self.api_audiences:
             raise TokenError(f"token audiences {_go_quote_list(token_auds)} is invalid for the target audiences "
                              f"{_go_quote_list(requested)}")
-        return self._validate(payload), auds
+        return await self._validate(payload), auds
 
-    def _validate(self, payload: dict[str, Any]) -> UserInfo:
+    async def _validate(self, payload: dict[str, Any]) -> UserInfo:
         """``claims.go`` ``validator.Validate``."""
         now = self.clock()
         exp, nbf, iat = payload.get("exp"), payload.get("nbf"), payload.get("iat")
@@ -304,7 +315,7 @@ class ServiceAccountAuthenticator:
         saref = private.get("serviceaccount") or {}
         name = str(saref.get("name") or "")
         deleted_limit = now - LEEWAY
-        sa = self.getter("serviceaccounts", ns, name)
+        sa = await self._get("serviceaccounts", ns, name)
         if sa is None:
             raise TokenError(f'serviceaccounts "{name}" not found')
         if _deleted_before(sa, deleted_limit):
@@ -316,7 +327,7 @@ class ServiceAccountAuthenticator:
             ref = private.get(kind)
             if not isinstance(ref, dict):
                 continue
-            obj = self.getter(plural, ns, str(ref.get("name") or ""))
+            obj = await self._get(plural, ns, str(ref.get("name") or ""))
             if obj is None or _deleted_before(obj, deleted_limit):
                 raise TokenError("service account token has been invalidated")
             uid = str((obj.get("metadata") or {}).get("uid") or "")

@@ -58,7 +58,7 @@ class TokenFile:
         with open(path, encoding="utf-8") as f:
             return cls(parse(f.read(), path), api_audiences)
 
-    def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
+    async def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
                            ) -> tuple[UserInfo, tuple[str, ...]] | None:
         user = self.tokens.get(token)
         if user is None:

@@ -34,6 +34,7 @@ from components.apiserver import status as st
 from components.apiserver.authentication.serviceaccount import (
     EXPIRATION_EXTENSION_SECONDS,
     WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS,
+    Fetcher,
     Getter,
     TokenIssuer,
     claims,
@@ -57,19 +58,28 @@ def _invalid(name: str, field: str, value: Any, detail: str) -> st.APIError:
 
 
 class TokenRequests:
-    """Issues tokens for ServiceAccounts (module docstring). ``getter(plural, ns, name)``
-    reads the live objects (the watch caches)."""
+    """Issues tokens for ServiceAccounts (module docstring). ``fetch(plural, ns, name)`` reads
+    the account and the bound object from storage (as ``r.svcaccts.Get``: a just-created
+    account is found); ``getter`` reads the pod's node from the watch cache (``ResourceVersion:
+    "0"`` there)."""
 
     def __init__(self, issuer: TokenIssuer, getter: Getter, api_audiences: Sequence[str],
-                 max_expiration_seconds: int = 0, extend_expiration: bool = True) -> None:
+                 max_expiration_seconds: int = 0, extend_expiration: bool = True,
+                 fetch: Fetcher | None = None) -> None:
         self.issuer = issuer
         self.getter = getter
+        self.fetch = fetch
         self.api_audiences = list(api_audiences)
         self.max_expiration_seconds = max_expiration_seconds
         self.extend_expiration = extend_expiration
 
-    def create(self, namespace: str, name: str, req: dict[str, Any], now: float | None = None
-               ) -> tuple[dict[str, Any], list[str]]:
+    async def _get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        if self.fetch is not None:
+            return await self.fetch(plural, namespace, name)
+        return self.getter(plural, namespace, name)
+
+    async def create(self, namespace: str, name: str, req: dict[str, Any], now: float | None = None
+                     ) -> tuple[dict[str, Any], list[str]]:
         """The answered TokenRequest and the warnings to send. Raises
         :class:`~components.apiserver.status.APIError` (400, 404, 409, 422)."""
         warnings: list[str] = []
@@ -88,7 +98,7 @@ class TokenRequests:
         if md.get("namespace") and md["namespace"] != namespace:
             raise _invalid(name, "metadata.namespace", md["namespace"],
                            "must match the service account namespace if specified")
-        sa = self.getter("serviceaccounts", namespace, name)
+        sa = await self._get("serviceaccounts", namespace, name)
         if sa is None:
             raise st.not_found(SimpleNamespace(plural="serviceaccounts", group=""), name)
         if not spec.get("audiences"):
@@ -103,7 +113,7 @@ class TokenRequests:
             kind, av, rname = ref.get("kind") or "", ref.get("apiVersion") or "", ref.get("name") or ""
             group = av.rsplit("/", 1)[0] if "/" in av else ""
             if group == "" and kind == "Pod":
-                pod = self.getter("pods", namespace, rname)
+                pod = await self._get("pods", namespace, rname)
                 if pod is None:
                     raise st.not_found(SimpleNamespace(plural="pods", group=""), rname)
                 if (pod.get("spec") or {}).get("serviceAccountName") != name:
@@ -114,7 +124,7 @@ class TokenRequests:
                 if node_name:
                     node = self.getter("nodes", "", node_name)
             elif group == "" and kind == "Secret":
-                secret = self.getter("secrets", namespace, rname)
+                secret = await self._get("secrets", namespace, rname)
                 if secret is None:
                     raise st.not_found(SimpleNamespace(plural="secrets", group=""), rname)
                 bound = secret

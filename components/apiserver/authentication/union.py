@@ -33,8 +33,8 @@ class TokenAuthenticator(Protocol):
     """``authenticator.Token``: ``(user, audiences)``, None when the token is not its, or an
     exception (its text the reason) when it is but does not authenticate."""
 
-    def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
-                           ) -> tuple[UserInfo, tuple[str, ...]] | None: ...
+    async def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
+                                 ) -> tuple[UserInfo, tuple[str, ...]] | None: ...
 
 
 def aggregate(errors: Sequence[str]) -> str:
@@ -73,14 +73,14 @@ class RequestAuthenticator:
         self.certificates = certificates
         self.api_audiences = tuple(api_audiences)
 
-    def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
-                           ) -> tuple[UserInfo, tuple[str, ...]] | None:
+    async def authenticate_token(self, token: str, audiences: Sequence[str] | None = None
+                                 ) -> tuple[UserInfo, tuple[str, ...]] | None:
         """``tokenunion``: the first authenticator's answer; None when none knows the token;
         raises :class:`Unauthenticated` with the aggregated errors when one failed it."""
         errors: list[str] = []
         for a in self.tokens:
             try:
-                got = a.authenticate_token(token, audiences)
+                got = await a.authenticate_token(token, audiences)
             except Exception as e:  # the authenticator's reason, as Go's returned error
                 errors.append(str(e))
                 continue
@@ -90,10 +90,20 @@ class RequestAuthenticator:
             raise Unauthenticated(aggregate(errors))
         return None
 
-    def authenticate(self, request: Any) -> tuple[UserInfo, bool]:
+    def needs_work(self, request: Any) -> bool:
+        """Whether ``request`` presents a credential (a bearer token or a TLS connection):
+        without one it is anonymous (or 401) at once, with no await."""
+        if self.certificates is not None and getattr(request, "transport", None) is not None \
+                and request.transport.get_extra_info("ssl_object") is not None:
+            return True
+        return "Authorization" in request.headers
+
+    async def authenticate(self, request: Any) -> tuple[UserInfo, bool]:
         """The user of ``request`` (an aiohttp request: ``headers``, ``transport``) and whether
         a bearer token authenticated it (the filter then drops the Authorization header).
         Raises :class:`Unauthenticated`."""
+        if not self.needs_work(request):
+            return self.no_credentials(), False
         errors: list[str] = []
         if self.certificates is not None:
             try:
@@ -106,7 +116,7 @@ class RequestAuthenticator:
         token = bearer_token(request.headers) if self.tokens else None
         if token is not None:
             try:
-                got = self.authenticate_token(token, self.api_audiences or None)
+                got = await self.authenticate_token(token, self.api_audiences or None)
             except Unauthenticated as e:
                 errors.append(str(e))
                 got = None
@@ -116,8 +126,12 @@ class RequestAuthenticator:
                 errors.append(INVALID_BEARER_TOKEN)
         if errors:
             raise Unauthenticated(aggregate(errors))
+        return self.no_credentials(), False
+
+    def no_credentials(self) -> UserInfo:
+        """Anonymous, or :class:`Unauthenticated` with ``--anonymous-auth=false``."""
         if self.anonymous:
-            return ANONYMOUS_USER, False
+            return ANONYMOUS_USER
         raise Unauthenticated("no credentials")
 
     def _accepted(self, user: UserInfo, audiences: Sequence[str]) -> UserInfo:
