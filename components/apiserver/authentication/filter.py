@@ -43,6 +43,7 @@ from controlplane.log import event
 
 log = logging.getLogger("apiserver.authn")
 
+
 def unauthorized() -> st.APIError:
     """``apierrors.NewUnauthorized("Unauthorized")``."""
     return st.APIError(401, "Unauthorized", "Unauthorized")
