@@ -528,3 +528,23 @@ async def test_cache_miss_falls_back_to_a_live_read():
                                     lambda: NOW, fetch=fetch)
     user, _ = await a.authenticate_token(token())
     assert user.uid == "sa-uid"
+
+
+# ---------------------------------------------------------------------- APF reads the user
+@pytest.mark.parametrize("user, ua, schema", [
+    (UserInfo("system:serviceaccount:ns1:default", "", ("system:serviceaccounts", "system:serviceaccounts:ns1",
+                                                          "system:authenticated")), "kubectl/v1.32", "service-accounts"),
+    (UserInfo("admin", "", ("system:masters", "system:authenticated")), "kubectl/v1.32", "exempt"),
+    (UserInfo("system:kube-scheduler", "", ("system:authenticated",)), "curl/8", "kube-scheduler"),
+    (ANONYMOUS_USER, "kube-scheduler/v1.32", "kube-scheduler"),
+    (None, "kube-scheduler/v1.32", "kube-scheduler"),
+], ids=["service-account", "masters-exempt", "authenticated-user-not-its-user-agent",
+        "anonymous-told-by-user-agent", "no-user-told-by-user-agent"])
+async def test_priority_and_fairness_classifies_the_authenticated_user(user, ua, schema):
+    from components.apiserver.flowcontrol import SCHEMA_UID_HEADER, FlowControl
+    fc = FlowControl(600)
+    req = SimpleNamespace(headers={"User-Agent": ua}, method="GET", path="/api/v1/namespaces/ns1/pods")
+    seat = await fc.admit_request(req, user)
+    uid = seat.headers()[SCHEMA_UID_HEADER]
+    seat.release()
+    assert next(s.name for s in fc.schemas if s.uid == uid) == schema

@@ -1,12 +1,13 @@
-"""``authentication.k8s.io/v1``: TokenReview and SelfSubjectReview, create-only and never stored (Kubernetes v1.32).
+"""``authentication.k8s.io/v1``: TokenReview and SelfSubjectReview, create-only and never stored (Kubernetes v1.32),
+and TokenRequest, the body of ``serviceaccounts/NAME/token``.
 
 ``pkg/registry/authentication/selfsubjectreview/rest.go`` answers a SelfSubjectReview with
-the requesting user's attributes: here the user the apiserver derives from the request
-(``system:anonymous`` in group ``system:unauthenticated``, or the user and groups named by
-the ``Impersonate-User`` / ``Impersonate-Group`` headers; no authenticator runs yet).
-``pkg/registry/authentication/tokenreview/storage.go`` answers a TokenReview: a token is
-required (400 ``token is required for TokenReview in authentication.k8s.io``); with no
-token authenticator configured the review comes back with an empty status (``{"user": {}}``), as there.
+the requesting user's attributes: the user the apiserver's authentication filter found (or the
+one impersonated with the ``Impersonate-*`` headers). ``pkg/registry/authentication/tokenreview/
+storage.go`` answers a TokenReview: a token is required (400 ``token is required for TokenReview
+in authentication.k8s.io``); the apiserver answers it with its token authenticators
+(``components/apiserver/authentication``); :func:`review_token` is the answer with no token
+authenticator configured (an empty status, ``{"user": {}}``), as there.
 Schema: ``staging/src/k8s.io/api/authentication/v1/types.go``.
 """
 
