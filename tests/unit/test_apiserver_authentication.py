@@ -548,3 +548,25 @@ async def test_priority_and_fairness_classifies_the_authenticated_user(user, ua,
     uid = seat.headers()[SCHEMA_UID_HEADER]
     seat.release()
     assert next(s.name for s in fc.schemas if s.uid == uid) == schema
+
+
+# `kubectl create token x --duration 10m --audience a --bound-object-kind Pod --bound-object-name web
+#  --bound-object-uid u-1` and `kubectl create token default` (protobuf bodies captured from kubectl 1.32)
+TOKENREQUEST_PB = bytes.fromhex(
+    "6b3873000a280a1861757468656e7469636174696f6e2e6b38732e696f2f7631120c546f6b656e5265717565737412350a100a00"
+    "12001a0022002a00320038004200121b0a01611a130a03506f64120276311a037765622203752d3120d8041a040a0012001a002200")
+TOKENREQUEST_DEFAULT_PB = bytes.fromhex(
+    "6b3873000a280a1861757468656e7469636174696f6e2e6b38732e696f2f7631120c546f6b656e52657175657374121a0a100a00"
+    "12001a0022002a0032003800420012001a040a0012001a002200")
+
+
+@pytest.mark.parametrize("body, spec", [
+    (TOKENREQUEST_PB, {"audiences": ["a"], "expirationSeconds": 600,
+                       "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web", "uid": "u-1"}}),
+    (TOKENREQUEST_DEFAULT_PB, None),
+], ids=["duration-audience-bound-pod", "defaults"])
+def test_kubectl_token_request_protobuf(body, spec):
+    from components.apiserver import protobuf
+    obj = protobuf.decode(body)
+    assert (obj["apiVersion"], obj["kind"]) == ("authentication.k8s.io/v1", "TokenRequest")
+    assert obj.get("spec") == spec
