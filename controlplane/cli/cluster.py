@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TextIO
 
 import aiohttp
+import yaml
 
+from controlplane.clusterconfig import ClusterConfig
 from controlplane.lifeline import child_kwargs
 
 KUBECONFIG_TEMPLATE = """apiVersion: v1
@@ -120,14 +122,16 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False) -> None:
+                 parallel: bool = False, config: ClusterConfig | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
         self.etcd_port = etcd_port or free_port()
-        self.nodes = nodes
+        #: the declarative cluster config (``--config``); it replaces nodes / hollow_nodes
+        self.config = config
+        self.nodes = config.node_names if config else nodes
         self.node_labels = node_labels or {}
-        self.hollow_nodes = hollow_nodes
+        self.hollow_nodes = config.hollow_node_count if config else hollow_nodes
         self.kubelet_args = list(kubelet_args)
         self.say = say
         self.restart = restart
@@ -247,15 +251,30 @@ class LocalCluster:
             "--data-dir", os.path.join(self.data_dir, "etcd")])
 
     def _apiserver_service(self, etcd_url: str) -> Service:
-        return Service("apiserver", [
-            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port)])
+        args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+                "--port", str(self.apiserver_port)]
+        if self.config is not None and self.config.enable_admission_plugins:
+            args += ["--enable-admission-plugins", ",".join(self.config.enable_admission_plugins)]
+        if self.config is not None and self.config.disable_admission_plugins:
+            args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
+        return Service("apiserver", args)
 
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order."""
         master = ["--master", self.server]
-        out = [Service("controller-manager", ["controller-manager", *master]),
-               Service("scheduler", ["scheduler", *master])]
+        cfg = self.config
+        cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
+        out = [Service("controller-manager", ["controller-manager", *master, *cm_args]),
+               Service("scheduler", ["scheduler", *master, *self._scheduler_config_args()])]
+        if cfg is not None:
+            for spec in cfg.nodes:
+                out.append(Service(f"kubelet-{spec.name}", [
+                    "kubelet", *master, "--node-name", spec.name, *spec.kubelet_args(), *self.kubelet_args]))
+            for pool in cfg.hollow_pools:
+                out.append(Service(f"kubelet-hollow-{pool.name.rstrip('-.') or 'pool'}", [
+                    "kubelet", *master, "--hollow-nodes", str(pool.count), "--node-name-prefix", pool.name,
+                    "--node-index", str(pool.first_index), *pool.kubelet_args(), *self.kubelet_args]))
+            return out
         for node in self.nodes:
             args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
             if node in self.node_labels:
@@ -266,6 +285,16 @@ class LocalCluster:
                 "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
                 "--node-name-prefix", "hollow-", *self.kubelet_args]))
         return out
+
+    def _scheduler_config_args(self) -> list[str]:
+        """``--config FILE`` when the cluster config carries a KubeSchedulerConfiguration: written
+        to ``<data-dir>/scheduler-config.yaml`` for the scheduler to read."""
+        if self.config is None or self.config.scheduler_config is None:
+            return []
+        path = os.path.join(self.data_dir, "scheduler-config.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(self.config.scheduler_config, f, sort_keys=False)
+        return ["--config", path]
 
     async def stop(self) -> None:
         """Stop in reverse dependency order — kubelets, scheduler and
@@ -386,6 +415,8 @@ class LocalCluster:
     @property
     def node_names(self) -> list[str]:
         """Every node this cluster runs: the named ones, then ``hollow-0..N-1``."""
+        if self.config is not None:
+            return [*self.nodes, *(f"{p.name}{i}" for p in self.config.hollow_pools for i in range(p.count))]
         return [*self.nodes, *(f"hollow-{i}" for i in range(self.hollow_nodes))]
 
     async def _wait_nodes_ready(self) -> None:
@@ -406,7 +437,7 @@ class LocalCluster:
                      if any(c.get("type") == "Ready" and c.get("status") == "True"
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
-        first = f"kubelet-{self.nodes[0]}" if self.nodes else "kubelet-hollow"
+        first = next((s.name for s in self.services if s.name.startswith("kubelet-")), "kubelet-hollow")
         await self._wait_until(check, f"{len(want)} nodes", first,
                                timeout=60 + len(want) / 20)
 

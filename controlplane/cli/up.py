@@ -15,6 +15,7 @@ import os
 import click
 
 from controlplane.cli.cluster import LocalCluster, short_path
+from controlplane.clusterconfig import ConfigError, load
 from controlplane.service import run_until_signalled
 
 
@@ -46,10 +47,28 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
-def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
+@click.option("--config", "config_path", default=None, metavar="FILE",
+              help="a declarative cluster config (kind: Cluster, apiVersion: controlplane.io/v1alpha1): "
+                   "nodes with labels, taints and capacity, hollow-node pools, the scheduler's "
+                   "KubeSchedulerConfiguration, controllers, admission plugins (docs/cluster-config.md)")
+@click.pass_context
+def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
-    node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
+    config = None
+    if config_path is not None:
+        for name in ("nodes", "node_labels", "hollow_nodes"):
+            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"--{name.replace('_', '-')} cannot be used with --config: "
+                                       f"put the nodes in {config_path}")
+        try:
+            config = load(config_path)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from None
+        node_names = config.node_names
+        hollow_nodes = config.hollow_node_count
+    else:
+        node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
         raise click.BadParameter("at least one node is needed", param_hint="--nodes")
     labels = parse_node_labels(node_labels)
@@ -57,7 +76,7 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes,
+                               hollow_nodes=hollow_nodes, config=config,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()
