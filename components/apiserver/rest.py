@@ -236,7 +236,8 @@ class RestHandlers:
         neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
-            dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
+            dry_run=neg.dry_run(request), api_version=_version_of(resource) or "",
+            user=auth.request_user(request).as_dict()))
         for w in strategy.warnings(resource.facts_key, created, None):
             neg.add_warning(request, w)
         return _respond(request, resource, created, 201)

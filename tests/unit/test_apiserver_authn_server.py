@@ -126,3 +126,20 @@ async def test_consumed_headers_are_removed(api):
     anonymous = make_mocked_request("GET", "/api/v1/pods", headers={"Authorization": "Basic eDp5"})
     user, seen = await authn.authenticate(anonymous)
     assert user.name == "system:anonymous" and seen is anonymous  # nothing consumed: the request as it came
+
+
+@pytest.mark.parametrize("headers, spec_user", [
+    ({}, {"username": "system:anonymous", "groups": ["system:unauthenticated"]}),
+    ({"Authorization": "Bearer static-token"},
+     {"username": "alice", "uid": "u-1", "groups": ["devs", "ops", "system:authenticated"]}),
+    ({"Impersonate-User": "jane", "Impersonate-Extra-Scopes": "view"},
+     {"username": "jane", "groups": ["system:authenticated"], "extra": {"scopes": ["view"]}}),
+], ids=["anonymous", "token-file-user", "impersonated"])
+async def test_csr_records_the_requesting_user(api, headers, spec_user):
+    from tests.unit.test_api_groups_net_storage import valid
+    body = valid("CertificateSigningRequest") | {"metadata": {"generateName": "csr-"}}
+    body["spec"] = {**body["spec"], "username": "mallory", "groups": ["system:masters"]}
+    r = await api.post("/apis/certificates.k8s.io/v1/certificatesigningrequests", json=body, headers=headers)
+    assert r.status == 201, await r.text()
+    spec = (await r.json())["spec"]
+    assert {k: spec[k] for k in ("username", "uid", "groups", "extra") if k in spec} == spec_user
