@@ -143,7 +143,8 @@ def test_anonymous_without_credentials(cluster):
 def test_kubelet_requests_pod_bound_tokens(tmp_path):
     """``controlplane up`` as before: the kubelet asks a pod-bound token for the pod's projected
     volume (a 201 on serviceaccounts/token in the apiserver's metrics, no FailedMount event), and
-    ``kubectl create token --bound-object-kind Pod`` binds one to the pod and its node."""
+    ``kubectl create token --bound-object-kind Pod`` binds one to the pod and its node
+    (``--bound-object-kind Node``: to the node)."""
     from tests.integration.conftest import start_up, stop
     proc, _, data_dir = start_up(str(tmp_path))
     try:
@@ -162,5 +163,8 @@ def test_kubelet_requests_pod_bound_tokens(tmp_path):
         k8s = claims(token)["kubernetes.io"]
         assert k8s["pod"] == {"name": "web", "uid": pod["metadata"]["uid"]}
         assert k8s["node"]["name"] == pod["spec"]["nodeName"]
+        node = ok(c, "create", "token", "default", "--bound-object-kind", "Node", "--bound-object-name",
+                  pod["spec"]["nodeName"]).strip()
+        assert set(claims(node)["kubernetes.io"]) == {"namespace", "serviceaccount", "node"}
     finally:
         stop(proc)

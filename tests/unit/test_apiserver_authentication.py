@@ -570,3 +570,22 @@ def test_kubectl_token_request_protobuf(body, spec):
     obj = protobuf.decode(body)
     assert (obj["apiVersion"], obj["kind"]) == ("authentication.k8s.io/v1", "TokenRequest")
     assert obj.get("spec") == spec
+
+
+async def test_node_bound_token():
+    out, _ = await requests_().create("ns1", "default", {"spec": {"boundObjectRef": {
+        "kind": "Node", "apiVersion": "v1", "name": "node1"}}})
+    tok = out["status"]["token"]
+    assert decode(tok)[1]["kubernetes.io"]["node"] == {"name": "node1", "uid": "node-uid"}
+    user, _ = await sa_authn(clock=time.time).authenticate_token(tok)
+    assert user.extra["authentication.kubernetes.io/node-name"] == ("node1",)
+    assert user.extra["authentication.kubernetes.io/node-uid"] == ("node-uid",)
+    with pytest.raises(TokenError) as e:  # the node gone: the token is invalidated
+        await sa_authn(Objects(("serviceaccounts", SA)), clock=time.time).authenticate_token(tok)
+    assert str(e.value) == "service account token has been invalidated"
+
+
+async def test_pod_bound_token_does_not_need_its_node():
+    tok = token(pod=POD, node=NODE)
+    user, _ = await sa_authn(Objects(("serviceaccounts", SA), ("pods", POD))).authenticate_token(tok)
+    assert user.extra["authentication.kubernetes.io/node-name"] == ("node1",)

@@ -14,7 +14,7 @@
   ``claims.go`` validator: a token not carrying one of our issuers is not ours (no opinion);
   otherwise the signature must verify with one of the keys, the issuer be known, the time
   window hold (60 s leeway, go-jose's ``DefaultLeeway``), the audiences meet the requested
-  (or API) audiences, and the ServiceAccount — and the bound Pod or Secret — still exist,
+  (or API) audiences, and the ServiceAccount — and the bound Pod, Secret or Node — still exist,
   not deleted, with the uid of the claim (read through ``getter``, the watch caches, and on a
   miss ``fetch``, etcd, as ``tokengetter.go`` falls back from the listers to a live Get).
   The user: ``system:serviceaccount:NS:NAME``, uid = the account's, groups
@@ -323,11 +323,12 @@ class ServiceAccountAuthenticator:
         sa_uid = str((sa.get("metadata") or {}).get("uid") or "")
         if sa_uid != str(saref.get("uid") or ""):
             raise TokenError(f"service account UID ({sa_uid}) does not match claim ({saref.get('uid') or ''})")
-        for kind, plural in (("secret", "secrets"), ("pod", "pods")):
+        node_bound = isinstance(private.get("node"), dict) and not isinstance(private.get("pod"), dict)
+        for kind, plural in (("secret", "secrets"), ("pod", "pods"), ("node", "nodes")):
             ref = private.get(kind)
-            if not isinstance(ref, dict):
-                continue
-            obj = await self._get(plural, ns, str(ref.get("name") or ""))
+            if not isinstance(ref, dict) or (kind == "node" and not node_bound):
+                continue  # a pod-bound token's node is only read out (ServiceAccountTokenPodNodeInfo)
+            obj = await self._get(plural, "" if kind == "node" else ns, str(ref.get("name") or ""))
             if obj is None or _deleted_before(obj, deleted_limit):
                 raise TokenError("service account token has been invalidated")
             uid = str((obj.get("metadata") or {}).get("uid") or "")
@@ -342,7 +343,7 @@ class ServiceAccountAuthenticator:
         if payload.get("jti"):
             extra[CREDENTIAL_ID_KEY] = (f"JTI={payload['jti']}",)
         node = private.get("node")
-        if isinstance(node, dict) and node.get("name") and isinstance(pod, dict):
+        if isinstance(node, dict) and node.get("name"):
             extra[NODE_NAME_KEY] = (str(node["name"]),)
             if node.get("uid"):
                 extra[NODE_UID_KEY] = (str(node["uid"]),)

@@ -14,8 +14,8 @@ TokenRequest answers 201 with the request, ``status.token`` (a signed service-ac
   service account name if specified``);
 - the ServiceAccount must exist (404); ``spec.boundObjectRef`` may name a Pod (running as this
   account, else 400 ``cannot bind token for serviceaccount "NAME" to pod running with different
-  serviceaccount name.``; its node is put in the token too) or a Secret (404 when absent; another
-  kind → 400 ``cannot bind token to object of type …``); a ``uid`` that is not the object's →
+  serviceaccount name.``; its node is put in the token too), a Secret or a Node (404 when absent;
+  another kind → 400 ``cannot bind token to object of type …``); a ``uid`` that is not the object's →
   409 Conflict;
 - a pod-bound token asking for exactly 3607 s with API audiences only (the kubelet's projected
   volume) is issued for a year with ``warnafter`` at 3607 s (``--service-account-extend-token-
@@ -128,6 +128,11 @@ class TokenRequests:
                 if secret is None:
                     raise st.not_found(SimpleNamespace(plural="secrets", group=""), rname)
                 bound = secret
+            elif group == "" and kind == "Node":
+                node = await self._get("nodes", "", rname)
+                if node is None:
+                    raise st.not_found(SimpleNamespace(plural="nodes", group=""), rname)
+                bound = node
             else:
                 gvk = f"{av}, Kind={kind}" if "/" in av else f"/{av}, Kind={kind}"
                 raise st.bad_request(f"cannot bind token to object of type {gvk}")
