@@ -66,6 +66,11 @@ _PERIOD = Seconds(min=0, min_open=True)
               help="where the runtime's state is kept so containers outlive a kubelet restart "
                    "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@click.option("--service-account-tokens", default="auto", show_default=True,
+              type=click.Choice(["auto", "request", "off"]),
+              help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
+                   "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
+                   "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             register_with_taints: str, kube_reserved: str, hollow_nodes: int, node_name_prefix: str,
             node_index: int | None, pod_cidr: str | None,
@@ -73,7 +78,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             container_start_seconds: float, lease_renew_seconds: float,
             node_status_report_seconds: float, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
-            root_dir: str | None, trace: bool) -> None:
+            root_dir: str | None, trace: bool, service_account_tokens: str = "auto") -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
     try:
@@ -143,6 +148,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir).run()
+            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                          service_account_tokens=service_account_tokens == "request"
+                          or (service_account_tokens == "auto" and not hollow_nodes)).run()
 
     run_until_signalled(main)
