@@ -69,6 +69,11 @@ _PERIOD = Seconds(min=0, min_open=True)
               help="where the runtime's state is kept so containers outlive a kubelet restart "
                    "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@click.option("--service-account-tokens", default="auto", show_default=True,
+              type=click.Choice(["auto", "request", "off"]),
+              help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
+                   "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
+                   "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
 @tracing_options("kubelet")
 @click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
               help="port of /healthz (0 disables)")
@@ -85,7 +90,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             container_start_seconds: float, lease_renew_seconds: float,
             node_status_report_seconds: float, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
-            root_dir: str | None, trace: bool,
+            root_dir: str | None, trace: bool, service_account_tokens: str,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     server = server_or_exit(master, kubeconfig)
@@ -155,7 +160,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
                                                         image_pull_backoff_seconds))
         async with RestClient(server, "kubelet") as client:
-            kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir)
+            kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                              service_account_tokens=service_account_tokens == "request"
+                              or (service_account_tokens == "auto" and not hollow_nodes))
             endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,
                                             healthz_address=healthz_bind_address, healthz_port=healthz_port,
                                             address=address, read_only_port=read_only_port)

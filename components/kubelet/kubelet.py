@@ -24,6 +24,7 @@ from components.kubelet.checkpoint import Checkpoint
 from components.kubelet.node import NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
+from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
@@ -56,7 +57,7 @@ class Kubelet:
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
                  trace: bool = True, register_concurrency: int = 32,
-                 root_dir: str | None = None) -> None:
+                 root_dir: str | None = None, service_account_tokens: bool = False) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
@@ -66,6 +67,8 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
+        #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
+        self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
         self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
@@ -101,13 +104,16 @@ class Kubelet:
                 event(log, "kubelet.sandboxes_restored", node=cfg.name, sandboxes=restored)
                 agent.mark_changed()   # the node's images
         self.agents[cfg.name] = agent
+        tokens = None
+        if self.service_account_tokens:
+            tokens = TokenManager(self.client, lambda pod, msg: recorder.event(pod, "Warning", "FailedMount", msg))
         self.workers[cfg.name] = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
             on_images_changed=agent.mark_changed, volumes=volumes,
             image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
             # a root dir without a checkpoint is a node reboot: nothing kept running
-            adopt_from_status=self.checkpoint is None or self.checkpoint.found)
+            adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens)
 
     async def start(self) -> None:
         """Register every node, then start heartbeats and the pods informer."""
@@ -134,6 +140,8 @@ class Kubelet:
         await self.informer.stop()
         for w in self.workers.values():
             await w.stop()
+            if w.tokens is not None:
+                w.tokens.close()
         if self.checkpoint is not None:
             try:
                 self.checkpoint.flush()

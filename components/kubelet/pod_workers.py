@@ -95,7 +95,7 @@ class PodWorkers:
                  backoff_max: float = 300.0,
                  on_images_changed: Callable[[], None] | None = None,
                  image_backoff_base: float = 10.0, image_backoff_max: float = 300.0,
-                 adopt_from_status: bool = True, volumes: Any = None) -> None:
+                 adopt_from_status: bool = True, volumes: Any = None, tokens: Any = None) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -115,6 +115,8 @@ class PodWorkers:
         #: rebuild a running pod's sandbox the runtime lacks from its reported status (no
         #: --root-dir, or a checkpoint that missed it); False: a node reboot, it was lost
         self.adopt_from_status = adopt_from_status
+        #: the projected service-account tokens (components/kubelet/tokens.py TokenManager), or None
+        self.tokens = tokens
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
@@ -168,6 +170,8 @@ class PodWorkers:
             task.cancel()
         if self.volumes is not None:
             self.volumes.release(uid)
+        if self.tokens is not None:
+            self.tokens.forget(uid)
         if self.runtime.stop_pod_sandbox(uid) is not None:
             event(log, "pod.removed", pod=_name(pod), node=self.node_name)
 
@@ -297,6 +301,8 @@ class PodWorkers:
             else:
                 self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
             pod = await self._send_status(pod, sb)
+        if self.tokens is not None:
+            await self.tokens.mount(pod)  # the projected token volume (kube-api-access-*)
         restart = spec.get("restartPolicy") or "Always"
 
         # init containers, one at a time, each to completion

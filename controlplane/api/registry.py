@@ -138,6 +138,9 @@ class Strategy:
 
     tracks_generation: bool = False
     prepare_create: Callable[[JSON], None] | None = None
+    #: PrepareForCreate's use of the requesting user (``genericapirequest.UserFrom(ctx)``):
+    #: ``(object, user)``, user ``{"username", "uid", "groups", "extra"}`` (the CSR's requestor)
+    set_requestor: Callable[[JSON, JSON], None] | None = None
     prepare_update: Callable[[JSON, JSON, str], None] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition

@@ -81,11 +81,12 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     return p, LineReader(p, p.stdout)
 
 
-def start_apiserver(etcd_url: str, timeout: float = 60, args: tuple[str, ...] = ()
+def start_apiserver(etcd_url: str, timeout: float = 60, *extra: str, args: tuple[str, ...] = ()
                     ) -> tuple[subprocess.Popen, LineReader, str]:
-    """An apiserver process on a free port over ``etcd_url`` (``args``: more flags): (process, its
-    log reader, its URL), once it logs ``apiserver.ready`` (RuntimeError if it exits first,
-    TimeoutError after ``timeout`` s)."""
+    """An apiserver process on a free port over ``etcd_url`` (``extra`` / ``args``: more flags):
+    (process, its log reader, its URL), once it logs ``apiserver.ready`` (RuntimeError if it exits
+    first, TimeoutError after ``timeout`` s)."""
+    args = (*extra, *args)
     proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0", *args)
     url = re.search(r"url=(\S+)", out.wait_for("event=apiserver.ready", timeout)).group(1)
     return proc, out, url
