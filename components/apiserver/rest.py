@@ -29,6 +29,7 @@ from components.apiserver import discovery, eviction, listoptions, podlog, revie
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
+from components.apiserver.authorization import context as authz_context
 from components.apiserver.cache import TooOldResourceVersion, WatchEvent, cache_name
 from components.apiserver.registrystore import APIErrorFromPatch, CreateOptions, RegistryStore
 from components.apiserver.routing import RequestInfo
@@ -52,10 +53,15 @@ class RestHandlers:
     Collaborators: ``store`` (the storage semantics), ``watch`` (watch streams from the
     watch caches) and ``ready()`` (False while the watch caches are not filled: 503)."""
 
-    def __init__(self, store: RegistryStore, watch: WatchServer, ready: Callable[[], bool]) -> None:
+    def __init__(self, store: RegistryStore, watch: WatchServer, ready: Callable[[], bool],
+                 reviewer: Any = None) -> None:
         self.store = store
         self.watch = watch
         self.ready = ready
+        #: answers the authorization.k8s.io reviews with the configured authorizers
+        #: (:class:`components.apiserver.authorization.reviews.AccessReviewer`); None: the
+        #: registry entries' own (always-allow) answers
+        self.reviewer = reviewer
 
     # ---------------------------------------------------------------- routing
     async def serve(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
@@ -239,6 +245,11 @@ class RestHandlers:
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
         neg.decode_typed(request, resource.facts_key, obj)
+        if self.reviewer is not None and resource.group == "authorization.k8s.io":
+            reviewer, kind = self.reviewer, resource.kind
+            answer = reviews.answer(resource, info.namespace, obj, authz_context.request_user(request),
+                                    review=lambda o, u: reviewer.review(kind, o, u))
+            return neg.object_response(request, resource, answer, 201)
         user = reviews.request_user(request.headers, request.headers.getall)
         return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user), 201)
 

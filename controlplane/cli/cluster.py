@@ -120,7 +120,7 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False) -> None:
+                 parallel: bool = False, authorization_mode: str | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -132,6 +132,9 @@ class LocalCluster:
         self.say = say
         self.restart = restart
         self.parallel = parallel
+        #: the apiserver's ``--authorization-mode`` (None: its default, AlwaysAllow); with
+        #: ``Node`` the NodeRestriction admission plugin is enabled too, as kubeadm does
+        self.authorization_mode = authorization_mode
         self.services: list[Service] = []
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
@@ -247,9 +250,13 @@ class LocalCluster:
             "--data-dir", os.path.join(self.data_dir, "etcd")])
 
     def _apiserver_service(self, etcd_url: str) -> Service:
-        return Service("apiserver", [
-            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port)])
+        args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+                "--port", str(self.apiserver_port)]
+        if self.authorization_mode:
+            args += ["--authorization-mode", self.authorization_mode]
+            if "Node" in self.authorization_mode.split(","):
+                args += ["--enable-admission-plugins", "NodeRestriction"]
+        return Service("apiserver", args)
 
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order."""

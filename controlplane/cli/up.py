@@ -46,8 +46,11 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
+@click.option("--authorization-mode", default=None, metavar="MODES",
+              help="the apiserver's --authorization-mode (e.g. Node,RBAC; default: the apiserver's, "
+                   "AlwaysAllow: the components have no identities yet)")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, authorization_mode: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
@@ -57,7 +60,7 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes,
+                               hollow_nodes=hollow_nodes, authorization_mode=authorization_mode,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()
