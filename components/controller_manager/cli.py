@@ -35,7 +35,7 @@ from controlplane.service import (
               help="Comma list: '*' for all, NAME to enable, -NAME to disable "
                    "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, nodelifecycle, "
                    "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
-                   "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob).")
+                   "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob, clusterrole-aggregation).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",

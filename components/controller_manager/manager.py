@@ -17,6 +17,7 @@ from controlplane.client.informer import Informer, SharedIndexInformer, metadata
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
+from .clusterroleaggregation import ClusterRoleAggregationController
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
 from .cronjob import CronJobController
@@ -61,6 +62,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
     "daemonset": DaemonSetController,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
 }
 
 
