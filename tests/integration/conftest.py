@@ -81,10 +81,11 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     return p, LineReader(p, p.stdout)
 
 
-def start_apiserver(etcd_url: str, timeout: float = 60) -> tuple[subprocess.Popen, LineReader, str]:
-    """An apiserver process on a free port over ``etcd_url``: (process, its log reader, its URL),
-    once it logs ``apiserver.ready`` (RuntimeError if it exits first, TimeoutError after ``timeout`` s)."""
-    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+def start_apiserver(etcd_url: str, timeout: float = 60, *extra: str) -> tuple[subprocess.Popen, LineReader, str]:
+    """An apiserver process on a free port over ``etcd_url`` (``extra``: more flags): (process, its
+    log reader, its URL), once it logs ``apiserver.ready`` (RuntimeError if it exits first,
+    TimeoutError after ``timeout`` s)."""
+    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0", *extra)
     url = re.search(r"url=(\S+)", out.wait_for("event=apiserver.ready", timeout)).group(1)
     return proc, out, url
 
@@ -100,14 +101,15 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20)
 
 
 @contextlib.contextmanager
-def apiserver_on_test_etcd(d: Path) -> Iterator[dict]:
-    """``python -m controlplane apiserver`` on a test etcd (:class:`controlplane.storage.testing.EtcdProcess`)
-    and a kubeconfig for it in ``d`` (namespace ``default``, no credentials). Yields
-    ``{"url", "kubeconfig", "dir", "proc"}``; both processes are stopped on exit."""
+def apiserver_on_test_etcd(d: Path, *flags: str) -> Iterator[dict]:
+    """``python -m controlplane apiserver`` (with ``flags``) on a test etcd
+    (:class:`controlplane.storage.testing.EtcdProcess`) and a kubeconfig for it in ``d``
+    (namespace ``default``, no credentials). Yields ``{"url", "kubeconfig", "dir", "proc"}``;
+    both processes are stopped on exit."""
     from controlplane.storage import testing
     etcd = testing.EtcdProcess()
     etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
+    proc, _, url = start_apiserver(etcd_url, 60, *flags)
     try:
         kubeconfig = d / "kubeconfig"
         kubeconfig.write_text(f"""apiVersion: v1
