@@ -4,7 +4,9 @@ Kubernetes carries the user in the request's ``context.Context`` (``request.With
 ``request.UserFrom``, ``staging/src/k8s.io/apiserver/pkg/endpoints/request/context.go``), so
 the storage layers below the handlers (admission: NodeRestriction; the RBAC storage's
 escalation check, ``pkg/registry/rbac/*/policybased``) can read it. The authorization filter
-sets :data:`CURRENT_USER` for the request's task; asyncio copies it into tasks started from it.
+sets :data:`CURRENT_REQUEST` for the request's task (asyncio copies it into tasks started from
+it); :func:`current_user` resolves the user from it on first use, so a request nobody asks
+about costs no header parsing.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ from aiohttp import web
 
 from components.apiserver import auth
 
-#: the :class:`~components.apiserver.auth.UserInfo` of the request being served (None outside one)
-CURRENT_USER: contextvars.ContextVar[auth.UserInfo | None] = contextvars.ContextVar("current_user", default=None)
+#: the request being served (None outside one)
+CURRENT_REQUEST: contextvars.ContextVar[web.Request | None] = contextvars.ContextVar("current_request",
+                                                                                    default=None)
+#: where :func:`request_user` keeps a request's resolved user
+_RESOLVED: Any = web.RequestKey("authz_user", object) if hasattr(web, "RequestKey") else "authz_user"
 
 
 def current_user() -> auth.UserInfo | None:
     """The running request's user, or None outside a request (the apiserver's own writes)."""
-    return CURRENT_USER.get()
+    request = CURRENT_REQUEST.get()
+    return request_user(request) if request is not None else None
 
 
 def user_from_headers(headers: Mapping[str, str], header_values: Any = None) -> auth.UserInfo:
@@ -43,4 +49,9 @@ def request_user(request: web.Request) -> auth.UserInfo:
     user = request.get(auth.USER)
     if isinstance(user, auth.UserInfo):
         return user
-    return user_from_headers(request.headers, request.headers.getall)
+    resolved = request.get(_RESOLVED)
+    if isinstance(resolved, auth.UserInfo):
+        return resolved
+    resolved = user_from_headers(request.headers, request.headers.getall)
+    request[_RESOLVED] = resolved
+    return resolved

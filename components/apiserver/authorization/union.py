@@ -12,8 +12,8 @@
   (``pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the
   namespace "default"``; ``forbidden: User "x" cannot get path "/metrics"``).
 - :class:`AuthorizationFilter` — ``endpoints/filters/authorization.go`` ``WithAuthorization``
-  as an aiohttp middleware: the request's user (:func:`~.context.request_user`) kept in
-  :data:`~.context.CURRENT_USER` for the layers below, its attributes
+  as an aiohttp middleware: the request kept in :data:`~.context.CURRENT_REQUEST` for the
+  layers below (its user: :func:`~.context.current_user`), its attributes
   (:func:`~.attributes.request_attributes`), the decision, 403 unless allowed.
 """
 
@@ -152,17 +152,17 @@ class AuthorizationFilter:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        user = context.request_user(request)
-        token = context.CURRENT_USER.set(user)
+        token = context.CURRENT_REQUEST.set(request)
         try:
             if not self.always_allow:
                 if self.before is not None:
                     self.before()
-                attrs = request_attributes(user, request.method, request.path, request.query)
+                attrs = request_attributes(context.request_user(request), request.method, request.path,
+                                           request.query)
                 decision, reason = self.authorizer.authorize(attrs)
                 if decision is not Decision.ALLOW:
                     raise forbidden(attrs, reason)
             resp: web.StreamResponse = await handler(request)
             return resp
         finally:
-            context.CURRENT_USER.reset(token)
+            context.CURRENT_REQUEST.reset(token)
