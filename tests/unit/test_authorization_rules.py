@@ -316,7 +316,20 @@ K8S_CLUSTER_ROLES = {
 
 def test_bootstrap_cluster_roles_are_kubernetes_names():
     names = {o["metadata"]["name"] for o in bp.policy()["clusterroles"]}
-    assert names - {bp.CONTROLPLANE_ROLE} == K8S_CLUSTER_ROLES
+    assert names - {bp.CONTROLPLANE_ROLE, bp.CONTROLLER_MANAGER_ROLE} == K8S_CLUSTER_ROLES
+
+
+def test_controller_manager_user_holds_every_controller_role():
+    """Our controller-manager runs every controller as system:kube-controller-manager."""
+    pol = bp.policy()
+    idx = RBACIndex()
+    idx.replace("ClusterRole", pol["clusterroles"])
+    idx.replace("ClusterRoleBinding", pol["clusterrolebindings"])
+    kcm = UserInfo("system:kube-controller-manager", groups=("system:authenticated",))
+    owned, errors = idx.rules_for(kcm, "")
+    assert errors == []
+    for role in bp.controller_roles():
+        assert covers(owned, role["rules"])[0], role["metadata"]["name"]
 
 
 def test_bootstrap_metadata_and_bindings():

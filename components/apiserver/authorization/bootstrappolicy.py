@@ -13,7 +13,9 @@ the ``kube-system/<name>`` ServiceAccount, for ``--use-service-account-credentia
 ``rbac.authorization.kubernetes.io/autoupdate: "true"``.
 
 Beyond Kubernetes' names, :data:`CONTROLPLANE_ROLE` grants what our components need and
-Kubernetes' roles do not: POSTing their step records to ``/debug/controlplane/trace``.
+Kubernetes' roles do not: POSTing their step records to ``/debug/controlplane/trace``; and
+:data:`CONTROLLER_MANAGER_ROLE` gives the controller-manager's own user every controller
+role's rules (it has no per-controller ServiceAccount credentials).
 
 :func:`reconcile` is ``ensureRBACPolicy`` (``pkg/registry/rbac/rest/storage_rbac.go``) with
 ``pkg/registry/rbac/reconciliation``: a missing object is created; an existing one whose
@@ -39,6 +41,11 @@ ANNOTATIONS = {AUTOUPDATE: "true"}
 SA_ROLE_PREFIX = "system:controller:"
 #: our extra role (and binding) for the controlplane components' own endpoints
 CONTROLPLANE_ROLE = "system:controlplane:components"
+#: our extra role (and binding) giving ``system:kube-controller-manager`` every controller's
+#: rules: our controller-manager runs every controller with its own credentials (Kubernetes'
+#: ``--use-service-account-credentials=false``, where "the controller manager's own credential
+#: must be granted all the relevant roles")
+CONTROLLER_MANAGER_ROLE = "system:controlplane:kube-controller-manager-controllers"
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")
@@ -284,7 +291,17 @@ def cluster_roles() -> list[JSON]:
             rule(READ, (STORAGE,), ("csistoragecapacities",))]),
         cluster_role(CONTROLPLANE_ROLE, [
             rule(("get", "post"), urls=("/debug/controlplane/trace", "/debug/controlplane/trace/*"))]),
+        cluster_role(CONTROLLER_MANAGER_ROLE, _all_controller_rules()),
     ]
+
+
+def _all_controller_rules() -> list[JSON]:
+    out: list[JSON] = []
+    for _, rules in _CONTROLLERS:
+        for r in rules:
+            if r not in out:
+                out.append(copy.deepcopy(r))
+    return out
 
 
 def cluster_role_bindings() -> list[JSON]:
@@ -307,6 +324,7 @@ def cluster_role_bindings() -> list[JSON]:
         cluster_role_binding("system:service-account-issuer-discovery", groups=(SERVICE_ACCOUNTS_GROUP,)),
         cluster_role_binding(CONTROLPLANE_ROLE, users=(KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER),
                              groups=(NODES,)),
+        cluster_role_binding(CONTROLLER_MANAGER_ROLE, users=(KUBE_CONTROLLER_MANAGER,)),
     ]
 
 
