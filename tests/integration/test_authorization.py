@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import apiserver_on_test_etcd, spawn, stop
+from tests.integration.conftest import apiserver_on_test_etcd, kubectl_ok, kubectl_on, spawn, stop
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -30,21 +29,11 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def kubectl(c, *args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HOME": str(c["dir"])}
-    return subprocess.run(["/usr/bin/kubectl", "--kubeconfig", c["kubeconfig"], "--cache-dir",
-                           str(c["dir"] / "kubectl-cache"), *args], capture_output=True, text=True, timeout=60,
-                          env=env)
+kubectl, ok = kubectl_on, kubectl_ok
 
 
-def ok(c, *args) -> str:
-    r = kubectl(c, *args)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
-def admin(c, *args) -> str:
-    return ok(c, *ADMIN, *args)
+def admin(c, *args, input: str | None = None) -> str:
+    return ok(c, *ADMIN, *args, input=input)
 
 
 def watch_until(c, path: str, predicate, timeout: float = 60) -> dict:
@@ -134,10 +123,7 @@ def test_view_binding_lists_but_cannot_delete_after_aggregation(cluster):
                 "rules": [{"verbs": ["get", "list", "watch"], "apiGroups": ["example.com"],
                            "resources": ["widgets"]}]}
         for obj in (crd, role):
-            r = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster["kubeconfig"], *ADMIN, "create", "-f",
-                                "-"], input=json.dumps(obj), capture_output=True, text=True, timeout=60,
-                               env={**os.environ, "HOME": str(cluster["dir"])})
-            assert r.returncode == 0, r.stderr
+            admin(cluster, "create", "-f", "-", input=json.dumps(obj))
         admin(cluster, "wait", "crd/widgets.example.com", "--for=condition=Established", "--timeout=60s")
         view = watch_until(cluster, roles, lambda v: v["metadata"]["name"] == "view" and any(
             "example.com" in r.get("apiGroups", []) for r in _view_rules(v)))
@@ -150,10 +136,8 @@ def test_view_binding_lists_but_cannot_delete_after_aggregation(cluster):
 
 def test_node_cannot_patch_other_node_nor_read_unrelated_secret(cluster):
     for n in ("node01", "node02"):
-        r = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster["kubeconfig"], *ADMIN, "create", "-f", "-"],
-                           input=json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}}),
-                           capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(cluster["dir"])})
-        assert r.returncode == 0, r.stderr
+        admin(cluster, "create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "Node",
+                                                              "metadata": {"name": n}}))
     admin(cluster, "create", "secret", "generic", "mine", "--from-literal=a=b")
     admin(cluster, "create", "secret", "generic", "theirs", "--from-literal=a=b")
     last = ""
@@ -161,11 +145,8 @@ def test_node_cannot_patch_other_node_nor_read_unrelated_secret(cluster):
         obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod},
                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}],
                         "volumes": [{"name": "s", "secret": {"secretName": secret}}]}}
-        r = subprocess.run(["/usr/bin/kubectl", "--kubeconfig", cluster["kubeconfig"], *ADMIN, "create", "-o", "json",
-                            "-f", "-"], input=json.dumps(obj), capture_output=True, text=True, timeout=60,
-                           env={**os.environ, "HOME": str(cluster["dir"])})
-        assert r.returncode == 0, r.stderr
-        last = json.loads(r.stdout)["metadata"]["resourceVersion"]
+        last = json.loads(admin(cluster, "create", "-o", "json", "-f", "-", input=json.dumps(obj)))[
+            "metadata"]["resourceVersion"]
     caught_up(cluster, "/api/v1/pods", last)
     assert ok(cluster, *NODE01, "get", "secret", "mine", "-o", "name").strip() == "secret/mine"
     r = kubectl(cluster, *NODE01, "get", "secret", "theirs")

@@ -540,8 +540,17 @@ def policy() -> dict[str, list[JSON]]:
 # --------------------------------------------------------------------------- reconciliation
 
 
-def _merge_map(expected: dict[str, str] | None, existing: dict[str, str] | None) -> dict[str, str]:
-    return {**(expected or {}), **(existing or {})}
+def _merge_metadata(expected: JSON, out: JSON) -> bool:
+    """Merge ``expected``'s labels and annotations into ``out``'s (existing values win, as
+    reconciliation's ``merge``); True when something was added."""
+    md = out.setdefault("metadata", {})
+    changed = False
+    for f in ("labels", "annotations"):
+        merged = {**(expected["metadata"].get(f) or {}), **(md.get(f) or {})}
+        if merged != (md.get(f) or {}):
+            md[f] = merged
+            changed = True
+    return changed
 
 
 def reconcile_role(expected: JSON, existing: JSON) -> JSON | None:
@@ -551,13 +560,7 @@ def reconcile_role(expected: JSON, existing: JSON) -> JSON | None:
     if (md.get("annotations") or {}).get(AUTOUPDATE) == "false":
         return None
     out = copy.deepcopy(existing)
-    omd = out.setdefault("metadata", {})
-    changed = False
-    for f in ("labels", "annotations"):
-        merged = _merge_map(expected["metadata"].get(f), md.get(f))
-        if merged != (md.get(f) or {}):
-            omd[f] = merged
-            changed = True
+    changed = _merge_metadata(expected, out)
     want_agg = expected.get("aggregationRule")
     have_agg = existing.get("aggregationRule")
     if want_agg is None and have_agg is not None:
@@ -592,13 +595,7 @@ def reconcile_binding(expected: JSON, existing: JSON) -> tuple[str, JSON] | None
             out["subjects"] = subjects
         return "recreate", out
     out = copy.deepcopy(existing)
-    omd = out.setdefault("metadata", {})
-    changed = False
-    for f in ("labels", "annotations"):
-        merged = _merge_map(expected["metadata"].get(f), md.get(f))
-        if merged != (md.get(f) or {}):
-            omd[f] = merged
-            changed = True
+    changed = _merge_metadata(expected, out)
     have = list(existing.get("subjects") or [])
     missing = [s for s in expected.get("subjects") or [] if s not in have]
     if missing:
