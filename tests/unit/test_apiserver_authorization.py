@@ -267,3 +267,28 @@ async def test_node_authorizer_and_noderestriction(api):
     r = await api.delete("/api/v1/namespaces/default/pods/p2", headers=NODE01)
     assert (await r.json())["message"] == ('pods "p2" is forbidden: node "node01" can only delete pods with '
                                            'spec.nodeName set to itself')
+
+
+async def test_bootstrap_policy_reconciled_on_start(api):
+    """ensureRBACPolicy: a bootstrap role that lost a rule gets it back; one annotated
+    autoupdate=false is left alone; a deleted binding is recreated."""
+    path = RBAC + "/clusterroles/system:kube-dns"
+    role = await (await api.get(path, headers=ADMIN)).json()
+    want_rules = role["rules"]
+    role["rules"] = []
+    assert (await api.put(path, json=role, headers=ADMIN)).status == 200
+    protected = await (await api.get(RBAC + "/clusterroles/system:heapster", headers=ADMIN)).json()
+    protected["rules"] = []
+    protected["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+    assert (await api.put(RBAC + "/clusterroles/system:heapster", json=protected, headers=ADMIN)).status == 200
+    assert (await api.delete(RBAC + "/clusterrolebindings/system:kube-dns", headers=ADMIN)).status == 200
+    await api.server_obj.ensure_rbac_policy()
+    # the missing rules come back broken down (reconciliation adds Covers' missing sub-rules)
+    assert (await (await api.get(path, headers=ADMIN)).json())["rules"] == [
+        {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["list"]},
+        {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["watch"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["list"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["watch"]}]
+    assert want_rules == [{"verbs": ["list", "watch"], "apiGroups": [""], "resources": ["endpoints", "services"]}]
+    assert (await (await api.get(RBAC + "/clusterroles/system:heapster", headers=ADMIN)).json())["rules"] == []
+    assert (await api.get(RBAC + "/clusterrolebindings/system:kube-dns", headers=ADMIN)).status == 200
