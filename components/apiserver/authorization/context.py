@@ -5,7 +5,7 @@ Kubernetes carries the user in the request's ``context.Context`` (``request.With
 the storage layers below the handlers (admission: NodeRestriction; the RBAC storage's
 escalation check, ``pkg/registry/rbac/*/policybased``) can read it. The authorization filter
 sets :data:`CURRENT_REQUEST` for the request's task (asyncio copies it into tasks started from
-it); :func:`current_user` resolves the user from it on first use, so a request nobody asks
+it); :func:`current_user` resolves the user from it when asked, so a request nobody asks
 about costs no header parsing.
 """
 
@@ -22,8 +22,6 @@ from components.apiserver import auth
 #: the request being served (None outside one)
 CURRENT_REQUEST: contextvars.ContextVar[web.Request | None] = contextvars.ContextVar("current_request",
                                                                                     default=None)
-#: where :func:`request_user` keeps a request's resolved user
-_RESOLVED: Any = web.RequestKey("authz_user", object) if hasattr(web, "RequestKey") else "authz_user"
 
 
 def current_user() -> auth.UserInfo | None:
@@ -32,14 +30,35 @@ def current_user() -> auth.UserInfo | None:
     return request_user(request) if request is not None else None
 
 
+#: users made from impersonation headers, by the headers' values (bounded: cleared when full)
+_USERS: dict[tuple[Any, ...], auth.UserInfo] = {}
+_USERS_SIZE = 10_000
+_EXTRA = "impersonate-extra-"
+
+
 def user_from_headers(headers: Mapping[str, str], header_values: Any = None) -> auth.UserInfo:
     """The user of a request without an authentication filter: anonymous, or the impersonated
-    user of the ``Impersonate-*`` headers (``filters/impersonation.go``; see
-    :func:`components.apiserver.reviews.request_user`)."""
-    from components.apiserver import reviews
-    u = reviews.request_user(headers, header_values)
-    return auth.UserInfo(u["username"], u.get("uid") or "", tuple(u.get("groups") or ()),
-                         {k: tuple(v) for k, v in (u.get("extra") or {}).items()})
+    user of the ``Impersonate-*`` headers (``filters/impersonation.go``), exactly as
+    :func:`components.apiserver.reviews.request_user` reads them; one :class:`UserInfo` per
+    distinct header values (requests of one client share it)."""
+    name = headers.get("Impersonate-User")
+    if not name:
+        return auth.ANONYMOUS_USER
+    groups = tuple(header_values("Impersonate-Group", ())) if header_values is not None else \
+        ((headers.get("Impersonate-Group"),) if headers.get("Impersonate-Group") else ())
+    extra_keys = tuple(k for k in headers if len(k) > len(_EXTRA) and k.lower().startswith(_EXTRA))
+    key = (name, groups, headers.get("Impersonate-Uid"), extra_keys,
+           tuple(tuple(header_values(k, ())) if header_values is not None else headers.get(k) for k in extra_keys))
+    user = _USERS.get(key)
+    if user is None:
+        from components.apiserver import reviews
+        u = reviews.request_user(headers, header_values)
+        user = auth.UserInfo(u["username"], u.get("uid") or "", tuple(u.get("groups") or ()),
+                             {k: tuple(v) for k, v in (u.get("extra") or {}).items()})
+        if len(_USERS) >= _USERS_SIZE:
+            _USERS.clear()
+        _USERS[key] = user
+    return user
 
 
 def request_user(request: web.Request) -> auth.UserInfo:
@@ -49,9 +68,4 @@ def request_user(request: web.Request) -> auth.UserInfo:
     user = request.get(auth.USER)
     if isinstance(user, auth.UserInfo):
         return user
-    resolved = request.get(_RESOLVED)
-    if isinstance(resolved, auth.UserInfo):
-        return resolved
-    resolved = user_from_headers(request.headers, request.headers.getall)
-    request[_RESOLVED] = resolved
-    return resolved
+    return user_from_headers(request.headers, request.headers.getall)

@@ -308,16 +308,15 @@ class CacheFeed:
 
     def __init__(self, index: RBACIndex) -> None:
         self.index = index
-        self._seen: dict[str, int] = {}
+        #: the objects dict of each cache when last filled from (a relist replaces it)
+        self._seen: dict[str, Any] = {}
 
     def sync(self, caches: Any) -> None:
+        seen = self._seen
         for name, kind in KINDS.items():
             c = caches.get(name)
-            if c is None:
-                continue
-            marker = id(c.objects)
-            if self._seen.get(name) != marker:
-                self._seen[name] = marker
+            if c is not None and seen.get(name) is not c.objects:
+                seen[name] = c.objects
                 self.index.replace(kind, list(c.objects.values()))
 
     def on_event(self, cache_name: str, type_: str, obj: JSON, old: JSON | None) -> None:

@@ -140,14 +140,23 @@ def forbidden(a: Attributes, reason: str) -> st.APIError:
     return ForbiddenError(403, "Forbidden", f"{head}: {msg}", details)
 
 
-class AuthorizationFilter:
-    """The authorization filter (``WithAuthorization``) as an aiohttp middleware: ``authorizer``
-    decides every request (a plain AlwaysAllow is skipped); ``before`` (optional) runs before
-    each decision (the RBAC index catching up on a relisted watch cache)."""
+def attributes_decision(authorizer: Authorizer, request: web.Request) -> tuple[Decision, str, Attributes]:
+    """The request's attributes (its user: :func:`~.context.request_user`) and
+    ``authorizer``'s decision on them."""
+    attrs = request_attributes(context.request_user(request), request.method, request.path, request.query)
+    decision, reason = authorizer.authorize(attrs)
+    return decision, reason, attrs
 
-    def __init__(self, authorizer: Authorizer, before: Callable[[], None] | None = None) -> None:
+
+class AuthorizationFilter:
+    """The authorization filter (``WithAuthorization``) as an aiohttp middleware: ``decide``
+    (``request -> (decision, reason, attributes)``, by default :func:`attributes_decision`
+    with ``authorizer``) decides every request but when ``authorizer`` is a plain AlwaysAllow."""
+
+    def __init__(self, authorizer: Authorizer,
+                 decide: Callable[[web.Request], tuple[Decision, str, Attributes]] | None = None) -> None:
         self.authorizer = authorizer
-        self.before = before
+        self.decide = decide or (lambda request: attributes_decision(authorizer, request))
         self.always_allow = isinstance(authorizer, AlwaysAllow)
 
     @web.middleware
@@ -155,11 +164,7 @@ class AuthorizationFilter:
         token = context.CURRENT_REQUEST.set(request)
         try:
             if not self.always_allow:
-                if self.before is not None:
-                    self.before()
-                attrs = request_attributes(context.request_user(request), request.method, request.path,
-                                           request.query)
-                decision, reason = self.authorizer.authorize(attrs)
+                decision, reason, attrs = self.decide(request)
                 if decision is not Decision.ALLOW:
                     raise forbidden(attrs, reason)
             resp: web.StreamResponse = await handler(request)
