@@ -267,6 +267,13 @@ async def test_node_authorizer_and_noderestriction(api):
     r = await api.delete("/api/v1/namespaces/default/pods/p2", headers=NODE01)
     assert (await r.json())["message"] == ('pods "p2" is forbidden: node "node01" can only delete pods with '
                                            'spec.nodeName set to itself')
+    # a pod bound to node01 that uses "theirs": the graph (and the remembered decision) follow
+    await _mk(api, "/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p3"},
+        "spec": {"nodeName": "node01", "containers": [{"name": "c", "image": "busybox",
+                                                       "envFrom": [{"secretRef": {"name": "theirs"}}]}]}})
+    await caught_up(api, "pods")
+    assert await status_of(api, "GET", "/api/v1/namespaces/default/secrets/theirs", NODE01) == 200
 
 
 async def test_bootstrap_policy_reconciled_on_start(api):
