@@ -13,6 +13,7 @@ is a ``click.Command`` named ``command`` in the module given below.
     controlplane demo                 the 13-step pod creation flow, traced live
     controlplane trace                print the step records kept by the apiserver
     controlplane explain pod NAME     the scheduler's per-node verdicts and scores for a pod
+    controlplane dashboard            the live dashboard (nodes, pods, the flow as a sequence diagram)
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "Print the numbered, timed records of the 13-step flow."),
     "explain": ("controlplane.cli.explain:command",
                 "Show the scheduler's per-node filter verdicts and scores for a pod."),
+    "dashboard": ("controlplane.cli.dashboard:command",
+                  "Serve the live dashboard (nodes, pods, the 13 steps as a sequence diagram)."),
     "etcd": ("components.etcd.cli:command", "Run the embedded etcd3-compatible server."),
     "apiserver": ("components.apiserver.cli:command", "Run the Kubernetes API server."),
     "controller-manager": ("components.controller_manager.cli:command",

@@ -1,7 +1,9 @@
 """The real kubectl against an apiserver started with ``--authorization-mode=Node,RBAC``
-(and NodeRestriction), acting through impersonation (``--as``, ``--as-group``): no
-authenticator runs in this branch, so a request without ``Impersonate-*`` headers is
-``system:anonymous`` and test objects are made as ``admin`` in ``system:masters``."""
+(and NodeRestriction), acting through impersonation (``--as``, ``--as-group``); test objects
+are made as ``admin`` in ``system:masters``. kubectl sends no bearer token to a plain-HTTP
+server, so the module first grants ``system:anonymous`` the ``impersonate`` verb (as ``root``,
+a ``--token-auth-file`` user in ``system:masters``, over HTTP directly); a request without
+``--as`` stays ``system:anonymous``."""
 
 from __future__ import annotations
 
@@ -18,14 +20,38 @@ pytestmark = [pytest.mark.integration,
                                  reason="needs /usr/bin/etcd and /usr/bin/kubectl")]
 
 ADMIN = ("--as=admin", "--as-group=system:masters")
-SA_X = "--as=system:serviceaccount:default:x"
+SA_X = ("--as=system:serviceaccount:default:x",)
 NODE01 = ("--as=system:node:node01", "--as-group=system:nodes")
+ROOT_HEADERS = {"Authorization": "Bearer root-token"}
+IMPERSONATOR = [
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "test-impersonator"},
+     "rules": [{"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users", "groups", "serviceaccounts"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "test-anonymous-impersonates"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-impersonator"},
+     "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "system:anonymous"}]}]
+
+
+def root_post(c, path: str, obj: dict) -> dict:
+    import urllib.request
+    req = urllib.request.Request(c["url"] + path, method="POST", data=json.dumps(obj).encode(),
+                                 headers={**ROOT_HEADERS, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        out: dict = json.loads(r.read())
+        return out
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with apiserver_on_test_etcd(tmp_path_factory.mktemp("authz"), "--authorization-mode", "Node,RBAC",
-                                "--enable-admission-plugins", "NodeRestriction") as c:
+    d = tmp_path_factory.mktemp("authz")
+    (d / "tokens.csv").write_text('root-token,root,u-0,"system:masters"\n')
+    with apiserver_on_test_etcd(d, "--authorization-mode", "Node,RBAC", "--enable-admission-plugins",
+                                "NodeRestriction", "--token-auth-file", str(d / "tokens.csv")) as c:
+        role, binding = IMPERSONATOR
+        root_post(c, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+        rv = root_post(c, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)["metadata"][
+            "resourceVersion"]
+        caught_up(c, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", rv)
         yield c
 
 
@@ -37,10 +63,9 @@ def admin(c, *args, input: str | None = None) -> str:
 
 
 def watch_until(c, path: str, predicate, timeout: float = 60) -> dict:
-    """Watch ``path`` (as admin) until an event's object satisfies ``predicate``; returns it."""
+    """Watch ``path`` (as root) until an event's object satisfies ``predicate``; returns it."""
     import urllib.request
-    req = urllib.request.Request(f"{c['url']}{path}?watch=1&timeoutSeconds={int(timeout)}",
-                                 headers={"Impersonate-User": "admin", "Impersonate-Group": "system:masters"})
+    req = urllib.request.Request(f"{c['url']}{path}?watch=1&timeoutSeconds={int(timeout)}", headers=ROOT_HEADERS)
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         for line in resp:
             obj = json.loads(line)["object"]
@@ -55,13 +80,17 @@ def _view_rules(view: dict) -> list:
 
 def caught_up(c, resource: str, rv: str) -> None:
     """A list served from the watch cache once it holds revision ``rv``
-    (``resourceVersionMatch=NotOlderThan``): the RBAC index and the Node graph follow the same
-    cache events, so what was written before is in effect after it."""
-    ok(c, *ADMIN, "get", "--raw", f"{resource}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan&limit=1")
+    (``resourceVersionMatch=NotOlderThan``, read as root): the RBAC index and the Node graph
+    follow the same cache events, so what was written before is in effect after it."""
+    import urllib.request
+    req = urllib.request.Request(f"{c['url']}{resource}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan&limit=1",
+                                 headers=ROOT_HEADERS)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.status == 200
 
 
 def test_serviceaccount_without_binding_is_forbidden(cluster):
-    r = kubectl(cluster, SA_X, "get", "pods")
+    r = kubectl(cluster, *SA_X, "get", "pods")
     assert r.returncode == 1
     assert r.stderr.strip() == ('Error from server (Forbidden): pods is forbidden: User '
                                 '"system:serviceaccount:default:x" cannot list resource "pods" in API group "" '
@@ -75,9 +104,9 @@ def test_serviceaccount_without_binding_is_forbidden(cluster):
 
 def test_can_i(cluster):
     assert ok(cluster, *ADMIN, "auth", "can-i", "create", "pods").strip() == "yes"
-    r = kubectl(cluster, SA_X, "auth", "can-i", "create", "pods")
+    r = kubectl(cluster, *SA_X, "auth", "can-i", "create", "pods")
     assert r.returncode == 1 and r.stdout.strip() == "no"
-    lines = ok(cluster, "auth", "can-i", "--list", SA_X).splitlines()
+    lines = ok(cluster, "auth", "can-i", "--list", *SA_X).splitlines()
     assert lines[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
     rows = {tuple(line.split()) for line in lines[1:]}
     assert ("selfsubjectaccessreviews.authorization.k8s.io", "[]", "[]", "[create]") in rows
@@ -96,18 +125,18 @@ def test_view_binding_lists_but_cannot_delete_after_aggregation(cluster):
         out.wait_for("event=controller-manager.synced", 60)
         roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
         watch_until(cluster, roles, lambda v: v["metadata"]["name"] == "view" and bool(_view_rules(v)))
-        viewer = "--as=system:serviceaccount:default:viewer"
+        viewer = ("--as=system:serviceaccount:default:viewer",)
         rb = json.loads(admin(cluster, "create", "rolebinding", "viewer", "--clusterrole=view",
                               "--serviceaccount=default:viewer", "-o", "json"))
         caught_up(cluster, "/apis/rbac.authorization.k8s.io/v1/rolebindings", rb["metadata"]["resourceVersion"])
         admin(cluster, "create", "configmap", "c1", "--from-literal=a=b")
-        assert "c1" in ok(cluster, viewer, "get", "configmaps")
-        r = kubectl(cluster, viewer, "delete", "configmap", "c1")
+        assert "c1" in ok(cluster, *viewer, "get", "configmaps")
+        r = kubectl(cluster, *viewer, "delete", "configmap", "c1")
         assert r.returncode == 1
         assert r.stderr.strip() == ('Error from server (Forbidden): configmaps "c1" is forbidden: User '
                                     '"system:serviceaccount:default:viewer" cannot delete resource "configmaps" in '
                                     'API group "" in the namespace "default"')
-        r = kubectl(cluster, viewer, "get", "secrets")
+        r = kubectl(cluster, *viewer, "get", "secrets")
         assert r.returncode == 1 and "cannot list resource \"secrets\"" in r.stderr
 
         # a CRD's rules join `view` through a ClusterRole labelled aggregate-to-view
@@ -128,8 +157,8 @@ def test_view_binding_lists_but_cannot_delete_after_aggregation(cluster):
         view = watch_until(cluster, roles, lambda v: v["metadata"]["name"] == "view" and any(
             "example.com" in r.get("apiGroups", []) for r in _view_rules(v)))
         caught_up(cluster, "/apis/rbac.authorization.k8s.io/v1/clusterroles", view["metadata"]["resourceVersion"])
-        assert ok(cluster, viewer, "auth", "can-i", "list", "widgets.example.com").strip() == "yes"
-        assert ok(cluster, viewer, "get", "widgets").strip() == ""
+        assert ok(cluster, *viewer, "auth", "can-i", "list", "widgets.example.com").strip() == "yes"
+        assert ok(cluster, *viewer, "get", "widgets").strip() == ""
     finally:
         stop(cm)
 
@@ -166,7 +195,7 @@ def test_node_cannot_patch_other_node_nor_read_unrelated_secret(cluster):
     import urllib.request
     req = urllib.request.Request(f"{cluster['url']}/api/v1/nodes/node02", method="PATCH",
                                  data=b'{"metadata":{"labels":{"disk":"ssd"}}}',
-                                 headers={"Content-Type": "application/merge-patch+json",
+                                 headers={**ROOT_HEADERS, "Content-Type": "application/merge-patch+json",
                                           "Impersonate-User": "system:node:node01",
                                           "Impersonate-Group": "system:nodes"})
     with pytest.raises(urllib.error.HTTPError) as e:

@@ -4,20 +4,36 @@ reviews, NodeRestriction (``enable_admission_plugins`` NodeRestriction)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+from multidict import CIMultiDict
 
 from components.apiserver import admission
+from components.apiserver.authentication.config import Options
+
+#: a token-file user in system:masters: it may impersonate anyone (the tests act as others so)
+_TOKENS = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+_TOKENS.write('root-token,root,u-0,"system:masters"\n')
+_TOKENS.close()
+ROOT = {"Authorization": "Bearer root-token"}
 
 API_OPTIONS = {"authorization_modes": ["Node", "RBAC"],
-               "admission_plugins": admission.enabled_plugins(["NodeRestriction"])}
+               "admission_plugins": admission.enabled_plugins(["NodeRestriction"]),
+               "authentication": Options(token_auth_file=_TOKENS.name)}
 
-ADMIN = {"Impersonate-User": "admin", "Impersonate-Group": "system:masters"}
+ADMIN = {**ROOT, "Impersonate-User": "admin", "Impersonate-Group": "system:masters"}
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
-def as_user(name: str, *groups: str) -> dict:
-    from multidict import CIMultiDict
-    h = CIMultiDict([("Impersonate-User", name)])
+def teardown_module() -> None:
+    os.unlink(_TOKENS.name)
+
+
+def as_user(name: str, *groups: str) -> CIMultiDict:
+    """Headers acting as ``name`` in ``groups``: root impersonating them."""
+    h = CIMultiDict([*ROOT.items(), ("Impersonate-User", name)])
     for g in groups:
         h.add("Impersonate-Group", g)
     return h
@@ -253,7 +269,8 @@ async def test_node_authorizer_and_noderestriction(api):
     assert await status_of(api, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode01", NODE01) == 200
     assert await status_of(api, "GET", "/api/v1/pods", NODE01) == 403
     patch = {"metadata": {"labels": {"a": "b"}}}
-    hdr = {**NODE01, "Content-Type": "application/merge-patch+json"}
+    hdr = CIMultiDict(NODE01)
+    hdr["Content-Type"] = "application/merge-patch+json"
     assert await status_of(api, "PATCH", "/api/v1/nodes/node01", hdr, json=patch) == 200
     r = await api.patch("/api/v1/nodes/node02", json=patch, headers=hdr)
     assert r.status == 403

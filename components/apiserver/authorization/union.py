@@ -97,15 +97,16 @@ def build(modes: Sequence[str], make: dict[str, Callable[[], Authorizer]]) -> Au
 
 
 def forbidden_message(a: Attributes) -> str:
-    """``forbiddenMessage``: what the user cannot do."""
+    """``forbiddenMessage``: what the user cannot do (``&``, ``<``, ``>`` escaped as
+    ``Forbidden``'s sanitizer does)."""
     user = a.user.name
     if not a.resource_request:
-        return f'User "{user}" cannot {a.verb} path "{a.path}"'
-    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
-    if a.namespace:
-        return (f'User "{user}" cannot {a.verb} resource "{resource}" in API group "{a.api_group}" '
-                f'in the namespace "{a.namespace}"')
-    return f'User "{user}" cannot {a.verb} resource "{resource}" in API group "{a.api_group}" at the cluster scope'
+        msg = f'User "{user}" cannot {a.verb} path "{a.path}"'
+    else:
+        resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+        where = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
+        msg = f'User "{user}" cannot {a.verb} resource "{resource}" in API group "{a.api_group}" {where}'
+    return msg.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class ForbiddenError(st.APIError):
