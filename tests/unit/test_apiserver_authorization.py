@@ -316,3 +316,13 @@ async def test_bootstrap_policy_reconciled_on_start(api):
     assert want_rules == [{"verbs": ["list", "watch"], "apiGroups": [""], "resources": ["endpoints", "services"]}]
     assert (await (await api.get(RBAC + "/clusterroles/system:heapster", headers=ADMIN)).json())["rules"] == []
     assert (await api.get(RBAC + "/clusterrolebindings/system:kube-dns", headers=ADMIN)).status == 200
+
+
+async def test_impersonation_is_authorized_by_rbac(api):
+    """The authentication filter's impersonation asks the configured authorizers: anonymous
+    may not impersonate; root (system:masters) may."""
+    r = await api.get("/api/v1/namespaces/default/pods", headers={"Impersonate-User": "jane"})
+    assert r.status == 403
+    assert (await r.json())["message"] == ('users "jane" is forbidden: User "system:anonymous" cannot impersonate '
+                                           'resource "users" in API group "" at the cluster scope')
+    assert (await api.get("/api/v1/namespaces/default/pods", headers=ADMIN)).status == 200
