@@ -30,6 +30,7 @@ ANONYMOUS = "system:anonymous"
 UNAUTHENTICATED = "system:unauthenticated"
 AUTHENTICATED = "system:authenticated"
 MASTERS = "system:masters"
+NODES = "system:nodes"
 
 #: request storage key of the authenticated (or impersonated) :class:`UserInfo`
 USER: Any = web.RequestKey("user", object) if hasattr(web, "RequestKey") else "user"
@@ -78,6 +79,10 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    #: the list/watch's parsed ``fieldSelector`` requirements ``(field, operator, value)``
+    #: (operator ``=`` / ``!=``), for authorizers that scope by field (the Node authorizer's
+    #: ``spec.nodeName=<node>``; ``GetFieldSelector``, Kubernetes 1.31+)
+    field_selector: tuple[tuple[str, str, str], ...] = ()
 
 
 class Decision(enum.Enum):

@@ -29,7 +29,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                 max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
                 enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None,
-                authentication: Any = None) -> None:
+                authentication: Any = None, authorization_modes: list[str] | None = None) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening.
 
     On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
@@ -52,7 +52,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        max_requests_inflight=max_requests_inflight,
                        max_mutating_requests_inflight=max_mutating_requests_inflight,
                        enable_priority_and_fairness=enable_priority_and_fairness,
-                       admission_plugins=admission_plugins, authentication=authentication)
+                       admission_plugins=admission_plugins, authentication=authentication,
+                       authorization_modes=authorization_modes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -109,16 +110,24 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
               "ones (comma-separated; every plugin served is on by default).")
 @click.option("--disable-admission-plugins", default="", help="Default admission plugins to turn off "
               "(comma-separated: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, "
-              "DefaultTolerationSeconds, RuntimeClass, ResourceQuota).")
+              "DefaultTolerationSeconds, RuntimeClass, ResourceQuota; NodeRestriction is off unless enabled).")
+@click.option("--authorization-mode", default="AlwaysAllow", show_default=True,
+              help="Ordered comma-separated authorization modes: AlwaysAllow, AlwaysDeny, Node, RBAC "
+                   "(kube-apiserver's flag; e.g. Node,RBAC).")
 @authn_flags.options
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
             service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
             enable_priority_and_fairness: bool, enable_admission_plugins: str, disable_admission_plugins: str,
-            **authn: Any) -> None:
+            authorization_mode: str, **authn: Any) -> None:
     """Kubernetes API server (HTTP) backed by etcd."""
     authentication = authn_flags.from_flags(authn)
     from components.apiserver.admission import enabled_plugins
+    from components.apiserver.authorization.union import parse_modes
+    try:
+        modes = parse_modes(authorization_mode)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--authorization-mode")
     try:
         plugins = enabled_plugins(enable_admission_plugins.split(","), disable_admission_plugins.split(","))
     except ValueError as e:
@@ -146,6 +155,6 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
-                   plugins, authentication))
+                   plugins, authentication, modes))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

@@ -56,11 +56,15 @@ class RestHandlers:
     answers and the ``serviceaccounts/token`` subresource; None: neither is served by it)."""
 
     def __init__(self, store: RegistryStore, watch: WatchServer, ready: Callable[[], bool],
-                 authn: Any = None) -> None:
+                 authn: Any = None, reviewer: Any = None) -> None:
         self.store = store
         self.watch = watch
         self.ready = ready
         self.authn = authn
+        #: answers the authorization.k8s.io reviews with the configured authorizers
+        #: (:class:`components.apiserver.authorization.reviews.AccessReviewer`); None: the
+        #: registry entries' own (always-allow) answers
+        self.reviewer = reviewer
 
     # ---------------------------------------------------------------- routing
     async def serve(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
@@ -254,12 +258,18 @@ class RestHandlers:
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
         neg.decode_typed(request, resource.facts_key, obj)
-        user = auth.request_user(request).as_dict()
+        who = auth.request_user(request)
         review = None
         if resource.kind == "TokenReview" and self.authn is not None:
             review = self.authn.authentication.token_review
+        elif self.reviewer is not None and resource.group == "authorization.k8s.io":
+            reviewer, kind = self.reviewer, resource.kind
+
+            async def review(o: dict[str, Any], _user: dict[str, Any]) -> dict[str, Any]:
+                out: dict[str, Any] = reviewer.review(kind, o, who)
+                return out
         return neg.object_response(request, resource,
-                                   await reviews.answer(resource, info.namespace, obj, user, review), 201)
+                                   await reviews.answer(resource, info.namespace, obj, who.as_dict(), review), 201)
 
     async def token_request(self, request: web.Request, info: RequestInfo) -> web.Response:
         """``POST serviceaccounts/NAME/token`` with a TokenRequest

@@ -25,7 +25,11 @@ from aiohttp import web
 
 from components.apiserver import admission, apfobjects, auth, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
+from components.apiserver.admission.rbacpolicy import RBACPolicy
 from components.apiserver.authentication import config as authn_config
+from components.apiserver.authorization import bootstrappolicy
+from components.apiserver.authorization.config import Authorization
+from components.apiserver.authorization.union import DEFAULT_MODE
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.crd import CRDController
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -45,7 +49,7 @@ from controlplane.api.groups import scheduling
 from controlplane.log import event
 from controlplane.metrics import CONTENT_TYPE
 from controlplane.storage.errors import KeyExists, KeyNotFound, StorageError, Unavailable
-from controlplane.storage.store import Store, object_key
+from controlplane.storage.store import Store, collection_prefix, object_key
 
 log = logging.getLogger("apiserver")
 
@@ -69,7 +73,8 @@ class APIServer:
                  service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                  enable_priority_and_fairness: bool = True,
                  admission_plugins: list[str] | None = None,
-                 authentication: authn_config.Options | None = None) -> None:
+                 authentication: authn_config.Options | None = None,
+                 authorization_modes: list[str] | None = None) -> None:
         self.store = Store(etcd_url)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -94,18 +99,27 @@ class APIServer:
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
             services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
+        #: ``--authorization-mode`` (authorization/config.py): the authorizers, the RBAC index and
+        #: Node graph kept from the watch caches, the access reviewer, the HTTP filter
+        self.authorization = Authorization(authorization_modes or [DEFAULT_MODE], self.caches)
         #: the admission chain (``admission_plugins``: the enabled plugins; None: all defaults)
         self.admission = admission.default_chain(admission.Context(self.store, self.caches),
                                                  admission.DEFAULT_PLUGINS if admission_plugins is None
                                                  else admission_plugins)
+        if self.authorization.enabled:  # the RBAC storage's escalation check (policybased)
+            self.admission = admission.Chain(list(self.admission.plugins) + [RBACPolicy(
+                admission.Context(self.store, self.caches), self.authorization.authorizer,
+                self.authorization.index, self.authorization.sync)])
         self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator,
                                             self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
         #: authentication (components/apiserver/authentication): the filter step, TokenRequest
         self.authn = authn_config.build(authentication or authn_config.Options(), self.live_object,
                                         self.stored_object)
+        # impersonation is authorized by the configured authorizers (filters/impersonation.go)
+        self.authn.authentication.authorizer = self.authorization.authorizer
         self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches),
-                                 authn=self.authn)
+                                 authn=self.authn, reviewer=self.authorization.reviewer)
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
@@ -164,6 +178,7 @@ class APIServer:
                 pass
         await self._ensure_apf_objects()
         await self.ensure_system_priority_classes()
+        await self.ensure_rbac_policy()
         self.crds.start()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
@@ -204,6 +219,67 @@ class APIServer:
                 await self.store.create(object_key(scheduling.PRIORITYCLASSES, None, name), obj)
             except KeyExists:
                 pass
+
+    def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
+        """Every watch-cache event: the trace, then authorization's RBAC index and Node graph."""
+        self.tracer.on_cache_event(resource, ev, delivered)
+        if self.authorization.enabled:
+            self.authorization.on_cache_event(cache_name(resource), ev.type, ev.object, ev.prev)
+
+    async def ensure_rbac_policy(self) -> None:
+        """Write and reconcile the bootstrap RBAC policy (``ensureRBACPolicy``,
+        ``pkg/registry/rbac/rest/storage_rbac.go``; see
+        :mod:`components.apiserver.authorization.bootstrappolicy`): a missing object is
+        created, an existing auto-updated one gets what it lacks; nothing is removed."""
+        for plural, objs in bootstrappolicy.policy().items():
+            try:
+                resource = R.get(plural, bootstrappolicy.RBAC)
+            except KeyError:
+                return
+            existing = {(o["metadata"].get("namespace") or "", o["metadata"]["name"]): o
+                        for o in (await self.store.list(collection_prefix(resource))).items}
+            writes: list[Any] = []
+            for obj in objs:
+                md = obj["metadata"]
+                ns = md.get("namespace")
+                key = object_key(resource, ns, md["name"])
+                cur = existing.get((ns or "", md["name"]))
+                if cur is None:
+                    strategy.prepare_for_create(resource.kind, obj, ns, resource.namespaced)
+                    writes.append(self._create_ignoring_exists(key, obj))
+                    continue
+                if resource.kind.endswith("Binding"):
+                    result = bootstrappolicy.reconcile_binding(obj, cur)
+                    if result is None:
+                        continue
+                    op, want = result
+                    if op == "recreate":
+                        writes.append(self._recreate(resource, key, want))
+                        continue
+                else:
+                    role = bootstrappolicy.reconcile_role(obj, cur)
+                    if role is None:
+                        continue
+                    want = role
+                writes.append(self.store.guaranteed_update(key, _reconciled(want)))
+            await asyncio.gather(*writes)
+        event(log, "apiserver.rbac_policy_ensured")
+
+    async def _create_ignoring_exists(self, key: str, obj: dict[str, Any]) -> None:
+        try:
+            await self.store.create(key, obj)
+        except KeyExists:
+            pass
+
+    async def _recreate(self, resource: Any, key: str, obj: dict[str, Any]) -> None:
+        """A bootstrap binding whose roleRef changed: deleted and created again (reconciliation's
+        ``ReconcileRecreate``)."""
+        try:
+            await self.store.delete(key)
+        except StorageError:
+            pass
+        strategy.prepare_for_create(resource.kind, obj, obj["metadata"].get("namespace"), resource.namespaced)
+        await self._create_ignoring_exists(key, obj)
 
     async def _start_cache(self, resource: R.Resource) -> None:
         """Start and fill the watch cache of ``resource`` (none for Bindings and the reviews,
@@ -354,7 +430,10 @@ class APIServer:
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[serving.track_requests, *otel_middleware(), self._errors],
+        # authorization after the in-flight limits / flow control and the request deadline, as
+        # DefaultBuildHandlerChain (WithAuthorization inside WithPriorityAndFairness)
+        app = web.Application(middlewares=[serving.track_requests, *otel_middleware(), self._errors,
+                                           self.authorization.filter.middleware],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
         def static(make):
@@ -563,6 +642,18 @@ class APIServer:
         if info is None:
             raise st.not_found_path()
         return await self.rest.serve(request, info)
+
+
+def _reconciled(want: dict[str, Any]) -> Any:
+    """The guaranteed-update mutation writing a reconciled bootstrap object's fields (and its
+    labels and annotations) over the stored one."""
+    def mutate(cur: dict[str, Any]) -> dict[str, Any]:
+        out = {**cur, **{k: v for k, v in want.items() if k != "metadata"}}
+        md = want.get("metadata") or {}
+        out["metadata"] = {**(cur.get("metadata") or {}), "labels": md.get("labels", {}),
+                           "annotations": md.get("annotations", {})}
+        return out
+    return mutate
 
 
 def _metric_labels(request: web.Request, info: RequestInfo | None) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ from controlplane.service import (
                    "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
                    "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob, "
                    "pv-protection, pvc-protection, persistentvolume-binder, "
-                   "horizontalpodautoscaling).")
+                   "horizontalpodautoscaling, clusterrole-aggregation).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",

@@ -17,6 +17,7 @@ from controlplane.client.informer import Informer, SharedIndexInformer, metadata
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
+from .clusterroleaggregation import ClusterRoleAggregationController
 from .config import ControllerConfig
 from .controller import Controller, ControllerContext
 from .cronjob import CronJobController
@@ -68,6 +69,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "pvc-protection": PVCProtectionController,
     "pv-protection": PVProtectionController,
     "horizontalpodautoscaling": HorizontalPodAutoscalerController,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
 }
 
 

@@ -144,7 +144,8 @@ class LocalCluster:
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
                  parallel: bool = False, config: ClusterConfig | None = None,
-                 tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000) -> None:
+                 tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
+                 authorization_mode: str | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -163,6 +164,9 @@ class LocalCluster:
         self.tracing = [] if not tracing_endpoint else [
             "--tracing-endpoint", tracing_endpoint,
             "--tracing-sampling-rate-per-million", str(tracing_sampling_rate_per_million)]
+        #: the apiserver's ``--authorization-mode`` (None: its default, AlwaysAllow); with
+        #: ``Node`` the NodeRestriction admission plugin is enabled too, as kubeadm does
+        self.authorization_mode = authorization_mode
         self.services: list[Service] = []
         self.server = f"http://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
@@ -290,8 +294,13 @@ class LocalCluster:
     def _apiserver_service(self, etcd_url: str) -> Service:
         args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
                 "--port", str(self.apiserver_port), *self.tracing]
-        if self.config is not None and self.config.enable_admission_plugins:
-            args += ["--enable-admission-plugins", ",".join(self.config.enable_admission_plugins)]
+        enable = list(self.config.enable_admission_plugins) if self.config is not None else []
+        if self.authorization_mode:
+            args += ["--authorization-mode", self.authorization_mode]
+            if "Node" in self.authorization_mode.split(",") and "NodeRestriction" not in enable:
+                enable.append("NodeRestriction")
+        if enable:
+            args += ["--enable-admission-plugins", ",".join(enable)]
         if self.config is not None and self.config.disable_admission_plugins:
             args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)

@@ -74,11 +74,14 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
 @click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
+@click.option("--authorization-mode", default=None, metavar="MODES",
+              help="the apiserver's --authorization-mode (e.g. Node,RBAC; default: the apiserver's, "
+                   "AlwaysAllow)")
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
-            no_dashboard: bool) -> None:
+            no_dashboard: bool, authorization_mode: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -102,6 +105,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
+                               authorization_mode=authorization_mode,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         dash = None
         try:

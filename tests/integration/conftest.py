@@ -152,6 +152,21 @@ current-context: x
         asyncio.run(etcd.stop())
 
 
+def kubectl_on(c: dict, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    """The real kubectl on an :func:`apiserver_on_test_etcd` server ``c`` (its kubeconfig, a
+    cache dir and HOME of its own); ``input``: stdin (``-f -``)."""
+    env = {**os.environ, "HOME": str(c["dir"])}
+    return subprocess.run([KUBECTL, "--kubeconfig", c["kubeconfig"], "--cache-dir", str(c["dir"] / "kubectl-cache"),
+                           *args], capture_output=True, text=True, timeout=60, env=env, input=input)
+
+
+def kubectl_ok(c: dict, *args: str, input: str | None = None) -> str:
+    """:func:`kubectl_on`'s stdout; fails the test (with kubectl's stderr) on a non-zero exit."""
+    r = kubectl_on(c, *args, input=input)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
 @pytest.fixture(scope="session")
 def real_etcd_binary() -> str:
     path = shutil.which("etcd")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import apiserver_on_test_etcd
+from tests.integration.conftest import apiserver_on_test_etcd, kubectl_ok, kubectl_on
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -22,17 +21,7 @@ def cluster(tmp_path_factory):
         yield c
 
 
-def kubectl(c, *args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HOME": str(c["dir"])}
-    return subprocess.run(["/usr/bin/kubectl", "--kubeconfig", c["kubeconfig"], "--cache-dir",
-                           str(c["dir"] / "kubectl-cache"), *args], capture_output=True, text=True, timeout=60,
-                          env=env)
-
-
-def ok(c, *args) -> str:
-    r = kubectl(c, *args)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+kubectl, ok = kubectl_on, kubectl_ok
 
 
 def test_create_and_get_job(cluster):

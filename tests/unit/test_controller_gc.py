@@ -100,7 +100,7 @@ async def test_namespace_controller_empties_then_finalizes():
 DEFAULT_ON = ("deployment", "replicaset", "replicationcontroller", "garbagecollector", "namespace",
               "nodelifecycle", "tainteviction", "podgc", "serviceaccount", "endpoint", "resourcequota",
               "disruption", "root-ca-cert-publisher", "statefulset", "cronjob", "job",
-              "ttl-after-finished", "daemonset", "endpointslice")
+              "ttl-after-finished", "daemonset", "endpointslice", "clusterrole-aggregation")
 
 
 def test_select_controllers():

@@ -194,17 +194,24 @@ def forbidden(a: Attributes, err: str | Iterable[str]) -> st.APIError:
 DEFAULT_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
                    "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
                    "RuntimeClass", "ResourceQuota")
+#: plugins served but off unless enabled (``--enable-admission-plugins``), as kube-apiserver's
+#: NodeRestriction (kubeadm enables it beside ``--authorization-mode=Node,RBAC``)
+OPTIONAL_PLUGINS = ("NodeRestriction",)
+#: every plugin in chain order (NodeRestriction after ServiceAccount, as AllOrderedPlugins)
+ORDERED_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "Priority",
+                   "DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection",
+                   "PersistentVolumeClaimResize", "RuntimeClass", "ResourceQuota")
 
 
 def enabled_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> list[str]:
     """kube-apiserver's ``--enable-admission-plugins`` / ``--disable-admission-plugins``: the
-    default plugins plus ``enable``, minus ``disable`` (in :data:`DEFAULT_PLUGINS` order).
-    Raises ValueError naming an unknown plugin."""
+    default plugins plus ``enable`` (an :data:`OPTIONAL_PLUGINS` one), minus ``disable`` (in
+    :data:`ORDERED_PLUGINS` order). Raises ValueError naming an unknown plugin."""
     en, dis = [n for n in enable if n], [n for n in disable if n]
     for n in en + dis:
-        if n not in DEFAULT_PLUGINS:
+        if n not in DEFAULT_PLUGINS and n not in OPTIONAL_PLUGINS:
             raise ValueError(f'admission-control plugin "{n}" is unknown')
-    return [n for n in DEFAULT_PLUGINS if n not in dis]
+    return [n for n in ORDERED_PLUGINS if (n in DEFAULT_PLUGINS or n in en) and n not in dis]
 
 
 def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Chain:
@@ -215,6 +222,7 @@ def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Cha
         defaulttolerationseconds,
         limitranger,
         namespacelifecycle,
+        noderestriction,
         persistentvolumeclaimresize,
         priority,
         resourcequota,
@@ -229,9 +237,10 @@ def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Cha
         "DefaultStorageClass": defaultstorageclass.DefaultStorageClass,
         "StorageObjectInUseProtection": storageobjectinuseprotection.StorageObjectInUseProtection,
         "PersistentVolumeClaimResize": persistentvolumeclaimresize.PersistentVolumeClaimResize,
-        "RuntimeClass": runtimeclass.RuntimeClass, "ResourceQuota": resourcequota.ResourceQuota}
+        "RuntimeClass": runtimeclass.RuntimeClass, "ResourceQuota": resourcequota.ResourceQuota,
+        "NodeRestriction": noderestriction.NodeRestriction}
     want = list(enabled)
     for n in want:
         if n not in known:
             raise ValueError(f"unknown admission plugin {n!r}")
-    return Chain([known[n](ctx) for n in DEFAULT_PLUGINS if n in want])
+    return Chain([known[n](ctx) for n in ORDERED_PLUGINS if n in want])

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import unquote
 
@@ -39,6 +38,7 @@ from components.apiserver.auth import (
     UserInfo,
 )
 from components.apiserver.authentication.serviceaccount import group_names, make_username, split_username
+from components.apiserver.authorization.union import forbidden
 
 USER_HEADER = "Impersonate-User"
 GROUP_HEADER = "Impersonate-Group"
@@ -99,24 +99,6 @@ def requests_from_headers(headers: Any, getall: Callable[..., list[str]] | None 
     if (groups or has_extra or uid) and not user:
         raise st.internal("requested [" + " ".join(r.go() for r in out) + "] without impersonating a user")
     return out
-
-
-def forbidden_message(a: Attributes) -> str:
-    """``responsewriters.forbiddenMessage`` (``&``, ``<``, ``>`` escaped as its sanitizer does)."""
-    if not a.resource_request:
-        msg = f'User "{a.user.name}" cannot {a.verb} path "{a.path}"'
-    else:
-        res = a.resource + (f"/{a.subresource}" if a.subresource else "")
-        where = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
-        msg = f'User "{a.user.name}" cannot {a.verb} resource "{res}" in API group "{a.api_group}" {where}'
-    return msg.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def forbidden(a: Attributes, reason: str) -> st.APIError:
-    """``responsewriters.Forbidden``: 403 ``<resource>[.<group>] "<name>" is forbidden: <message>[: <reason>]``."""
-    msg = forbidden_message(a)
-    return st.forbidden(SimpleNamespace(plural=a.resource, group=a.api_group), a.name,
-                        f"{msg}: {reason}" if reason else msg)
 
 
 def impersonate(requestor: UserInfo, requests: list[Request], authorizer: Authorizer,

@@ -2,11 +2,13 @@
 
 SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview and
 SelfSubjectRulesReview are answered by the apiserver's authorizer
-(``pkg/registry/authorization/*/rest.go``). Until the security work lands the authorizer is
-an always-allow one, as kube-apiserver's ``--authorization-mode=AlwaysAllow``
+(``pkg/registry/authorization/*/rest.go``). The review functions here are the answers of
+kube-apiserver's default ``--authorization-mode=AlwaysAllow``
 (``staging/src/k8s.io/apiserver/pkg/authorization/authorizerfactory/builtin.go``): every
 access review answers ``status.allowed: true`` with a reason saying that no authorization
-is configured, and a rules review lists ``*`` for everything (AlwaysAllow's ``RulesFor``).
+is configured, and a rules review lists ``*`` for everything (AlwaysAllow's ``RulesFor``);
+with any other mode the apiserver answers with its configured authorizers instead
+(``components/apiserver/authorization/reviews.py``).
 
 Validation: ``pkg/apis/authorization/validation/validation.go``
 (ValidateSubjectAccessReviewSpec, ValidateSelfSubjectAccessReviewSpec, the metadata that

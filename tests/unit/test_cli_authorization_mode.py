@@ -1,0 +1,31 @@
+"""``--authorization-mode``: the apiserver's flag (a bad value is a usage error) and
+``controlplane up``'s plumbing (off unless asked; with Node, NodeRestriction too)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from controlplane.cli.cluster import LocalCluster
+
+
+@pytest.mark.parametrize("value, message", [
+    ("RBAC,Bogus", 'authorization-mode "Bogus" is not a valid mode'),
+    ("RBAC,RBAC", 'authorization-mode "RBAC" has mode specified more than once'),
+    ("", "at least one authorization-mode must be passed"),
+], ids=["unknown", "twice", "empty"])
+def test_bad_authorization_mode_is_a_usage_error(value, message):
+    from components.apiserver.cli import command
+    r = CliRunner().invoke(command, ["--etcd-servers", "http://127.0.0.1:1", "--authorization-mode", value])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output, r.output
+
+
+@pytest.mark.parametrize("mode, extra", [
+    (None, []),
+    ("RBAC", ["--authorization-mode", "RBAC"]),
+    ("Node,RBAC", ["--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction"]),
+], ids=["default-off", "rbac", "node-rbac"])
+def test_up_passes_the_mode_to_the_apiserver(tmp_path, mode, extra):
+    c = LocalCluster(str(tmp_path), apiserver_port=6443, authorization_mode=mode)
+    args = c._apiserver_service("http://127.0.0.1:2379").args
+    assert args[args.index("--port") + 2:] == extra
