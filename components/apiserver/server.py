@@ -124,11 +124,6 @@ class APIServer:
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
 
-    def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
-        """After a watch cache fanned an etcd event out: count it, then trace it."""
-        self.metrics.watch_events(resource, delivered)
-        self.tracer.on_cache_event(resource, ev, delivered)
-
     def cache_for(self, resource: Any) -> WatchCache | None:
         return self.caches.get(cache_name(resource))
 
@@ -221,7 +216,9 @@ class APIServer:
                 pass
 
     def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
-        """Every watch-cache event: the trace, then authorization's RBAC index and Node graph."""
+        """After a watch cache fanned an etcd event out: count it, trace it, then feed
+        authorization's RBAC index and Node graph."""
+        self.metrics.watch_events(resource, delivered)
         self.tracer.on_cache_event(resource, ev, delivered)
         if self.authorization.enabled:
             self.authorization.on_cache_event(cache_name(resource), ev.type, ev.object, ev.prev)
