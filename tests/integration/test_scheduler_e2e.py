@@ -143,7 +143,7 @@ def test_explain_pod(env: Env):
     assert "Insufficient cpu" in r.stdout and "No node was chosen." in r.stdout
     missing = env.explain("pod", "nope")
     assert missing.returncode == 1 and missing.stderr.strip().count("\n") == 0
-    assert 'no scheduling record for pod "nope"' in missing.stderr
+    assert 'pods "nope" not found in namespace "default"' in missing.stderr   # the current object, by name
     env.kubectl("delete", "pod", "huge", "--wait=true")
 
 
