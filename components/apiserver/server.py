@@ -42,6 +42,7 @@ from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
 from controlplane.storage.errors import KeyExists, StorageError, Unavailable
+from controlplane.storage.etcd import EtcdTLS
 from controlplane.storage.store import Store, object_key
 
 log = logging.getLogger("apiserver")
@@ -50,7 +51,8 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 
 
 class APIServer:
-    """One apiserver on etcd ``etcd_url`` (``http://host:port``).
+    """One apiserver on etcd ``etcd_url`` (``http://host:port``, or ``https://`` with ``etcd_tls``:
+    ``--etcd-cafile`` / ``--etcd-certfile`` / ``--etcd-keyfile``).
 
     ``await start()`` connects (retrying after 20 ms, backing off to every ``retry_interval`` s
     while etcd is down; ``etcd.unreachable`` logged every ``retry_interval`` s),
@@ -65,8 +67,8 @@ class APIServer:
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
                  service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                  enable_priority_and_fairness: bool = True,
-                 admission_plugins: list[str] | None = None) -> None:
-        self.store = Store(etcd_url)
+                 admission_plugins: list[str] | None = None, etcd_tls: EtcdTLS | None = None) -> None:
+        self.store = Store(etcd_url, tls=etcd_tls)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
         self.caches: dict[str, WatchCache] = {}

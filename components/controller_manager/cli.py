@@ -22,10 +22,10 @@ from controlplane.log import event, setup
 from controlplane.service import (
     LeaderElection,
     client_options,
+    config_or_exit,
     leader_election_options,
     parse_duration,
     run_until_signalled,
-    server_or_exit,
 )
 
 
@@ -54,7 +54,8 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
     from .manager import ControllerManager, run_manager, select_controllers
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     try:
         names = select_controllers(controllers)
         config = ControllerConfig(
@@ -68,7 +69,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     log = setup("controller-manager")
 
     async def main() -> None:
-        client = RestClient(server, "controller-manager")
+        client = RestClient(client_config, "controller-manager")
         try:
             await wait_ready(client)
             mgr = ControllerManager(client, names, config=config)

@@ -14,7 +14,7 @@ from components.kubelet.node import NodeConfig, node_index_from_name, parse_labe
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.log import event, setup
-from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
+from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -49,7 +49,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             container_start_seconds: float, lease_renew_seconds: float,
             node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     try:
         labels = parse_labels(node_labels)
         res = dict(cpu=cpu, memory=memory, pods=pods, ephemeral_storage=ephemeral_storage)
@@ -99,7 +100,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
                           backoff_base_seconds=crashloop_backoff_seconds)
-        async with RestClient(server, "kubelet") as client:
+        async with RestClient(client_config, "kubelet") as client:
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)

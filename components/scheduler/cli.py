@@ -28,14 +28,14 @@ from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
-from controlplane.client.rest import RestClient, wait_ready
+from controlplane.client.rest import ClientConfig, RestClient, wait_ready
 from controlplane.log import event, setup
 from controlplane.service import (
     LeaderElection,
     client_options,
+    config_or_exit,
     leader_election_options,
     run_until_signalled,
-    server_or_exit,
 )
 from controlplane.trace.emitter import TraceEmitter
 
@@ -44,7 +44,7 @@ from controlplane.trace.emitter import TraceEmitter
 DEFAULT_EXPLAIN_MAX_NODES = 100
 
 
-async def run_scheduler(server: str, config, record_results: bool,
+async def run_scheduler(server: "str | ClientConfig", config, record_results: bool,
                         leader_elect: "bool | LeaderElection",
                         explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES) -> None:
     """Connect, start the informers, wait for them to sync, then schedule forever (only
@@ -55,6 +55,7 @@ async def run_scheduler(server: str, config, record_results: bool,
           else LeaderElection(bool(leader_elect), resource_name="kube-scheduler"))
     log = logging.getLogger("scheduler")
     async with RestClient(server, "scheduler") as client:
+        server = client.server
         await wait_ready(client)
         informers = SharedInformers(client)
         nodes, pods = informers.informer(NODES), informers.informer(PODS)
@@ -113,7 +114,7 @@ SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS,
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
             record_results: bool, explain_max_nodes: int, leader_election: LeaderElection) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
     try:
         config = load_config(config_path)
     except ConfigError as e:
@@ -123,4 +124,4 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         le = replace(le, enabled=True)
         le.check()
     setup("scheduler")
-    run_until_signalled(lambda: run_scheduler(server, config, record_results, le, explain_max_nodes))
+    run_until_signalled(lambda: run_scheduler(client_config, config, record_results, le, explain_max_nodes))

@@ -7,6 +7,17 @@ lines a user types — with its log in ``<data-dir>/logs/<name>.log``. It waits
 for each to be ready, writes ``<data-dir>/kubeconfig``, restarts a process that
 dies (and says so), and stops everything in reverse order.
 
+Transport and identities are kubeadm's (``cmd/kubeadm/app/phases/certs``, ``kubeconfig``): the
+certificates live in ``<data-dir>/pki`` (:class:`controlplane.pki.PKI`, created on the first
+start and reused), the apiserver serves HTTPS with them and requests client certificates signed
+by ``pki/ca.crt``, and every client has a kubeconfig of its own in the data dir with the CA and
+its client certificate embedded: ``kubeconfig`` (``kubernetes-admin``, ``system:masters``: the
+user's, kubeadm's ``admin.conf``), ``controller-manager.conf``, ``scheduler.conf``,
+``kubelet-<node>.conf`` (``system:node:<node>``) and ``kubelet-hollow.conf`` for the process
+of hollow nodes (see :data:`HOLLOW_USER`). etcd listens on loopback in plain HTTP unless
+``etcd_tls`` (then ``pki/etcd/``: server certificate, client-certificate auth, and the
+apiserver's ``apiserver-etcd-client`` certificate).
+
 The children end with the supervisor however it ends (``kill -9`` too): each is
 started with :func:`controlplane.lifeline.child_kwargs` (SIGTERM on the parent's
 death, PR_SET_PDEATHSIG on Linux) and inherits the open ``<data-dir>/.lock`` whose
@@ -29,25 +40,16 @@ from typing import Any, Awaitable, Callable, TextIO
 
 import aiohttp
 
+from controlplane import pki
+from controlplane.client.config import load_kubeconfig
 from controlplane.lifeline import child_kwargs
 
-KUBECONFIG_TEMPLATE = """apiVersion: v1
-kind: Config
-clusters:
-- name: controlplane
-  cluster:
-    server: {server}
-contexts:
-- name: controlplane
-  context:
-    cluster: controlplane
-    user: admin
-    namespace: default
-current-context: controlplane
-users:
-- name: admin
-  user: {{}}
-"""
+#: the identity of the one kubelet process running every hollow node: its nodes share one
+#: client, one connection pool and one pods informer (as kubemark's hollow nodes share one
+#: kubeconfig), so one certificate serves them (group ``system:nodes``). Not ``system:node:<name>``:
+#: the Node authorizer and NodeRestriction would hold it to a single node. (A certificate per node
+#: is cheap — 1,000 EC P-256 certificates take about 70 ms here — but would need a client per node.)
+HOLLOW_USER = "system:hollow-nodes"
 
 
 def short_path(path: str) -> str:
@@ -107,6 +109,9 @@ class LocalCluster:
     ``etcd_servers``: external etcd URLs (comma list) — then no etcd is started.
     ``apiserver_port`` / ``etcd_port``: 0 picks free ports. ``nodes``: node
     names, one kubelet process each. ``say`` prints a line for the user.
+    ``etcd_tls``: the embedded etcd serves TLS with client-certificate auth (kubeadm's default;
+    ours stays plain HTTP on loopback unless asked). ``apiserver_cert_extra_sans``: more names
+    and IPs in the apiserver's serving certificate (kubeadm's ``--apiserver-cert-extra-sans``).
     ``parallel``: start every process at once (the apiserver waits for etcd, the
     others for the apiserver, see :func:`controlplane.client.rest.wait_ready`) and wait on watches for the nodes
     to be Ready and the ``default`` ServiceAccount to exist — the pytest plugin's
@@ -120,7 +125,8 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False) -> None:
+                 parallel: bool = False, etcd_tls: bool = False,
+                 apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -133,8 +139,12 @@ class LocalCluster:
         self.restart = restart
         self.parallel = parallel
         self.services: list[Service] = []
-        self.server = f"http://127.0.0.1:{self.apiserver_port}"
+        self.server = f"https://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
+        self.pki = pki.PKI(os.path.join(self.data_dir, "pki"))
+        self.etcd_tls = etcd_tls
+        self.apiserver_cert_extra_sans = apiserver_cert_extra_sans
+        self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
 
@@ -187,6 +197,7 @@ class LocalCluster:
             raise RuntimeError(f"cannot use data dir {self.data_dir!r}: {e.strerror or e}") from None
         self._lock_data_dir()
         self._preflight()
+        self._write_pki()
         if self.parallel:
             await self._start_parallel()
             return
@@ -197,7 +208,6 @@ class LocalCluster:
             await self._wait_tcp(self.etcd_port, "etcd")
         await self._spawn(self._apiserver_service(etcd_url))
         await self._wait_http(self.server + "/readyz", "apiserver")
-        self._write_kubeconfig()
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
@@ -209,7 +219,6 @@ class LocalCluster:
         work, ``pkg/controller/serviceaccount/serviceaccounts_controller.go``). A service that
         exits meanwhile ends the wait with RuntimeError naming it and its last log line."""
         etcd_url = self.etcd_servers
-        self._write_kubeconfig()
         if not etcd_url:
             etcd_url = self._etcd_url
             await self._spawn(self._etcd_service())
@@ -238,32 +247,50 @@ class LocalCluster:
 
     @property
     def _etcd_url(self) -> str:
-        return f"http://127.0.0.1:{self.etcd_port}"
+        return f"{'https' if self.etcd_tls else 'http'}://127.0.0.1:{self.etcd_port}"
 
     def _etcd_service(self) -> Service:
-        return Service("etcd", [
-            "etcd", "--name", "controlplane",
-            "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
-            "--data-dir", os.path.join(self.data_dir, "etcd")])
+        args = ["etcd", "--name", "controlplane",
+                "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
+                "--data-dir", os.path.join(self.data_dir, "etcd")]
+        if self.etcd_tls:  # kubeadm's etcd static pod: etcd/server.crt, client-cert auth on etcd/ca.crt
+            server = os.path.join("etcd", "server")
+            args += ["--cert-file", self.pki.path(server), "--key-file", self.pki.path(server, "key"),
+                     "--trusted-ca-file", self.pki.path(os.path.join("etcd", "ca")), "--client-cert-auth"]
+        return Service("etcd", args)
 
     def _apiserver_service(self, etcd_url: str) -> Service:
-        return Service("apiserver", [
-            "apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-            "--port", str(self.apiserver_port)])
+        p = self.pki
+        args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
+                "--secure-port", str(self.apiserver_port),
+                "--tls-cert-file", p.path("apiserver"), "--tls-private-key-file", p.path("apiserver", "key"),
+                "--client-ca-file", p.ca_file]
+        if self.etcd_tls and not self.etcd_servers:
+            args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
+                     "--etcd-certfile", p.path("apiserver-etcd-client"),
+                     "--etcd-keyfile", p.path("apiserver-etcd-client", "key")]
+        return Service("apiserver", args)
+
+    def kubeconfig_of(self, component: str) -> str:
+        """Path of a component's kubeconfig (kubeadm's names): ``controller-manager.conf``,
+        ``scheduler.conf``, ``kubelet-<node>.conf``, ``kubelet-hollow.conf``."""
+        return os.path.join(self.data_dir, f"{component}.conf")
 
     def _client_services(self) -> list[Service]:
-        """The controller-manager, the scheduler and the kubelets, in start order."""
-        master = ["--master", self.server]
-        out = [Service("controller-manager", ["controller-manager", *master]),
-               Service("scheduler", ["scheduler", *master])]
+        """The controller-manager, the scheduler and the kubelets, in start order, each with
+        its own kubeconfig (its identity)."""
+        def kc(component: str) -> list[str]:
+            return ["--kubeconfig", self.kubeconfig_of(component)]
+        out = [Service("controller-manager", ["controller-manager", *kc("controller-manager")]),
+               Service("scheduler", ["scheduler", *kc("scheduler")])]
         for node in self.nodes:
-            args = ["kubelet", *master, "--node-name", node, *self.kubelet_args]
+            args = ["kubelet", *kc(f"kubelet-{node}"), "--node-name", node, *self.kubelet_args]
             if node in self.node_labels:
                 args += ["--node-labels", self.node_labels[node]]
             out.append(Service(f"kubelet-{node}", args))
         if self.hollow_nodes:
             out.append(Service("kubelet-hollow", [
-                "kubelet", *master, "--hollow-nodes", str(self.hollow_nodes),
+                "kubelet", *kc("kubelet-hollow"), "--hollow-nodes", str(self.hollow_nodes),
                 "--node-name-prefix", "hollow-", *self.kubelet_args]))
         return out
 
@@ -376,7 +403,7 @@ class LocalCluster:
     async def _wait_http(self, url: str, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:
             try:
-                async with aiohttp.ClientSession() as s, \
+                async with self._session() as s, \
                         s.get(url, timeout=aiohttp.ClientTimeout(total=2)) as r:
                     return r.status == 200
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
@@ -393,7 +420,7 @@ class LocalCluster:
 
         async def check() -> bool:
             try:
-                async with aiohttp.ClientSession() as s, s.get(
+                async with self._session() as s, s.get(
                         self.server + "/api/v1/nodes",
                         params={"resourceVersion": "0"},
                         timeout=aiohttp.ClientTimeout(total=2)) as r:
@@ -420,7 +447,7 @@ class LocalCluster:
         sep = "&" if "?" in path else "?"
 
         async def watch() -> None:
-            async with aiohttp.ClientSession() as s:
+            async with self._session() as s:
                 while True:
                     objects.clear()
                     async with s.get(f"{self.server}{path}{sep}watch=1",
@@ -461,8 +488,32 @@ class LocalCluster:
         await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,
                                 "the default ServiceAccount", timeout=60)
 
-    def _write_kubeconfig(self) -> None:
-        tmp = self.kubeconfig + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(KUBECONFIG_TEMPLATE.format(server=self.server))
-        os.replace(tmp, self.kubeconfig)
+    def _write_pki(self) -> None:
+        """Create (or reuse) the certificates in ``<data-dir>/pki`` and write every kubeconfig,
+        each with the CA and its client certificate embedded; the admin's is ``kubeconfig``
+        (namespace ``default``). RuntimeError (one line) when the files cannot be written."""
+        p = self.pki
+        try:
+            ca = p.ca()
+            p.apiserver(extra_sans=self.apiserver_cert_extra_sans)
+            p.service_account_keys()
+            if self.etcd_tls and not self.etcd_servers:
+                p.etcd_server()
+                p.etcd_client()
+            identities = [(self.kubeconfig, pki.ADMIN_USER, p.admin()),
+                          (self.kubeconfig_of("controller-manager"), pki.CONTROLLER_MANAGER_USER,
+                           p.controller_manager()),
+                          (self.kubeconfig_of("scheduler"), pki.SCHEDULER_USER, p.scheduler())]
+            identities += [(self.kubeconfig_of(f"kubelet-{n}"), pki.node_user(n), p.kubelet(n)) for n in self.nodes]
+            if self.hollow_nodes:
+                identities.append((self.kubeconfig_of("kubelet-hollow"), HOLLOW_USER,
+                                   p.client("kubelet-hollow", HOLLOW_USER, (pki.NODES_GROUP,))))
+            for path, user, pair in identities:
+                pki.write_kubeconfig(path, pki.kubeconfig(self.server, user=user, ca=ca.cert, client=pair))
+        except OSError as e:
+            raise RuntimeError(f"cannot write the certificates in {short_path(p.dir)}: {e.strerror or e}") from None
+        self._ssl = load_kubeconfig(self.kubeconfig).ssl_context()
+
+    def _session(self) -> aiohttp.ClientSession:
+        """An aiohttp session speaking to the apiserver as the admin (its CA and certificate)."""
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self._ssl if self._ssl else True))

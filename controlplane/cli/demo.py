@@ -27,7 +27,8 @@ from controlplane.api.resources import NODES, PODS, by_kind
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.cli.explain import last_step9, render
-from controlplane.client.rest import ApiError, RestClient, resolve_server
+from controlplane.client.config import load_config, load_kubeconfig
+from controlplane.client.rest import ApiError, RestClient
 from controlplane.service import Seconds, run_until_signalled
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
@@ -346,7 +347,8 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
         cluster = None
         if kubeconfig or master:
             try:
-                server = resolve_server(master, kubeconfig)
+                client_config = load_config(master, kubeconfig)
+                client_config.ssl_context()
             except ValueError as e:
                 raise DemoError(str(e)) from None
         else:
@@ -354,8 +356,7 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
             click.echo(f"Starting a control plane (data dir {ddir}) — every component is its own process:")
             cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
                                    say=lambda s: click.echo(f"  {s}"), restart=False)
-            server = cluster.server
-        client = RestClient(server, "demo", timeout=request_timeout)
+        client: RestClient | None = None
         try:
             if cluster:
                 try:
@@ -363,6 +364,9 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
                 except RuntimeError as e:
                     raise DemoError(str(e)) from None
                 click.echo(f"  kubeconfig: {cluster.kubeconfig}")
+                client_config = load_kubeconfig(cluster.kubeconfig)  # the admin's, over HTTPS
+            server = client_config.host
+            client = RestClient(client_config, "demo", timeout=request_timeout)
             demo = Demo(client, obj, timeout, bool(color))
             with apiserver_errors(server, DemoError):
                 click.echo("\nLabelling the nodes as seed 000 does:")
@@ -380,7 +384,8 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
                            f"\nCtrl-C stops it.")
                 await asyncio.Event().wait()
         finally:
-            await client.close()
+            if client is not None:
+                await client.close()
             if cluster:
                 await asyncio.shield(cluster.stop())
                 if not data_dir and not keep:

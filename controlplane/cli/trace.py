@@ -21,7 +21,7 @@ import click
 
 from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.client.rest import RestClient
-from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
+from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
 from controlplane.trace.html import render_html
 from controlplane.trace.record import StepRecord
@@ -72,14 +72,15 @@ async def follow_in_order(client: RestClient, since: float, show: Callable[[Step
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
             namespace: str, since: float, follow: bool, output: str, request_timeout: float) -> None:
     """Print the numbered, timed records of the 13-step flow."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     if bool(kind) != bool(name):
         raise click.UsageError("--kind and --name go together")
     if output == "html" and follow:
         raise click.UsageError("-o html draws a finished flow: drop --follow")
 
     async def main() -> None:
-        client = RestClient(server, "trace", timeout=request_timeout)
+        client = RestClient(client_config, "trace", timeout=request_timeout)
         flow = Flow(kind, namespace, name) if kind and name else None  # both or neither (checked above)
         t0: list[float] = []
 

@@ -1,9 +1,10 @@
 """``controlplane up``: the whole control plane as separate OS processes.
 
 Starts etcd (embedded, data in ``--data-dir``; or uses ``--etcd-servers``),
-the apiserver, the controller-manager, the scheduler and one kubelet per node
-(node01 and node02 by default, as in the seeds), writes
-``<data-dir>/kubeconfig``, prints how to use kubectl, reports and restarts any
+the apiserver (HTTPS, certificates in ``<data-dir>/pki``), the controller-manager,
+the scheduler and one kubelet per node (node01 and node02 by default, as in the
+seeds), each with its own kubeconfig and client certificate, writes
+``<data-dir>/kubeconfig`` (the admin's), prints how to use kubectl, reports and restarts any
 process that dies, and stops everything cleanly on Ctrl-C or SIGTERM.
 """
 
@@ -46,8 +47,14 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
+@click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
+              help="the embedded etcd serves TLS with client-certificate auth (certificates in "
+                   "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
+@click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
+              help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
 def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int) -> None:
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, etcd_tls: bool,
+            apiserver_cert_extra_sans: str) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
@@ -57,7 +64,9 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes,
+                               hollow_nodes=hollow_nodes, etcd_tls=etcd_tls,
+                               apiserver_cert_extra_sans=tuple(
+                                   n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         try:
             await cluster.start()

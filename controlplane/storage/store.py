@@ -29,7 +29,7 @@ from aetcd import rpc
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
-from controlplane.storage.etcd import EtcdClient, WatchStream, prefix_end
+from controlplane.storage.etcd import EtcdClient, EtcdTLS, WatchStream, prefix_end
 
 _log = logging.getLogger("storage")
 
@@ -170,8 +170,8 @@ Mutation = Callable[[dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]
 class Store:
     """Kubernetes object storage on one etcd endpoint (``http://host:port``)."""
 
-    def __init__(self, endpoint: str, timeout: float = 10.0) -> None:
-        self.etcd = EtcdClient(endpoint, timeout)
+    def __init__(self, endpoint: str, timeout: float = 10.0, tls: EtcdTLS | None = None) -> None:
+        self.etcd = EtcdClient(endpoint, timeout, tls)
 
     async def close(self) -> None:
         await self.etcd.close()

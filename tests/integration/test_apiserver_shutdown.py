@@ -23,7 +23,7 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import KUBECTL, LineReader, start_apiserver, stop
+from tests.integration.conftest import KUBECTL, LineReader, start_apiserver, stop, urlopen
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists(KUBECTL)),
@@ -50,7 +50,7 @@ def create_pod(url: str, name: str) -> None:
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     req = urllib.request.Request(url + "/api/v1/namespaces/default/pods", data=json.dumps(pod).encode(),
                                  method="POST", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urlopen(req, timeout=30) as r:
         assert r.status == 201
 
 

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import start_apiserver, stop, urlopen
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -85,7 +85,7 @@ def kubectl(c, *args, stdin=None):
 def post(c, path, obj):
     req = urllib.request.Request(c["url"] + path, data=json.dumps(obj).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as r:
+    with urlopen(req) as r:
         return json.loads(r.read())
 
 
