@@ -14,7 +14,7 @@ by ``pki/ca.crt``, and every client has a kubeconfig of its own in the data dir 
 its client certificate embedded: ``kubeconfig`` (``kubernetes-admin``, ``system:masters``: the
 user's, kubeadm's ``admin.conf``), ``controller-manager.conf``, ``scheduler.conf``,
 ``kubelet-<node>.conf`` (``system:node:<node>``) and ``kubelet-hollow.conf`` for the process
-of hollow nodes (see :data:`HOLLOW_USER`). etcd listens on loopback in plain HTTP unless
+of hollow nodes (see :data:`controlplane.pki.HOLLOW_USER`); :func:`controlplane.pki.write_cluster`. etcd listens on loopback in plain HTTP unless
 ``etcd_tls`` (then ``pki/etcd/``: server certificate, client-certificate auth, and the
 apiserver's ``apiserver-etcd-client`` certificate).
 
@@ -43,13 +43,6 @@ import aiohttp
 from controlplane import pki
 from controlplane.client.config import load_kubeconfig
 from controlplane.lifeline import child_kwargs
-
-#: the identity of the one kubelet process running every hollow node: its nodes share one
-#: client, one connection pool and one pods informer (as kubemark's hollow nodes share one
-#: kubeconfig), so one certificate serves them (group ``system:nodes``). Not ``system:node:<name>``:
-#: the Node authorizer and NodeRestriction would hold it to a single node. (A certificate per node
-#: is cheap — 1,000 EC P-256 certificates take about 70 ms here — but would need a client per node.)
-HOLLOW_USER = "system:hollow-nodes"
 
 
 def short_path(path: str) -> str:
@@ -274,7 +267,7 @@ class LocalCluster:
     def kubeconfig_of(self, component: str) -> str:
         """Path of a component's kubeconfig (kubeadm's names): ``controller-manager.conf``,
         ``scheduler.conf``, ``kubelet-<node>.conf``, ``kubelet-hollow.conf``."""
-        return os.path.join(self.data_dir, f"{component}.conf")
+        return pki.component_kubeconfig(self.data_dir, component)
 
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order, each with
@@ -492,26 +485,13 @@ class LocalCluster:
         """Create (or reuse) the certificates in ``<data-dir>/pki`` and write every kubeconfig,
         each with the CA and its client certificate embedded; the admin's is ``kubeconfig``
         (namespace ``default``). RuntimeError (one line) when the files cannot be written."""
-        p = self.pki
         try:
-            ca = p.ca()
-            p.apiserver(extra_sans=self.apiserver_cert_extra_sans)
-            p.service_account_keys()
-            if self.etcd_tls and not self.etcd_servers:
-                p.etcd_server()
-                p.etcd_client()
-            identities = [(self.kubeconfig, pki.ADMIN_USER, p.admin()),
-                          (self.kubeconfig_of("controller-manager"), pki.CONTROLLER_MANAGER_USER,
-                           p.controller_manager()),
-                          (self.kubeconfig_of("scheduler"), pki.SCHEDULER_USER, p.scheduler())]
-            identities += [(self.kubeconfig_of(f"kubelet-{n}"), pki.node_user(n), p.kubelet(n)) for n in self.nodes]
-            if self.hollow_nodes:
-                identities.append((self.kubeconfig_of("kubelet-hollow"), HOLLOW_USER,
-                                   p.client("kubelet-hollow", HOLLOW_USER, (pki.NODES_GROUP,))))
-            for path, user, pair in identities:
-                pki.write_kubeconfig(path, pki.kubeconfig(self.server, user=user, ca=ca.cert, client=pair))
+            pki.write_cluster(self.data_dir, self.server, self.nodes, hollow=bool(self.hollow_nodes),
+                              extra_sans=self.apiserver_cert_extra_sans,
+                              etcd_tls=self.etcd_tls and not self.etcd_servers)
         except OSError as e:
-            raise RuntimeError(f"cannot write the certificates in {short_path(p.dir)}: {e.strerror or e}") from None
+            raise RuntimeError(f"cannot write the certificates in {short_path(self.pki.dir)}: "
+                               f"{e.strerror or e}") from None
         self._ssl = load_kubeconfig(self.kubeconfig).ssl_context()
 
     def _session(self) -> aiohttp.ClientSession:
