@@ -29,6 +29,21 @@ from controlplane.service import (
 )
 
 
+def read_root_ca(path: str) -> str:
+    """The ``--root-ca-file`` bundle (PEM text; "" without the flag). ValueError (one line) when it
+    cannot be read or holds no certificate."""
+    if not path:
+        return ""
+    try:
+        with open(path) as f:
+            pem = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"--root-ca-file {path!r}: {getattr(e, 'strerror', None) or e}") from None
+    if "-----BEGIN CERTIFICATE-----" not in pem:
+        raise ValueError(f"--root-ca-file {path!r}: no PEM certificate in it")
+    return pem
+
+
 @click.command(name="controller-manager")
 @client_options
 @click.option("--controllers", default="*", show_default=True,
@@ -46,10 +61,12 @@ from controlplane.service import (
               help="terminated pods kept before the pod GC deletes the oldest (0: never)")
 @click.option("--max-endpoints-per-slice", default=100, type=click.IntRange(1, 1000), show_default=True,
               help="the most endpoints the EndpointSlice controller puts in one slice")
+@click.option("--root-ca-file", default="", metavar="PATH",
+              help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
-            max_endpoints_per_slice: int, leader_election: LeaderElection) -> None:
+            max_endpoints_per_slice: int, root_ca_file: str, leader_election: LeaderElection) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -63,7 +80,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             node_monitor_grace_period=parse_duration(node_monitor_grace_period, "--node-monitor-grace-period"),
             node_startup_grace_period=parse_duration(node_startup_grace_period, "--node-startup-grace-period"),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
-            max_endpoints_per_slice=max_endpoints_per_slice)
+            max_endpoints_per_slice=max_endpoints_per_slice, root_ca=read_root_ca(root_ca_file))
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     log = setup("controller-manager")

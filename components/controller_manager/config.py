@@ -22,7 +22,7 @@ class ControllerConfig:
     ``pod_gc_period`` (20 s, gcCheckPeriod) and ``pod_gc_quarantine`` (40 s,
     quarantineTime: how long a node must stay missing before its pods are orphans);
     ``--max-endpoints-per-slice`` (100, from 1 to 1000; ``pkg/controller/endpointslice/config``):
-    endpoints per EndpointSlice."""
+    endpoints per EndpointSlice; ``root_ca``: the ``--root-ca-file`` bundle (PEM)."""
 
     node_monitor_period: float = 5.0
     node_monitor_grace_period: float = 40.0
@@ -31,6 +31,9 @@ class ControllerConfig:
     pod_gc_period: float = 20.0
     pod_gc_quarantine: float = 40.0
     max_endpoints_per_slice: int = 100
+    #: ``--root-ca-file``: the CA bundle the root-ca-cert-publisher puts in every namespace's
+    #: ``kube-root-ca.crt`` (PEM text; "" = none given, a placeholder CA)
+    root_ca: str = ""
 
     def __post_init__(self) -> None:
         for name in ("node_monitor_period", "node_monitor_grace_period", "node_startup_grace_period",

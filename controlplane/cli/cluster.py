@@ -274,7 +274,8 @@ class LocalCluster:
         its own kubeconfig (its identity)."""
         def kc(component: str) -> list[str]:
             return ["--kubeconfig", self.kubeconfig_of(component)]
-        out = [Service("controller-manager", ["controller-manager", *kc("controller-manager")]),
+        out = [Service("controller-manager", ["controller-manager", *kc("controller-manager"),
+                                              "--root-ca-file", self.pki.ca_file]),
                Service("scheduler", ["scheduler", *kc("scheduler")])]
         for node in self.nodes:
             args = ["kubelet", *kc(f"kubelet-{node}"), "--node-name", node, *self.kubelet_args]

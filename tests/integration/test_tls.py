@@ -103,6 +103,15 @@ def test_components_are_started_with_their_kubeconfigs(up):
         assert os.path.join(up["dir"], conf).encode() in argv, (name, argv)
 
 
+def test_the_cluster_ca_is_published_as_kube_root_ca(up):
+    ca = open(os.path.join(up["dir"], "pki", "ca.crt")).read()
+    r = kubectl(up, "wait", "--for=create", "configmap/kube-root-ca.crt", "-n", "default", "--timeout=60s")
+    assert r.returncode == 0, r.stderr
+    r = kubectl(up, "get", "configmap", "kube-root-ca.crt", "-n", "default", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["data"]["ca.crt"] == ca
+
+
 def test_serving_certificate_names(up):
     cert = open(os.path.join(up["dir"], "pki", "apiserver.crt"), "rb").read()
     assert {"127.0.0.1", "localhost", "kubernetes.default.svc.cluster.local", "10.96.0.1",
