@@ -103,8 +103,10 @@ class RestClient:
     ``server`` is a URL (``http://…``, no credentials; an ``https://`` URL is verified against the
     system's trust store) or a :class:`~controlplane.client.config.ClientConfig` (client-go's
     ``rest.Config``: CA, client certificate, bearer token, ``insecure-skip-tls-verify``,
-    ``tls-server-name``). One ``ssl.SSLContext`` serves every connection of the client, so TLS
-    sessions are resumed on new connections. ValueError when the config's certificates cannot be loaded.
+    ``tls-server-name``). One ``ssl.SSLContext`` (CA and client certificate loaded once) serves
+    every connection of the client, and connections are kept alive (up to 64), so a handshake is
+    paid per connection, not per request (Python's ``ssl`` does not resume sessions across
+    connections by itself). ValueError when the config's certificates cannot be loaded.
     """
 
     def __init__(self, server: str | ClientConfig, component: str = "client", timeout: float | None = 30.0,
