@@ -28,6 +28,7 @@ import datetime
 import ipaddress
 import os
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -116,6 +117,13 @@ class KeyPair:
         return x509.load_pem_x509_certificate(self.cert)
 
 
+def _key_usage(ca: bool) -> x509.KeyUsage:
+    """digitalSignature + keyEncipherment, and for a CA keyCertSign + cRLSign (kubeadm's ``pkiutil``)."""
+    return x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=True,
+                         data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+                         encipher_only=False, decipher_only=False)
+
+
 def new_ca(cn: str = CA_NAME, days: int = CA_DAYS) -> KeyPair:
     """A self-signed CA certificate (``BasicConstraints CA:TRUE``, keyCertSign + cRLSign)."""
     key = new_key()
@@ -127,9 +135,7 @@ def new_ca(cn: str = CA_NAME, days: int = CA_DAYS) -> KeyPair:
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=days))
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=True,
-                                         data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(_key_usage(ca=True), critical=True)
             .add_extension(ski, critical=False)
             .sign(key, hashes.SHA256()))
     return KeyPair(cert_pem(cert), key_pem(key))
@@ -151,9 +157,7 @@ def issue(ca: KeyPair, cn: str, groups: Iterable[str] = (), *, server_names: Ite
          .not_valid_before(now - datetime.timedelta(minutes=5))
          .not_valid_after(now + datetime.timedelta(days=days))
          .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-         .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=True,
-                                      data_encipherment=False, key_agreement=False, key_cert_sign=False,
-                                      crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+         .add_extension(_key_usage(ca=False), critical=True)
          .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
          .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False))  # type: ignore[arg-type]
     sans = _sans(server_names)
@@ -203,6 +207,43 @@ def write_file(path: str, data: bytes, mode: int) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def read_bytes(path: str | None, what: str = "") -> bytes | None:
+    """The contents of ``path`` (None for an empty path). ValueError ``"<what> '<path>': <reason>"``
+    (``what`` defaults to "cannot read") when it cannot be read."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"{what or 'cannot read'} {path!r}: {e.strerror or e}") from None
+
+
+def server_context(cert_file: str, key_file: str, ca_file: str | None = None, *, require_client_cert: bool = False,
+                   alpn: tuple[str, ...] = ("http/1.1",),
+                   flags: tuple[str, str, str] = ("--tls-cert-file", "--tls-private-key-file",
+                                                  "--client-ca-file")) -> ssl.SSLContext:
+    """A serving ``SSLContext``: TLS 1.2+ (Kubernetes' and etcd's default minimum), the certificate
+    chain and key, ``alpn`` protocols, and with ``ca_file`` client certificates verified against
+    it — requested (``CERT_OPTIONAL``, kube-apiserver's ``tls.RequestClientCert``) or, with
+    ``require_client_cert``, required (``CERT_REQUIRED``, etcd's ``--client-cert-auth``).
+    ValueError naming the flag (``flags``: certificate, key, CA) whose file does not load."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert_file, key_file)
+    except (OSError, ssl.SSLError) as e:
+        raise ValueError(f"{flags[0]} {cert_file!r} / {flags[1]} {key_file!r}: {e}") from None
+    if ca_file:
+        try:
+            ctx.load_verify_locations(cafile=ca_file)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError(f"{flags[2]} {ca_file!r}: {e}") from None
+        ctx.verify_mode = ssl.CERT_REQUIRED if require_client_cert else ssl.CERT_OPTIONAL
+    ctx.set_alpn_protocols(list(alpn))
+    return ctx
 
 
 def read_pair(cert_path: str, key_path: str) -> KeyPair | None:

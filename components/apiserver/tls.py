@@ -82,20 +82,7 @@ def server_context(cert_file: str, key_file: str, client_ca_file: str | None = N
     certificate chain and key, HTTP/1.1 by ALPN, and with ``client_ca_file`` a client certificate
     requested (``CERT_OPTIONAL``) and verified against it. Raises ValueError (one line) when a file
     cannot be loaded."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        ctx.load_cert_chain(cert_file, key_file)
-    except (OSError, ssl.SSLError) as e:
-        raise ValueError(f"--tls-cert-file {cert_file!r} / --tls-private-key-file {key_file!r}: {e}") from None
-    if client_ca_file:
-        try:
-            ctx.load_verify_locations(cafile=client_ca_file)
-        except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"--client-ca-file {client_ca_file!r}: {e}") from None
-        ctx.verify_mode = ssl.CERT_OPTIONAL
-    ctx.set_alpn_protocols(["http/1.1"])
-    return ctx
+    return pki.server_context(cert_file, key_file, client_ca_file)
 
 
 def peer_certificate_der(transport: Any) -> bytes | None:

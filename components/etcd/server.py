@@ -165,11 +165,10 @@ def _health_reason(core: Core, excluded: list[str]) -> str:
 
 def _grpcio_credentials(cert_file: str, key_file: str, trusted_ca_file: str, client_cert_auth: bool):
     """grpcio's server credentials for the same files (``grpc.ssl_server_credentials``)."""
-    def read(path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
-    return grpc.ssl_server_credentials([(read(key_file), read(cert_file))],
-                                       root_certificates=read(trusted_ca_file) if trusted_ca_file else None,
+    from controlplane.pki import read_bytes
+    pair = (read_bytes(key_file, "--key-file") or b"", read_bytes(cert_file, "--cert-file") or b"")
+    return grpc.ssl_server_credentials([pair],
+                                       root_certificates=read_bytes(trusted_ca_file, "--trusted-ca-file"),
                                        require_client_auth=client_cert_auth)
 
 

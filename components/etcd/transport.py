@@ -39,6 +39,7 @@ from hpack.exceptions import HPACKError
 from hpack.hpack import encode_integer
 
 from controlplane import log as cplog
+from controlplane import pki
 
 log = logging.getLogger("etcd")
 
@@ -784,23 +785,10 @@ def server_tls_context(cert_file: str, key_file: str, trusted_ca_file: str = "",
     ``client_cert_auth`` a client certificate signed by ``trusted_ca_file`` required
     (``tls.RequireAndVerifyClientCert``; a client without one fails the handshake). Raises
     ValueError naming a file that does not load."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        ctx.load_cert_chain(cert_file, key_file)
-    except (OSError, ssl.SSLError) as e:
-        raise ValueError(f"--cert-file {cert_file!r} / --key-file {key_file!r}: {e}") from None
-    if trusted_ca_file:
-        try:
-            ctx.load_verify_locations(cafile=trusted_ca_file)
-        except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"--trusted-ca-file {trusted_ca_file!r}: {e}") from None
-    if client_cert_auth:
-        if not trusted_ca_file:
-            raise ValueError("--client-cert-auth needs --trusted-ca-file")
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.set_alpn_protocols(["h2", "http/1.1"])
-    return ctx
+    if client_cert_auth and not trusted_ca_file:
+        raise ValueError("--client-cert-auth needs --trusted-ca-file")
+    return pki.server_context(cert_file, key_file, trusted_ca_file or None, require_client_cert=client_cert_auth,
+                              alpn=("h2", "http/1.1"), flags=("--cert-file", "--key-file", "--trusted-ca-file"))
 
 
 class GrpcServer:

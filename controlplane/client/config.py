@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from controlplane import yamlfile
+from controlplane.pki import read_bytes
 
 #: where ``controlplane up`` (run in the working directory) writes its kubeconfig
 DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
@@ -85,8 +86,8 @@ class ClientConfig:
                 ctx.load_verify_locations(cafile=self.ca_file)
         except (OSError, ssl.SSLError, UnicodeDecodeError) as e:
             raise ValueError(f"certificate authority {self.ca_file or '(data)'}: {e}") from None
-        cert = self.cert_data or _read(self.cert_file)
-        key = self.key_data or _read(self.key_file)
+        cert = self.cert_data or read_bytes(self.cert_file)
+        key = self.key_data or read_bytes(self.key_file)
         if bool(cert) != bool(key):
             raise ValueError("a client certificate needs its key (and a key its certificate)")
         if cert and key:
@@ -117,16 +118,6 @@ class ClientConfig:
     def with_host(self, host: str) -> "ClientConfig":
         """A copy aimed at another server (``--master``)."""
         return dataclasses.replace(self, host=host.rstrip("/"), _token_cache=None)
-
-
-def _read(path: str | None) -> bytes | None:
-    if not path:
-        return None
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise ValueError(f"cannot read {path!r}: {e.strerror or e}") from None
 
 
 def load_cert_chain(ctx: ssl.SSLContext, cert: bytes, key: bytes) -> None:

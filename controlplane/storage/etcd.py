@@ -56,17 +56,10 @@ class EtcdTLS:
         """``grpc.ssl_channel_credentials`` from the files; ValueError naming an unreadable one."""
         import grpc
 
-        def read(path: str, flag: str) -> bytes | None:
-            if not path:
-                return None
-            try:
-                with open(path, "rb") as f:
-                    return f.read()
-            except OSError as e:
-                raise ValueError(f"{flag} {path!r}: {e.strerror or e}") from None
-        return grpc.ssl_channel_credentials(root_certificates=read(self.ca_file, "--etcd-cafile"),
-                                            private_key=read(self.key_file, "--etcd-keyfile"),
-                                            certificate_chain=read(self.cert_file, "--etcd-certfile"))
+        from controlplane.pki import read_bytes
+        return grpc.ssl_channel_credentials(root_certificates=read_bytes(self.ca_file, "--etcd-cafile"),
+                                            private_key=read_bytes(self.key_file, "--etcd-keyfile"),
+                                            certificate_chain=read_bytes(self.cert_file, "--etcd-certfile"))
 
 
 def prefix_end(prefix: bytes) -> bytes:
