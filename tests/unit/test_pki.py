@@ -128,3 +128,53 @@ def test_kubeconfig_by_file_paths(tmp_path):
     assert doc["clusters"][0]["cluster"] == {"server": "https://h:1", "certificate-authority": "/x/ca.crt"}
     assert doc["users"][0]["user"] == {"client-certificate": "/x/u.crt", "client-key": "/x/u.key"}
     assert "namespace" not in doc["contexts"][0]["context"]
+
+
+def test_write_cluster_writes_one_kubeconfig_per_identity(tmp_path):
+    p = pki.write_cluster(str(tmp_path), "https://127.0.0.1:7443", ["n1"], hollow=True)
+    users = {}
+    for component in ("admin", "controller-manager", "scheduler", "kubelet-n1", "kubelet-hollow"):
+        cfg = load_kubeconfig(pki.component_kubeconfig(str(tmp_path), component))
+        assert cfg.host == "https://127.0.0.1:7443" and cfg.ca_data == p.ca().cert
+        users[component] = pki.subject(cfg.cert_data or b"")
+    assert users == {"admin": ("kubernetes-admin", ("system:masters",)),
+                     "controller-manager": ("system:kube-controller-manager", ()),
+                     "scheduler": ("system:kube-scheduler", ()),
+                     "kubelet-n1": ("system:node:n1", ("system:nodes",)),
+                     "kubelet-hollow": ("system:hollow-nodes", ("system:nodes",))}
+    assert os.path.exists(p.path("sa", "key")) and not os.path.exists(p.path("etcd/ca"))
+
+
+def test_pki_command_writes_and_reuses(tmp_path):
+    from click.testing import CliRunner
+
+    from controlplane.cli.pki import command
+    r = CliRunner().invoke(command, ["--dir", str(tmp_path), "--nodes", "a", "--etcd-tls"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == f"admin: {tmp_path}/kubeconfig"
+    ca = (tmp_path / "pki" / "ca.crt").read_bytes()
+    assert (tmp_path / "pki" / "etcd" / "server.crt").exists()
+    assert CliRunner().invoke(command, ["--dir", str(tmp_path), "--nodes", "a"]).exit_code == 0
+    assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca
+    bad = CliRunner().invoke(command, ["--dir", str(tmp_path), "--server", "ftp://x"])
+    assert bad.exit_code == 2 and "invalid apiserver URL" in bad.output
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"client_cert_auth": True}, "--client-cert-auth needs --trusted-ca-file"),
+    ({"trusted_ca_file": "/nonexistent"}, "--trusted-ca-file '/nonexistent'"),
+], ids=["client-auth-without-ca", "unreadable-ca"])
+def test_etcd_server_tls_flag_errors(p, kwargs, message):
+    from components.etcd.transport import server_tls_context
+    p.etcd_server()
+    with pytest.raises(ValueError, match=message):
+        server_tls_context(p.path("etcd/server"), p.path("etcd/server", "key"), **kwargs)
+
+
+def test_server_contexts_request_or_require_client_certificates(p):
+    import ssl
+    p.apiserver()
+    cert, key = p.path("apiserver"), p.path("apiserver", "key")
+    assert pki.server_context(cert, key).verify_mode == ssl.CERT_NONE
+    assert pki.server_context(cert, key, p.ca_file).verify_mode == ssl.CERT_OPTIONAL
+    assert pki.server_context(cert, key, p.ca_file, require_client_cert=True).verify_mode == ssl.CERT_REQUIRED
