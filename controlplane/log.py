@@ -42,14 +42,15 @@ def _quote(v: object) -> str:
     return s
 
 
-def setup(component: str, level: str | None = None) -> logging.Logger:
+def setup(component: str, level: str | None = None, path: str | None = None) -> logging.Logger:
     """Configure the root logger for this process; returns the component's logger.
 
-    ``level`` defaults to ``$CONTROLPLANE_LOG_LEVEL`` or INFO. Lines go to stderr.
+    ``level`` defaults to ``$CONTROLPLANE_LOG_LEVEL`` or INFO. Lines go to stderr, or are
+    appended to the file ``path`` when given.
     """
     global _component
     _component = component
-    handler = logging.StreamHandler(sys.stderr)
+    handler: logging.Handler = logging.FileHandler(path) if path else logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

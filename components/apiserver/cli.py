@@ -18,9 +18,11 @@ import logging
 import signal
 import ssl
 import sys
+from typing import Any
 
 import click
 
+from components.apiserver.authentication import flags as authn_flags
 from components.apiserver.servicealloc import parse_port_range
 from components.apiserver.tls import DEFAULT_CERT_DIR, self_signed, server_context
 from controlplane import aio
@@ -70,7 +72,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                 max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
                 enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None,
-                ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None) -> None:
+                ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None,
+                authentication: Any = None) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening: HTTPS with
     ``ssl_context`` (:func:`components.apiserver.tls.server_context`), else plain HTTP.
 
@@ -94,7 +97,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        max_requests_inflight=max_requests_inflight,
                        max_mutating_requests_inflight=max_mutating_requests_inflight,
                        enable_priority_and_fairness=enable_priority_and_fairness,
-                       admission_plugins=admission_plugins, etcd_tls=etcd_tls)
+                       admission_plugins=admission_plugins, etcd_tls=etcd_tls, authentication=authentication)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -164,13 +167,15 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--disable-admission-plugins", default="", help="Default admission plugins to turn off "
               "(comma-separated: NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, "
               "DefaultTolerationSeconds, RuntimeClass, ResourceQuota).")
+@authn_flags.options
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
             service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
             enable_priority_and_fairness: bool, enable_admission_plugins: str, disable_admission_plugins: str,
             tls_cert_file: str, tls_private_key_file: str, client_ca_file: str, cert_dir: str,
-            insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str) -> None:
+            insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, **authn: Any) -> None:
     """Kubernetes API server (HTTPS) backed by etcd."""
+    authentication = authn_flags.from_flags(authn)
     from components.apiserver.admission import enabled_plugins
     try:
         plugins = enabled_plugins(enable_admission_plugins.split(","), disable_admission_plugins.split(","))
@@ -209,6 +214,6 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
-                   plugins, ssl_context=ssl_context, etcd_tls=etcd_tls))
+                   plugins, ssl_context=ssl_context, etcd_tls=etcd_tls, authentication=authentication))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

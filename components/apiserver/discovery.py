@@ -27,11 +27,13 @@ from controlplane.api import schemas as schemas_table
 _SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
               "approval": ["get", "patch", "update"],
               "binding": ["create"], "eviction": ["create"], "log": ["get"], "finalize": ["update"],
-              "exec": ["create", "get"], "attach": ["create", "get"], "portforward": ["create", "get"]}
+              "exec": ["create", "get"], "attach": ["create", "get"], "portforward": ["create", "get"],
+              "token": ["create"]}
 _SUB_KIND = {"scale": ("Scale", "autoscaling", "v1"), "binding": ("Binding", "", "v1"),
              "eviction": ("Eviction", "policy", "v1"), "log": ("Pod", "", "v1"),
              "exec": ("PodExecOptions", "", "v1"), "attach": ("PodAttachOptions", "", "v1"),
-             "portforward": ("PodPortForwardOptions", "", "v1")}
+             "portforward": ("PodPortForwardOptions", "", "v1"),
+             "token": ("TokenRequest", "authentication.k8s.io", "v1")}
 
 
 _T = TypeVar("_T")

@@ -11,9 +11,9 @@ Facts from kube-apiserver (``staging/src/k8s.io/apiserver/pkg/util/flowcontrol/`
   name is the request's *flow*. :data:`FLOW_SCHEMAS` and :data:`PRIORITY_LEVELS` are
   the bootstrap configuration (the mandatory ``exempt`` / ``catch-all`` and the suggested
   ``system``, ``node-high``, ``leader-election``, ``workload-high``, ``workload-low``,
-  ``global-default``). There is no authentication yet: the user is inferred from the
-  User-Agent (:func:`user_of`) — our components send their Kubernetes counterparts' names
-  and get the identities those have in a kubeadm cluster.
+  ``global-default``). The user is the authenticated one; an anonymous request is told by
+  its User-Agent (:func:`user_of`) — our components, until they carry credentials, send
+  their Kubernetes counterparts' names and get the identities those have in a kubeadm cluster.
 * **Concurrency**: the server's limit (``--max-requests-inflight`` +
   ``--max-mutating-requests-inflight``) is divided among the limited levels by their
   nominal concurrency shares, ``ceil(limit * shares / sum(shares))`` seats each; ``exempt``
@@ -195,18 +195,20 @@ def _own_node(info: Any) -> str | None:
     return None
 
 
-def digest_of(method: str, path: str, user_agent: str | None) -> Digest:
+def digest_of(method: str, path: str, user_agent: str | None,
+              user: tuple[str, tuple[str, ...]] | None = None) -> Digest:
     """The :class:`Digest` of an HTTP request (the verb as the RequestInfo resolver names
     it: get/list/create/update/patch/delete/deletecollection; watches are not classified).
     A kubelet writing its own Node or Lease is ``system:node:<node>`` (hollow nodes in one
     process are separate flows there, as separate kubelets are); its other requests do not
-    name the node and share the user ``system:node``."""
-    user, groups = _users.get(user_agent) or _remember_user(user_agent)
+    name the node and share the user ``system:node``. ``user``: ``(name, groups)`` of an
+    authenticated request, used instead of the User-Agent's identity."""
+    name, groups = user or _users.get(user_agent) or _remember_user(user_agent)
     info = parse(path)
     if info is None or info.resource is None:
-        return Digest(user, groups, method.lower(), path)
-    if user == "system:node" and (node := _own_node(info)):
-        user = f"system:node:{node}"
+        return Digest(name, groups, method.lower(), path)
+    if user is None and name == "system:node" and (node := _own_node(info)):
+        name = f"system:node:{node}"
     res = info.resource.plural + (f"/{info.subresource}" if info.subresource else "")
     verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method)
     if verb is None:
@@ -215,7 +217,7 @@ def digest_of(method: str, path: str, user_agent: str | None) -> Digest:
         else:
             verb = "get" if info.name else "list"
     ns = info.namespace or ("" if info.resource.kind != "Namespace" or not info.name else info.name)
-    return Digest(user, groups, verb, "", True, info.group, res, ns)
+    return Digest(name, groups, verb, "", True, info.group, res, ns)
 
 
 _users: dict[str | None, tuple[str, tuple[str, ...]]] = {}
@@ -424,23 +426,31 @@ class FlowControl:
         client went away) leaves the queue."""
         return self._admit(self._flow(d, d))
 
-    def admit_request(self, request: Any) -> Coroutine[Any, Any, Seat]:
-        """:meth:`admit` for an aiohttp request (its method, path and User-Agent); the
+    def admit_request(self, request: Any, user: Any = None) -> Coroutine[Any, Any, Seat]:
+        """:meth:`admit` for an aiohttp request (its method, path and user); the
         classification is cached per client, verb and target (not per object name). The
-        request's RequestInfo is the one the server's middleware parsed, when it did."""
+        request's RequestInfo is the one the server's middleware parsed, when it did.
+        ``user``: the authenticated :class:`~components.apiserver.auth.UserInfo`; an anonymous
+        (or no) user is still told by its User-Agent (:func:`user_of`), so components that
+        carry no credentials yet keep their identities' priority levels."""
         ua, method, path = request.headers.get("User-Agent"), request.method, request.path
+        who: Any = ua
+        known: tuple[str, tuple[str, ...]] | None = None
+        if user is not None and user.name != "system:anonymous":
+            known = (user.name, tuple(user.groups))
+            who = known
         try:
             info = request[REQUEST_INFO]
         except (KeyError, TypeError):
             info = parse(path)
         if info is None or info.resource is None:
-            key: Any = (ua, method, path)
+            key: Any = (who, method, path)
         else:
             r = info.resource
-            key = (ua, method, r.group, r.plural, info.subresource, info.name is None, info.namespace,
+            key = (who, method, r.group, r.plural, info.subresource, info.name is None, info.namespace,
                    info.name if r.kind in ("Namespace", "Node", "Lease") else None)
         f = self._flows.get(key)
-        return self._admit(f if f is not None else self._flow(key, digest_of(method, path, ua)))
+        return self._admit(f if f is not None else self._flow(key, digest_of(method, path, ua, known)))
 
     async def _admit(self, f: _Flow) -> Seat:
         st = f.state

@@ -225,6 +225,12 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "TokenReviewSpec": {1: ("token", "s"), 2: ("audiences", "[s")},
     "TokenReviewStatus": {1: ("authenticated", "b"), 2: ("user", "UserInfo"), 3: ("error", "s"),
                           4: ("audiences", "[s")},
+    # kubectl create token: serviceaccounts/NAME/token
+    "TokenRequest": {1: ("metadata", "ObjectMeta"), 2: ("spec", "TokenRequestSpec"), 3: ("status", "TokenRequestStatus")},
+    "TokenRequestSpec": {1: ("audiences", "[s"), 3: ("boundObjectRef", "BoundObjectReference?"),
+                         4: ("expirationSeconds", "i?")},
+    "BoundObjectReference": {1: ("kind", "s"), 2: ("apiVersion", "s"), 3: ("name", "s"), 4: ("uid", "s")},
+    "TokenRequestStatus": {1: ("token", "s"), 2: ("expirationTimestamp", "T")},
     # k8s.io/api/autoscaling/v1 (kubectl autoscale)
     "autoscaling/v1.HorizontalPodAutoscaler": {1: ("metadata", "ObjectMeta"),
                                                2: ("spec", "autoscaling/v1.HorizontalPodAutoscalerSpec"),
@@ -241,7 +247,7 @@ KINDS = {k for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Serv
                      "ReplicationController", "Deployment", "ReplicaSet", "Eviction", "Job", "CronJob",
                      "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "SelfSubjectAccessReview",
                      "SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview",
-                     "SelfSubjectReview", "TokenReview", "HorizontalPodAutoscaler", "CertificateSigningRequest",
+                     "SelfSubjectReview", "TokenReview", "TokenRequest", "HorizontalPodAutoscaler", "CertificateSigningRequest",
                      "Ingress", "ResourceQuota", "PriorityClass", "PodDisruptionBudget")}
 
 #: (apiVersion, kind) → message, for a kind whose message differs per version

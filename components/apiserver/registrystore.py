@@ -89,6 +89,9 @@ class CreateOptions:
     verb: str = "POST"
     dry_run: bool = False
     api_version: str = ""
+    #: the requesting user ``{"username", "uid", "groups", "extra"}`` (the strategy's
+    #: ``set_requestor``: a CSR's spec); None: not told
+    user: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass
@@ -206,7 +209,7 @@ class RegistryStore:
         self.check_crd_terminating(resource, "create")
         namespace = self.request_namespace(resource, namespace, obj)
         generated = not md.get("name") and bool(md.get("generateName"))
-        strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced)
+        strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced, opts.user)
         name = obj["metadata"].get("name", "")
         self.tracer.on_create_received(resource, obj, opts.user_agent, opts.verb)
         sem.apply_defaults(resource.facts_key, obj)
@@ -224,11 +227,14 @@ class RegistryStore:
                                        strategy.resets_status(resource.facts_key))
         attrs = adm.Attributes(adm.CREATE, resource, namespace, name, obj, dry_run=opts.dry_run)
         await self.admission.admit(attrs)
-        prepare = strategy.kind_strategy(resource.facts_key).prepare_create
+        strat = strategy.kind_strategy(resource.facts_key)
+        prepare = strat.prepare_create
         if prepare is not None:
             # kube-apiserver runs PrepareForCreate (rest.BeforeCreate) after mutating admission:
             # the status it derives (a pod's qosClass) sees what admission added (LimitRanger)
             prepare(obj)
+            if opts.user is not None and strat.set_requestor is not None:
+                strat.set_requestor(obj, opts.user)
             # what it cleared and defaulting sets (a PVC's status.phase Pending) is back as the
             # stored object is read: kube-apiserver's storage codec decodes with defaulting
             sem.apply_defaults(resource.facts_key, obj)

@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import discovery, eviction, listoptions, podlog, reviews, strategy
+from components.apiserver import auth, computed, discovery, eviction, listoptions, podlog, reviews, strategy
 from components.apiserver import negotiation as neg
 from components.apiserver import semantics as sem
 from components.apiserver import status as st
@@ -41,6 +41,7 @@ from controlplane.log import event
 log = logging.getLogger("apiserver.rest")
 
 _SCALE, _EVICTION = SimpleNamespace(kind="Scale"), SimpleNamespace(kind="Eviction")
+_TOKEN_REQUEST = SimpleNamespace(kind="TokenRequest")
 
 #: pod subresources that Kubernetes proxies to the kubelet as a stream (SPDY / WebSocket)
 STREAMING_SUBRESOURCES = ("exec", "attach", "portforward")
@@ -50,12 +51,16 @@ class RestHandlers:
     """The REST verbs of every resource.
 
     Collaborators: ``store`` (the storage semantics), ``watch`` (watch streams from the
-    watch caches) and ``ready()`` (False while the watch caches are not filled: 503)."""
+    watch caches), ``ready()`` (False while the watch caches are not filled: 503) and
+    ``authn`` (:class:`components.apiserver.authentication.config.Authn`: TokenReview
+    answers and the ``serviceaccounts/token`` subresource; None: neither is served by it)."""
 
-    def __init__(self, store: RegistryStore, watch: WatchServer, ready: Callable[[], bool]) -> None:
+    def __init__(self, store: RegistryStore, watch: WatchServer, ready: Callable[[], bool],
+                 authn: Any = None) -> None:
         self.store = store
         self.watch = watch
         self.ready = ready
+        self.authn = authn
 
     # ---------------------------------------------------------------- routing
     async def serve(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
@@ -73,6 +78,11 @@ class RestHandlers:
                 raise st.not_found_path()
             return neg.json_response(doc)
         r = info.resource
+        if r.computed:
+            # a read-only resource computed from the watch caches (components.apiserver.computed)
+            if not self.ready():
+                raise st.unavailable("the apiserver is not ready: waiting for etcd")
+            return computed.serve(request, info, self.store.caches)
         if not r.stored:
             # a create-only review, never stored (components.apiserver.reviews): POST only
             if m != "POST" or info.name is not None or info.watch_path:
@@ -106,6 +116,10 @@ class RestHandlers:
             if m != "POST":
                 raise st.method_not_allowed()
             return await self.evict(request, info)
+        if sub == "token" and self.authn is not None:
+            if m != "POST":
+                raise st.method_not_allowed()
+            return await self.token_request(request, info)
         if sub == "log":
             if m != "GET":
                 raise st.method_not_allowed()
@@ -227,7 +241,8 @@ class RestHandlers:
         neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
             neg.field_manager(request), user_agent=request.headers.get("User-Agent", ""), verb="POST",
-            dry_run=neg.dry_run(request), api_version=_version_of(resource) or ""))
+            dry_run=neg.dry_run(request), api_version=_version_of(resource) or "",
+            user=auth.request_user(request).as_dict()))
         for w in strategy.warnings(resource.facts_key, created, None):
             neg.add_warning(request, w)
         return _respond(request, resource, created, 201)
@@ -239,8 +254,26 @@ class RestHandlers:
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
         neg.check_type(resource, obj)
         neg.decode_typed(request, resource.facts_key, obj)
-        user = reviews.request_user(request.headers, request.headers.getall)
-        return neg.object_response(request, resource, reviews.answer(resource, info.namespace, obj, user), 201)
+        user = auth.request_user(request).as_dict()
+        review = None
+        if resource.kind == "TokenReview" and self.authn is not None:
+            review = self.authn.authentication.token_review
+        return neg.object_response(request, resource,
+                                   await reviews.answer(resource, info.namespace, obj, user, review), 201)
+
+    async def token_request(self, request: web.Request, info: RequestInfo) -> web.Response:
+        """``POST serviceaccounts/NAME/token`` with a TokenRequest
+        (:mod:`components.apiserver.authentication.tokenrequest`): 201 with the token."""
+        body = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), _TOKEN_REQUEST)
+        if body.get("kind", "TokenRequest") != "TokenRequest":
+            raise st.bad_request("the body of the request must be a TokenRequest (authentication.k8s.io/v1)")
+        neg.decode_typed(request, "TokenRequest", body)
+        body.setdefault("kind", "TokenRequest")
+        body.setdefault("apiVersion", "authentication.k8s.io/v1")
+        out, warnings = await self.authn.token_requests.create(info.namespace or "", info.name or "", body)
+        for w in warnings:
+            neg.add_warning(request, w)
+        return neg.json_response(out, 201)
 
     # ---------------------------------------------------------------- item
     async def get(self, request: web.Request, info: RequestInfo) -> web.Response:

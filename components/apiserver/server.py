@@ -23,8 +23,9 @@ from typing import Any
 
 from aiohttp import web
 
-from components.apiserver import admission, apfobjects, discovery, listoptions, routing, serving, strategy
+from components.apiserver import admission, apfobjects, auth, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
+from components.apiserver.authentication import config as authn_config
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.crd import CRDController
 from components.apiserver.flowcontrol import FlowControl, Rejected
@@ -41,7 +42,7 @@ from controlplane import apitime
 from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
-from controlplane.storage.errors import KeyExists, StorageError, Unavailable
+from controlplane.storage.errors import KeyExists, KeyNotFound, StorageError, Unavailable
 from controlplane.storage.etcd import EtcdTLS
 from controlplane.storage.store import Store, object_key
 
@@ -67,7 +68,8 @@ class APIServer:
                  gc_sweep_interval: float = 0.0, service_cluster_ip_range: str = "10.96.0.0/12",
                  service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                  enable_priority_and_fairness: bool = True,
-                 admission_plugins: list[str] | None = None, etcd_tls: EtcdTLS | None = None) -> None:
+                 admission_plugins: list[str] | None = None,
+                 authentication: authn_config.Options | None = None, etcd_tls: EtcdTLS | None = None) -> None:
         self.store = Store(etcd_url, tls=etcd_tls)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
@@ -98,13 +100,33 @@ class APIServer:
         self.registry_store = RegistryStore(self.store, self.caches, self.tracer, self.service_allocator,
                                             self.admission)
         self.watch = WatchServer(self.caches, self.store.current_revision, bookmark_interval, min_request_timeout)
-        self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches))
+        #: authentication (components/apiserver/authentication): the filter step, TokenRequest
+        self.authn = authn_config.build(authentication or authn_config.Options(), self.live_object,
+                                        self.stored_object)
+        self.rest = RestHandlers(self.registry_store, self.watch, ready=lambda: bool(self.caches),
+                                 authn=self.authn)
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
         return self.caches.get(cache_name(resource))
+
+    def live_object(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object ``name`` of core resource ``plural`` in ``namespace`` as its watch cache
+        holds it (None when absent or the cache is not filled): what the service-account
+        token checks read, as kube-apiserver's ``ServiceAccountTokenGetter`` reads informers."""
+        cache = self.caches.get(plural)
+        if cache is None:
+            return None
+        return cache.get(object_key(cache.resource, namespace or None, name))
+
+    async def stored_object(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """The object ``name`` of core resource ``plural`` as etcd holds it (None when absent)."""
+        try:
+            return await self.store.get(object_key(R.get(plural), namespace or None, name))
+        except KeyNotFound:
+            return None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -443,12 +465,19 @@ class APIServer:
                 deadline = listoptions.request_timeout(request.query.get("timeout"), self.request_timeout)
             except st.APIError as e:
                 return self._finish(request, json_response(e.body(), e.code), t0, api)
+        # authentication and impersonation (filters/authentication.go, impersonation.go): 401 /
+        # 403 before priority and fairness, which classifies by the user found here
+        try:
+            user, request = await self.authn.authentication.authenticate(request)
+        except st.APIError as e:
+            return self._finish(request, json_response(e.body(), e.code), t0, api)
+        request[auth.USER] = user
         try:
             if counted:
                 if self.flowcontrol is not None:
                     counted = False
                     try:
-                        seat = await self.flowcontrol.admit_request(request)
+                        seat = await self.flowcontrol.admit_request(request, user)
                     except Rejected as e:
                         rejected = e
                 if rejected is not None or seat is None and self.inflight[kind] >= self.limits[kind]:

@@ -64,9 +64,12 @@ def random_suffix(n: int = 5) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(n))
 
 
-def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespaced: bool) -> None:
+def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespaced: bool,
+                       user: dict | None = None) -> None:
     """Server-set metadata (name from generateName, namespace, uid, creationTimestamp,
-    generation) and the kind's PrepareForCreate (status reset) on create (mutates ``obj``)."""
+    generation) and the kind's PrepareForCreate (status reset; with ``user``, the requesting
+    user ``{"username", "uid", "groups", "extra"}``, the kind's ``set_requestor``) on create
+    (mutates ``obj``)."""
     md = obj.setdefault("metadata", {})
     if not md.get("name") and md.get("generateName"):
         md["name"] = md["generateName"] + random_suffix()
@@ -85,6 +88,8 @@ def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespac
         md["generation"] = 1
     if strat.prepare_create is not None:
         strat.prepare_create(obj)
+    if user is not None and strat.set_requestor is not None:
+        strat.set_requestor(obj, user)
 
 
 def prepare_for_update(kind: KindKey, new: dict, old: dict, subresource: str = "") -> None:

@@ -85,20 +85,12 @@ def server_context(cert_file: str, key_file: str, client_ca_file: str | None = N
     return pki.server_context(cert_file, key_file, client_ca_file)
 
 
-def peer_certificate_der(transport: Any) -> bytes | None:
-    """The client's verified certificate (DER) on ``transport`` (an asyncio transport), or None."""
-    if transport is None:
-        return None
-    obj = transport.get_extra_info("ssl_object")
-    if obj is None:
-        return None
-    der: bytes | None = obj.getpeercert(binary_form=True)
-    return der or None
-
-
 def peer_certificate(request: Any) -> x509.Certificate | None:
     """The verified client certificate of an aiohttp ``request``, parsed (``cryptography``
     ``x509.Certificate``: ``subject`` CN = user, O = groups), or None on plain HTTP or when the
-    client presented none. See the module docstring for why it is always already verified."""
-    der = peer_certificate_der(getattr(request, "transport", None))
+    client presented none (the DER from
+    :func:`components.apiserver.authentication.x509.peer_certificate`). See the module docstring
+    for why it is always already verified."""
+    from components.apiserver.authentication.x509 import peer_certificate as der_and_dict
+    der = der_and_dict(request)[0]
     return x509.load_der_x509_certificate(der) if der else None

@@ -50,7 +50,9 @@ def read_root_ca(path: str) -> str:
               help="Comma list: '*' for all, NAME to enable, -NAME to disable "
                    "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, nodelifecycle, "
                    "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
-                   "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob).")
+                   "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob, "
+                   "pv-protection, pvc-protection, persistentvolume-binder, "
+                   "horizontalpodautoscaling).")
 @click.option("--node-monitor-period", default="5s", show_default=True, metavar="DURATION",
               help="how often node health is checked")
 @click.option("--node-monitor-grace-period", default="40s", show_default=True, metavar="DURATION",
@@ -61,12 +63,26 @@ def read_root_ca(path: str) -> str:
               help="terminated pods kept before the pod GC deletes the oldest (0: never)")
 @click.option("--max-endpoints-per-slice", default=100, type=click.IntRange(1, 1000), show_default=True,
               help="the most endpoints the EndpointSlice controller puts in one slice")
+@click.option("--horizontal-pod-autoscaler-sync-period", default="15s", show_default=True, metavar="DURATION",
+              help="how often each HorizontalPodAutoscaler is reconciled")
+@click.option("--horizontal-pod-autoscaler-downscale-stabilization", default="5m0s", show_default=True,
+              metavar="DURATION", help="how far back the highest recommendation bounds a scale-down")
+@click.option("--horizontal-pod-autoscaler-tolerance", default=0.1, type=click.FloatRange(0), show_default=True,
+              help="the usage ratio's distance from 1.0 below which the HPA does not scale")
+@click.option("--horizontal-pod-autoscaler-cpu-initialization-period", default="5m0s", show_default=True,
+              metavar="DURATION", help="after a pod starts, how long its cpu samples may be skipped as not ready")
+@click.option("--horizontal-pod-autoscaler-initial-readiness-delay", default="30s", show_default=True,
+              metavar="DURATION", help="after a pod starts, how long its readiness counts as initial")
 @click.option("--root-ca-file", default="", metavar="PATH",
               help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
-            max_endpoints_per_slice: int, root_ca_file: str, leader_election: LeaderElection) -> None:
+            max_endpoints_per_slice: int, horizontal_pod_autoscaler_sync_period: str,
+            horizontal_pod_autoscaler_downscale_stabilization: str, horizontal_pod_autoscaler_tolerance: float,
+            horizontal_pod_autoscaler_cpu_initialization_period: str,
+            horizontal_pod_autoscaler_initial_readiness_delay: str, root_ca_file: str,
+            leader_election: LeaderElection) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -80,7 +96,17 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             node_monitor_grace_period=parse_duration(node_monitor_grace_period, "--node-monitor-grace-period"),
             node_startup_grace_period=parse_duration(node_startup_grace_period, "--node-startup-grace-period"),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
-            max_endpoints_per_slice=max_endpoints_per_slice, root_ca=read_root_ca(root_ca_file))
+            max_endpoints_per_slice=max_endpoints_per_slice, root_ca=read_root_ca(root_ca_file),
+            horizontal_pod_autoscaler_sync_period=parse_duration(
+                horizontal_pod_autoscaler_sync_period, "--horizontal-pod-autoscaler-sync-period"),
+            horizontal_pod_autoscaler_downscale_stabilization=parse_duration(
+                horizontal_pod_autoscaler_downscale_stabilization, "--horizontal-pod-autoscaler-downscale-stabilization"),
+            horizontal_pod_autoscaler_tolerance=horizontal_pod_autoscaler_tolerance,
+            horizontal_pod_autoscaler_cpu_initialization_period=parse_duration(
+                horizontal_pod_autoscaler_cpu_initialization_period,
+                "--horizontal-pod-autoscaler-cpu-initialization-period"),
+            horizontal_pod_autoscaler_initial_readiness_delay=parse_duration(
+                horizontal_pod_autoscaler_initial_readiness_delay, "--horizontal-pod-autoscaler-initial-readiness-delay"))
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     log = setup("controller-manager")

@@ -71,6 +71,9 @@ DISCOVERY_RESYNC_SECONDS = 30.0
 #: (bounded as garbagecollector.go Sync bounds its WaitForNamedCacheSync by the period,
 #: waitForStopOrTimeout: one resource that cannot be listed does not stop the collector)
 SYNC_TIMEOUT_SECONDS = 30.0
+#: a CRD event triggers a discovery sync this many seconds later (coalescing a burst)
+CRD_RESYNC_DELAY_SECONDS = 0.2
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 #: resources never monitored (graph_builder.go ignoredResources)
 IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
 #: entries of the absent-owner cache (garbagecollector.go NewReferenceCache(500))
@@ -169,6 +172,7 @@ class GarbageCollector(Controller):
         self._custom_mapping: dict[tuple[str, str], Resource] = {}
         self._absent: OrderedDict[tuple[str, ...], None] = OrderedDict()
         self._running = False
+        self._resync_soon: asyncio.Future[None] | None = None
         if self._make_metadata is None:
             # the fakes: monitors at once, on the context's informers
             self._sync_monitors(self.builtin)
@@ -185,6 +189,12 @@ class GarbageCollector(Controller):
         inf.add_handlers(lambda o, r=res: self._observe(r, None, o, True),
                          lambda old, new, r=res: self._observe(r, old, new, False),
                          lambda o, r=res: self._deleted(r, o))
+        if (res.group, res.plural) == CRD_KEY:
+            # a CRD added, established or removed changes discovery: sync the monitors now
+            # rather than at the next 30 s resync (an addition to garbagecollector.go's periodic
+            # Sync, so an owner of a just-created kind is collected as soon as it is deleted)
+            inf.add_handlers(lambda o: self._discovery_changed(), lambda old, new: self._discovery_changed(),
+                             lambda o: self._discovery_changed())
         self._monitors[res] = inf
         self._by_plural[(res.group, res.plural)] = res
         if res in self._own:
@@ -193,6 +203,19 @@ class GarbageCollector(Controller):
         elif inf.has_synced:
             for obj in list(inf.store.values()):   # already filled: replay into the graph
                 self._observe(res, None, obj, False)
+
+    def _discovery_changed(self) -> None:
+        """Schedule one discovery sync soon (coalesced: several CRD events make one sync)."""
+        if not self._running or (self._resync_soon is not None and not self._resync_soon.done()):
+            return
+
+        async def soon() -> None:
+            await asyncio.sleep(CRD_RESYNC_DELAY_SECONDS)   # coalesce a burst of CRD events
+            try:
+                await self.resync_monitors()
+            except Exception as e:  # never fatal: the periodic sync tries again
+                event(log, "gc.resync_failed", logging.WARNING, error=str(e)[:160])
+        self._resync_soon = asyncio.ensure_future(soon())
 
     def _sync_monitors(self, wanted: list[Resource]) -> list[Resource]:
         """Add monitors for the resources of ``wanted`` not monitored yet; returns the others
@@ -418,6 +441,8 @@ class GarbageCollector(Controller):
             await super().run(workers)
         finally:
             task.cancel()
+            if self._resync_soon is not None:
+                self._resync_soon.cancel()
             for res in list(self._own):
                 await self._remove_monitor(res)
 

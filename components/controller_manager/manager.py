@@ -29,6 +29,7 @@ from .garbagecollector import GarbageCollector
 from .job import JobController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
+from .podautoscaler import HorizontalPodAutoscalerController
 from .podgc import PodGCController
 from .replicaset import REPLICASET_KIND, REPLICATIONCONTROLLER_KIND, ReplicaController
 from .resourcequota import ResourceQuotaController
@@ -37,6 +38,8 @@ from .serviceaccount import ServiceAccountsController
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
 from .ttlafterfinished import TTLAfterFinishedController
+from .volume.persistentvolume import PersistentVolumeController
+from .volume.protection import PVCProtectionController, PVProtectionController
 
 log = logging.getLogger("controller-manager")
 
@@ -61,6 +64,10 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
     "daemonset": DaemonSetController,
+    "persistentvolume-binder": PersistentVolumeController,
+    "pvc-protection": PVCProtectionController,
+    "pv-protection": PVProtectionController,
+    "horizontalpodautoscaling": HorizontalPodAutoscalerController,
 }
 
 

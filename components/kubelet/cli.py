@@ -2,17 +2,29 @@
 
     controlplane kubelet --master http://127.0.0.1:6443 --node-name node01 --node-labels kgc=a
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
+    controlplane kubelet --master URL --node-name node01 --root-dir /var/lib/controlplane/kubelet/node01
 
 Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
 """
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from components.kubelet.node import NodeConfig, node_index_from_name, parse_labels, pod_cidr_for, resources
+from components.kubelet.node import (
+    NodeConfig,
+    node_index_from_name,
+    parse_labels,
+    parse_reserved,
+    parse_taints,
+    pod_cidr_for,
+    resources,
+)
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from controlplane.clusterconfig import expand
 from controlplane.log import event, setup
 from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 
@@ -24,7 +36,12 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.command("kubelet")
 @client_options
 @click.option("--node-name", default="node01", show_default=True, help="name of the node to run")
-@click.option("--node-labels", default="", metavar="K=V,...", help="extra labels at registration")
+@click.option("--node-labels", default="", metavar="K=V,...",
+              help="extra labels at registration (hollow nodes: values may use {index} and {index%N})")
+@click.option("--register-with-taints", default="", metavar="K=V:EFFECT,...",
+              help="taints the node registers with (hollow nodes: values may use {index})")
+@click.option("--kube-reserved", default="", metavar="cpu=Q,memory=Q,ephemeral-storage=Q",
+              help="resources reserved from allocatable")
 @click.option("--hollow-nodes", default=0, type=click.IntRange(0, 5000), show_default=True,
               help="run N hollow nodes named PREFIX0..PREFIX{N-1} instead of --node-name")
 @click.option("--node-name-prefix", default="hollow-", show_default=True)
@@ -42,27 +59,47 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
+@click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
+              help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
+@click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--root-dir", default=None, metavar="DIR",
+              help="where the runtime's state is kept so containers outlive a kubelet restart "
+                   "(deleting it reboots the node); default: none kept")
 @click.option("--trace/--no-trace", default=True, show_default=True, help="send step records")
+@click.option("--service-account-tokens", default="auto", show_default=True,
+              type=click.Choice(["auto", "request", "off"]),
+              help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
+                   "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
+                   "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
-            hollow_nodes: int, node_name_prefix: str, node_index: int | None, pod_cidr: str | None,
+            register_with_taints: str, kube_reserved: str, hollow_nodes: int, node_name_prefix: str,
+            node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float, trace: bool) -> None:
+            node_status_report_seconds: float, crashloop_backoff_seconds: float,
+            image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
+            root_dir: str | None, trace: bool, service_account_tokens: str = "auto") -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
     try:
         labels = parse_labels(node_labels)
-        res = dict(cpu=cpu, memory=memory, pods=pods, ephemeral_storage=ephemeral_storage)
+        taints = parse_taints(register_with_taints)
+        res: dict = dict(cpu=cpu, memory=memory, pods=pods, ephemeral_storage=ephemeral_storage,
+                         reserved=parse_reserved(kube_reserved))
         if hollow_nodes:
             start = 100 if node_index is None else node_index
             if start + hollow_nodes > 1024:
                 raise ValueError(f"--node-index {start} + --hollow-nodes {hollow_nodes} exceeds 1024")
-            nodes = [NodeConfig(name=f"{node_name_prefix}{i}", index=start + i, labels=labels, **res)
+            nodes = [NodeConfig(name=f"{node_name_prefix}{i}", index=start + i,
+                                labels={k: expand(v, i) for k, v in labels.items()},
+                                taints=[{**t, "value": expand(t["value"], i)} if "value" in t else t for t in taints],
+                                **res)
                      for i in range(hollow_nodes)]
+            labels = nodes[0].labels
         else:
             idx = node_index_from_name(node_name) if node_index is None else node_index
-            nodes = [NodeConfig(name=node_name, index=idx, labels=labels,
+            nodes = [NodeConfig(name=node_name, index=idx, labels=labels, taints=taints,
                                 pod_cidr=pod_cidr or pod_cidr_for(idx), **res)]
         for cfg in nodes[:1] + nodes[-1:]:   # the names follow one pattern
             problems = is_dns1123_subdomain(cfg.name)
@@ -83,6 +120,11 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             if opt == "--pods" and (q.denominator != 1 or q > 2 ** 31 - 1):   # kubelet's int32 maxPods
                 raise ValueError(f"invalid {opt} {val!r}: must be a whole number of at most {2 ** 31 - 1}")
         resources(nodes[0])
+        if root_dir:
+            try:
+                os.makedirs(root_dir, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot use --root-dir {root_dir!r}: {e.strerror or e}") from None
         if pod_cidr:
             from components.kubelet.ipam import IPAM
             IPAM(pod_cidr)
@@ -99,11 +141,16 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           container_start_seconds=container_start_seconds,
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
-                          backoff_base_seconds=crashloop_backoff_seconds)
+                          backoff_base_seconds=crashloop_backoff_seconds,
+                          image_backoff_seconds=image_pull_backoff_seconds,
+                          image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
+                                                        image_pull_backoff_seconds))
         async with RestClient(client_config, "kubelet") as client:
             await wait_ready(client)
             event(log, "kubelet.starting", server=server, nodes=len(nodes),
                   first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace).run()
+            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                          service_account_tokens=service_account_tokens == "request"
+                          or (service_account_tokens == "auto" and not hollow_nodes)).run()
 
     run_until_signalled(main)

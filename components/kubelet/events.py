@@ -14,6 +14,9 @@ from controlplane import apitime
 
 PULLING, PULLED, CREATED, STARTED, KILLING = "Pulling", "Pulled", "Created", "Started", "Killing"
 BACKOFF, FAILED, ERR_IMAGE_NEVER_PULL = "BackOff", "Failed", "ErrImageNeverPull"
+UNHEALTHY = "Unhealthy"
+#: kuberuntime_manager.go SyncPod when the sandbox must be re-created
+SANDBOX_CHANGED, SANDBOX_CHANGED_MESSAGE = "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."
 STARTING, NODE_READY = "Starting", "NodeReady"
 
 

@@ -20,9 +20,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from components.kubelet.checkpoint import Checkpoint
 from components.kubelet.node import NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
+from components.kubelet.tokens import TokenManager
+from components.kubelet.volumes import VolumeManager
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
@@ -42,14 +45,19 @@ class Timings:
     status_report_seconds: float = 60.0
     backoff_base_seconds: float = 10.0
     backoff_max_seconds: float = 300.0
+    image_backoff_seconds: float = 10.0
+    image_backoff_max_seconds: float = 300.0
 
 
 class Kubelet:
     """Runs ``nodes`` (one or many :class:`NodeConfig`) against the apiserver behind
-    ``client`` (a RestClient). ``trace`` toggles step records (steps 1 and 12)."""
+    ``client`` (a RestClient). ``trace`` toggles step records (steps 1 and 12).
+    ``root_dir``: the kubelet's ``--root-dir``, where the runtime's state is checkpointed
+    (``checkpoint.py``) so running containers survive a kubelet restart; None: none kept."""
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
-                 trace: bool = True, register_concurrency: int = 32) -> None:
+                 trace: bool = True, register_concurrency: int = 32,
+                 root_dir: str | None = None, service_account_tokens: bool = False) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
@@ -59,10 +67,18 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
+        #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
+        self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
         self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
         self._announced = False
+        self.checkpoint: Checkpoint | None = None
+        if root_dir:
+            self.checkpoint = Checkpoint(root_dir)
+            found = self.checkpoint.load()
+            event(log, "kubelet.checkpoint", path=self.checkpoint.path,
+                  state="restored" if found else "none (first start or node reboot)")
 
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
@@ -76,11 +92,24 @@ class Kubelet:
             await agent.register()  # may adopt the existing node's podCIDR
         runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
                                    t.container_start_seconds)
+        volumes = VolumeManager(self.client, on_change=agent.mark_changed)
+        agent.volumes = volumes.node_status
+        if self.checkpoint is not None:
+            restored = self.checkpoint.attach(cfg.name, runtime)
+            if restored:
+                event(log, "kubelet.sandboxes_restored", node=cfg.name, sandboxes=restored)
+                agent.mark_changed()   # the node's images
         self.agents[cfg.name] = agent
+        tokens = None
+        if self.service_account_tokens:
+            tokens = TokenManager(self.client, lambda pod, msg: recorder.event(pod, "Warning", "FailedMount", msg))
         self.workers[cfg.name] = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
-            on_images_changed=agent.mark_changed)
+            on_images_changed=agent.mark_changed, volumes=volumes,
+            image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
+            # a root dir without a checkpoint is a node reboot: nothing kept running
+            adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens)
 
     async def start(self) -> None:
         """Register every node, then start heartbeats and the pods informer."""
@@ -107,10 +136,33 @@ class Kubelet:
         await self.informer.stop()
         for w in self.workers.values():
             await w.stop()
+            if w.tokens is not None:
+                w.tokens.close()
+        if self.checkpoint is not None:
+            try:
+                self.checkpoint.flush()
+            except OSError as e:
+                event(log, "kubelet.checkpoint_failed", logging.WARNING, error=str(e)[:200])
         await self.tracer.flush()
 
     # -- informer handlers -------------------------------------------------------
+    def reconcile(self) -> int:
+        """Remove the restored sandboxes whose pod the apiserver no longer has (on this
+        node): pods deleted while the kubelet was down. Returns how many."""
+        uids: set[str] = set()
+        for pod in self.informer.list():
+            uids.add((pod.get("metadata") or {}).get("uid", ""))
+        gone = 0
+        for name, w in self.workers.items():
+            for uid in [u for u in w.runtime.sandboxes if u not in uids]:
+                w.runtime.stop_pod_sandbox(uid)
+                gone += 1
+                event(log, "kubelet.sandbox_orphaned", node=name, pod_uid=uid)
+        return gone
+
     def _on_watch_started(self, rv: str) -> None:
+        if not self._announced and self.checkpoint is not None and self.checkpoint.found:
+            self.reconcile()
         if self._announced:
             event(log, "kubelet.watch_restarted", resource_version=rv)
             return

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from components.kubelet.runtime import RUNTIME_VERSION
 from controlplane import KUBE_VERSION, apitime
 from controlplane.aio import Backoff
-from controlplane.api.quantity import cpu_millis, to_bytes
+from controlplane.api.quantity import cpu_millis, parse_quantity, to_bytes
 from controlplane.api.resources import LEASES, NAMESPACES, NODES
 from controlplane.client.rest import ApiError
 from controlplane.log import event
@@ -59,6 +59,10 @@ class NodeConfig:
     ephemeral_storage: str = "100Gi"
     pod_cidr: str | None = None
     internal_ip: str | None = None
+    #: ``spec.taints`` at registration (``--register-with-taints``): ``{"key", "value"?, "effect"}``
+    taints: list[dict] = field(default_factory=list)
+    #: ``--kube-reserved``: resource name → quantity string, subtracted from allocatable
+    reserved: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.pod_cidr is None:
@@ -101,6 +105,40 @@ def parse_labels(text: str | None) -> dict[str, str]:
     return out
 
 
+def parse_taints(text: str | None) -> list[dict]:
+    """``--register-with-taints``: ``key=value:Effect,key2:Effect`` → Taint dicts, as the kubelet
+    parses them (``pkg/util/taints`` ParseTaints). Raises ValueError naming a bad term."""
+    out: list[dict] = []
+    for term in (text or "").split(","):
+        term = term.strip()
+        if not term:
+            continue
+        kv, colon, effect = term.rpartition(":")
+        if not colon or effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ValueError(f"invalid taint spec: {term}, unsupported taint effect")
+        key, eq, value = kv.partition("=")
+        if not key:
+            raise ValueError(f"invalid taint spec: {term}")
+        out.append({"key": key, **({"value": value} if eq and value else {}), "effect": effect})
+    return out
+
+
+def parse_reserved(text: str | None) -> dict[str, str]:
+    """``--kube-reserved``: ``cpu=100m,memory=256Mi,ephemeral-storage=1Gi`` → dict. Raises
+    ValueError for an unknown resource or a malformed quantity."""
+    out: dict[str, str] = {}
+    for term in (text or "").split(","):
+        term = term.strip()
+        if not term:
+            continue
+        key, eq, value = term.partition("=")
+        if not eq or key not in ("cpu", "memory", "ephemeral-storage", "pid"):
+            raise ValueError(f"invalid --kube-reserved term {term!r}: expected cpu|memory|ephemeral-storage|pid=QUANTITY")
+        parse_quantity(value)
+        out[key] = value
+    return out
+
+
 def default_labels(name: str) -> dict[str, str]:
     """The labels every kubelet sets on its Node."""
     return {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
@@ -118,8 +156,15 @@ def resources(cfg: NodeConfig) -> tuple[dict, dict]:
     pods = str(int(to_bytes(cfg.pods)))
     cap = {"cpu": cpu, "ephemeral-storage": f"{eph // 1024}Ki", "hugepages-1Gi": "0",
            "hugepages-2Mi": "0", "memory": f"{mem // 1024}Ki", "pods": pods}
-    alloc = dict(cap, **{"ephemeral-storage": str(eph * 9 // 10),
-                         "memory": f"{max(mem - EVICTION_MEMORY, 0) // 1024}Ki"})
+    # allocatable = capacity − kube-reserved − evictionHard (memory.available 100Mi,
+    # nodefs.available 10%): pkg/kubelet/cm/node_container_manager_linux.go
+    # GetNodeAllocatableAbsolute
+    res = cfg.reserved
+    alloc_millis = max(millis - cpu_millis(res.get("cpu", "0")), 0)
+    alloc_mem = max(mem - EVICTION_MEMORY - to_bytes(res.get("memory", "0")), 0)
+    alloc_eph = max(eph * 9 // 10 - to_bytes(res.get("ephemeral-storage", "0")), 0)
+    alloc = dict(cap, **{"cpu": str(alloc_millis // 1000) if alloc_millis % 1000 == 0 else f"{alloc_millis}m",
+                         "ephemeral-storage": str(alloc_eph), "memory": f"{alloc_mem // 1024}Ki"})
     return cap, alloc
 
 
@@ -177,7 +222,8 @@ def build_node(cfg: NodeConfig, images: list[dict], now: str | None = None) -> d
             "metadata": {"name": cfg.name, "labels": {**default_labels(cfg.name), **cfg.labels},
                          "annotations": {"node.alpha.kubernetes.io/ttl": "0",
                                          "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-            "spec": {"podCIDR": cfg.pod_cidr, "podCIDRs": [cfg.pod_cidr]},
+            "spec": {"podCIDR": cfg.pod_cidr, "podCIDRs": [cfg.pod_cidr],
+                     **({"taints": [dict(t) for t in cfg.taints]} if cfg.taints else {})},
             "status": node_status(cfg, images, now=now)}
 
 
@@ -201,11 +247,14 @@ class NodeAgent:
 
     def __init__(self, client: Any, cfg: NodeConfig, recorder: Any = None,
                  images: Callable[[], list[dict]] = lambda: [], *, lease_renew_seconds: float = 10.0,
-                 status_report_seconds: float = 60.0) -> None:
+                 status_report_seconds: float = 60.0,
+                 volumes: Callable[[], dict] | None = None) -> None:
         self.client = client
         self.cfg = cfg
         self.recorder = recorder
         self.images = images
+        #: ``volumesInUse`` / ``volumesAttached`` for the status (VolumeManager.node_status)
+        self.volumes = volumes
         self.lease_renew_seconds = lease_renew_seconds
         self.status_report_seconds = status_report_seconds
         self.node: dict | None = None
@@ -268,6 +317,8 @@ class NodeAgent:
         """PATCH ``nodes/NAME/status`` with the current status (labels untouched)."""
         old = (self.node or {}).get("status")
         st = node_status(self.cfg, self.images(), old, self.info)
+        if self.volumes is not None:
+            st.update(self.volumes())
         self.node = await self.client.patch(NODES, self.name, {"status": st}, subresource="status")
         event(log, "node.status_updated", logging.DEBUG, node=self.name)
 

@@ -16,22 +16,41 @@ synced are coalesced and handled by the same worker once the current sync ends
    pods informer's cache is the apiserver's view (``pkg/kubelet/status/status_manager.go``
    syncPod / needsUpdate / needsReconcile compare against the pod manager's pod).
 
-A pod with ``deletionTimestamp`` is killed (``Killing`` events), gets its terminal
-status, loses its sandbox and IP, and is then deleted with ``gracePeriodSeconds=0``
-(the kubelet's final delete, ``pkg/kubelet/status/status_manager.go``).
+A pod with ``deletionTimestamp`` is stopped gracefully (``Killing`` events, preStop
+hooks, SIGTERM, SIGKILL at the end of the grace period: :meth:`PodWorkers.terminate_pod`),
+gets its terminal status, loses its sandbox and IP, and is then deleted with
+``gracePeriodSeconds=0`` (the kubelet's final delete, ``pkg/kubelet/status/status_manager.go``).
 Exited containers are restarted per ``restartPolicy`` with the kubelet's back-off
-(10 s doubling up to 300 s; CrashLoopBackOff in between).
+(10 s doubling up to 300 s; CrashLoopBackOff in between). Images that cannot be pulled
+(``images.py``) leave the container waiting in ErrImagePull / ImagePullBackOff with the
+image back-off; probes (``prober.py``) set ``started`` / ``ready`` and kill a container
+that fails its liveness or startup probe. Every duration is measured on the runtime's
+clock (``SimulatedRuntime.clock``), the one a test replaces with a ``FakeClock``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Callable
 
 from components.kubelet import events as ev
-from components.kubelet.runtime import Container, Sandbox, SimulatedRuntime, exit_behaviour
+from components.kubelet import images as img
+from components.kubelet import prober
+from components.kubelet.lifecycle import (
+    MINIMUM_GRACE_SECONDS,
+    grace_period_seconds,
+    hook_seconds,
+    should_restart,
+)
+from components.kubelet.runtime import (
+    Container,
+    ImagePullError,
+    Sandbox,
+    SimulatedRuntime,
+    container_timeline,
+    exit_behaviour,
+)
 from components.kubelet.status import generate_pod_status, status_differs
 from controlplane import apitime
 from controlplane.api.defaults import image_pull_policy
@@ -74,7 +93,9 @@ class PodWorkers:
     def __init__(self, client: Any, node_name: str, host_ip: str, runtime: SimulatedRuntime,
                  recorder: Any, tracer: Any = None, *, backoff_base: float = 10.0,
                  backoff_max: float = 300.0,
-                 on_images_changed: Callable[[], None] | None = None) -> None:
+                 on_images_changed: Callable[[], None] | None = None,
+                 image_backoff_base: float = 10.0, image_backoff_max: float = 300.0,
+                 adopt_from_status: bool = True, volumes: Any = None, tokens: Any = None) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -84,6 +105,18 @@ class PodWorkers:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.on_images_changed = on_images_changed
+        #: a :class:`~components.kubelet.volumes.VolumeManager`, or None (no claims checked)
+        self.volumes = volumes
+        #: the node's one clock (seconds), the runtime's: exits, probes, back-offs
+        self.clock = runtime.clock
+        #: image pull back-off per ``<pod uid>_<image>`` (images.py)
+        self.image_backoff = img.Backoff(image_backoff_base, image_backoff_max, runtime.clock)
+        self._probe_timers: dict[str, asyncio.TimerHandle] = {}
+        #: rebuild a running pod's sandbox the runtime lacks from its reported status (no
+        #: --root-dir, or a checkpoint that missed it); False: a node reboot, it was lost
+        self.adopt_from_status = adopt_from_status
+        #: the projected service-account tokens (components/kubelet/tokens.py TokenManager), or None
+        self.tokens = tokens
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
@@ -124,12 +157,17 @@ class PodWorkers:
         wake = self._wake.pop(uid, None)
         if wake is not None:
             wake.set()
-        t = self._timers.pop(uid, None)
-        if t:
-            t.cancel()
+        for timers in (self._timers, self._probe_timers):
+            t = timers.pop(uid, None)
+            if t:
+                t.cancel()
         task = self._tasks.get(uid)
         if task is not None and not task.done():
             task.cancel()
+        if self.volumes is not None:
+            self.volumes.release(uid)
+        if self.tokens is not None:
+            self.tokens.forget(uid)
         if self.runtime.stop_pod_sandbox(uid) is not None:
             event(log, "pod.removed", pod=_name(pod), node=self.node_name)
 
@@ -141,7 +179,7 @@ class PodWorkers:
         await asyncio.wait_for(self._idle.wait(), timeout)
 
     async def stop(self) -> None:
-        for timer in self._timers.values():
+        for timer in list(self._timers.values()) + list(self._probe_timers.values()):
             timer.cancel()
         tasks = [t for t in self._tasks.values() if not t.done()]
         for t in tasks:
@@ -157,8 +195,12 @@ class PodWorkers:
                                                                        name=f"pod-worker-{uid[:8]}")
 
     def _resync_after(self, uid: str, delay: float) -> None:
-        old = self._timers.pop(uid, None)
-        if old:
+        """Sync the pod again in ``delay`` seconds (an earlier pending resync stands)."""
+        loop = asyncio.get_running_loop()
+        old = self._timers.get(uid)
+        if old is not None:
+            if old.when() <= loop.time() + max(delay, 0.0):
+                return
             old.cancel()
 
         def fire() -> None:
@@ -216,16 +258,33 @@ class PodWorkers:
             await self.terminate_pod(pod)
             return
         sb = self.runtime.sandbox(uid)
+        if sb is not None and sb.restored:   # from the checkpoint: containers kept running
+            sb.restored = False
+            self.restore_containers(pod, sb)
         if sb is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            sb = self._adopt(pod)
+            if self.adopt_from_status:
+                sb = self._adopt(pod)
+        if self.volumes is not None and self.volumes.needs_mount(pod):
+            failed = await self.volumes.mount(pod)
+            if failed is not None and sb is None:  # WaitForAttachAndMount: no sandbox until mounted
+                self.recorder.event(pod, "Warning", "FailedMount", failed)
+                await self._send_status(pod, None)
+                self._resync_after(uid, self.volumes.retry_after(pod))
+                return
         if sb is None:
             sb = self.runtime.run_pod_sandbox(uid)
             sb.start_time = (pod.get("status") or {}).get("startTime") or apitime.now()
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
-            self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
+            if self._lost_containers(pod, sb):
+                self.recorder.event(pod, "Normal", ev.SANDBOX_CHANGED, ev.SANDBOX_CHANGED_MESSAGE)
+                self._trace(pod, f"sandbox re-created after a node reboot, IP {sb.ip}", "RunPodSandbox")
+            else:
+                self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
             pod = await self._send_status(pod, sb)
+        if self.tokens is not None:
+            await self.tokens.mount(pod)  # the projected token volume (kube-api-access-*)
         restart = spec.get("restartPolicy") or "Always"
 
         # init containers, one at a time, each to completion
@@ -246,7 +305,8 @@ class PodWorkers:
                 pod = await self._send_status(pod, sb)
             after, code = exit_behaviour(ic, md.get("annotations")) or \
                 (self.runtime.container_start_seconds, 0)
-            await self._run_for(uid, after)  # simulated run time of the init container
+            # simulated run time of the init container (what is left of it after a restart)
+            await self._run_for(uid, min(after, c.started_mono + after - self.clock()))
             self.runtime.exit_container(c, code)
             self._trace(pod, f"init container {ic['name']} completed" if code == 0 else
                         f"init container {ic['name']} failed (exit code {code})", "init")
@@ -260,9 +320,10 @@ class PodWorkers:
         to_start = []
         for cs in spec.get("containers") or []:
             c = sb.get(cs["name"], False)
-            if c is None and (False, cs["name"]) not in sb.waiting:
+            waiting = sb.waiting.get((False, cs["name"]))
+            if c is None and (waiting is None or waiting[0] in img.PULL_FAILURES):
                 to_start.append(cs)
-            elif c is not None and c.state == "exited" and self._should_restart(restart, c) \
+            elif c is not None and c.state == "exited" and should_restart(restart, c.exit_code, c.killed) \
                     and self._restart_due(pod, sb, c):
                 to_start.append(cs)
         if to_start:
@@ -287,30 +348,110 @@ class PodWorkers:
         if sb is not None:
             event(log, "pod.adopted", pod=_name(pod), node=self.node_name, ip=sb.ip)
             self._trace(pod, f"running pod adopted after kubelet restart, IP {sb.ip}", "adopt")
-            for c in sb.containers.values():
-                self._schedule_exit(pod, c, adopted=True)
+            self.restore_containers(pod, sb)
         return sb
+
+    def _lost_containers(self, pod: dict, sb: Sandbox) -> bool:
+        """A node reboot: the pod's status shows containers this runtime no longer has.
+        They are put back as exited (255, ``Unknown``) with their restart counts, so the
+        restart policy starts them again with restartCount + 1; init containers that had
+        completed stay completed. Returns whether there were any."""
+        st = pod.get("status") or {}
+        lost = False
+        for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+            for cs in st.get(key) or []:
+                if not cs.get("containerID") or sb.get(cs.get("name", ""), init) is not None:
+                    continue
+                term = (cs.get("state") or {}).get("terminated") or {}
+                done = init and "terminated" in (cs.get("state") or {}) and not term.get("exitCode")
+                c = Container(name=cs["name"], image=cs.get("image", ""), init=init,
+                              container_id=cs["containerID"],
+                              restart_count=int(cs.get("restartCount") or 0))
+                c.started_at = ((cs.get("state") or {}).get("running") or term).get("startedAt") or ""
+                c.state, c.exit_code = "exited", 0 if done else 255
+                c.reason = "Completed" if done else "Unknown"
+                c.finished_at, c.finished_mono = apitime.now(), self.clock()
+                (sb.init_containers if init else sb.containers)[c.name] = c
+                lost = True
+        return lost
+
+    def restore_containers(self, pod: dict, sb: Sandbox) -> None:
+        """After a kubelet restart: give the sandbox's running containers back their
+        command line's timeline (from the spec), their start on the node's clock (from
+        ``startedAt``), their scheduled exits and their probe workers."""
+        spec = pod.get("spec") or {}
+        ann = (pod.get("metadata") or {}).get("annotations")
+        now_wall, now = apitime.clock(), self.clock()
+        for key, init in (("initContainers", True), ("containers", False)):
+            for cs in spec.get(key) or []:
+                c = sb.get(cs["name"], init)
+                if c is None:
+                    continue
+                if not c.started_mono and c.started_at:
+                    try:
+                        c.started_mono = now - max(now_wall - apitime.parse_time(c.started_at), 0.0)
+                    except ValueError:
+                        c.started_mono = now
+                c.timeline = container_timeline(cs, ann)
+                if not init and c.state == "running":
+                    self._schedule_exit(pod, c, adopted=True)
+                    self._start_probes(pod, c, cs)
+                    self._resume_probe_results(pod, c)
 
     # -- containers ------------------------------------------------------------
     async def _ensure_image(self, pod: dict, cs: dict, init: bool) -> bool:
-        """Pull the image per imagePullPolicy, recording Pulling/Pulled; False when
-        the image cannot be had (ErrImageNeverPull)."""
+        """Pull the image per imagePullPolicy, recording the image manager's events
+        (``pkg/kubelet/images/image_manager.go`` EnsureImageExists); False when the
+        image cannot be had: ErrImageNeverPull, ErrImagePull (a pull that failed by the
+        rules of ``images.py``) or ImagePullBackOff (within the pull back-off), each
+        left as the container's waiting reason, with a resync when the back-off ends."""
         image = cs.get("image", "")
-        fp = ev.field_path(cs["name"], init)
+        name = cs["name"]
+        fp = ev.field_path(name, init)
+        uid = _uid(pod)
         policy = cs.get("imagePullPolicy") or image_pull_policy(image)
         present = self.runtime.image_present(image)
+        sb = self.runtime.sandbox(uid)
+
+        def wait(reason: str, message: str) -> None:
+            if sb is not None:
+                sb.waiting[(init, name)] = (reason, message)
+            # startContainer's "Error: %v" of the image manager's error
+            self.recorder.event(pod, "Warning", ev.FAILED, img.error_event(reason), fp)
+
         if policy == "Never" and not present:
             self.recorder.event(pod, "Warning", ev.ERR_IMAGE_NEVER_PULL, ev.never_pull(image), fp)
-            sb = self.runtime.sandbox(_uid(pod))
-            if sb is not None:
-                sb.waiting[(init, cs["name"])] = (ev.ERR_IMAGE_NEVER_PULL, ev.never_pull(image))
+            wait(img.ERR_IMAGE_NEVER_PULL, ev.never_pull(image))
             return False
         if present and policy != "Always":
             self.recorder.event(pod, "Normal", ev.PULLED, ev.already_present(image), fp)
             self._trace(pod, f"image {image} already present on machine", "image")
             return True
+        key = f"{uid}_{image}"
+        if self.image_backoff.in_backoff(key):
+            if sb is not None and (sb.waiting.get((init, name)) or ("",))[0] == img.IMAGE_PULL_BACKOFF:
+                self._resync_after(uid, self.image_backoff.remaining(key))
+                return False   # already reported for this back-off
+            self.recorder.event(pod, "Normal", ev.BACKOFF, img.pulling_backoff(image), fp)
+            wait(img.IMAGE_PULL_BACKOFF, img.pulling_backoff(image))
+            self._resync_after(uid, self.image_backoff.remaining(key))
+            return False
         self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
-        pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always")
+        error = img.pull_error(image, name, (pod.get("metadata") or {}).get("annotations"))
+        try:
+            pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always",
+                                                                  error=error)
+        except ImagePullError as e:
+            self.recorder.event(pod, "Warning", ev.FAILED, img.failed_to_pull(image, str(e)), fp)
+            backoff = self.image_backoff.next(key)
+            wait(img.ERR_IMAGE_PULL, str(e))
+            self._trace(pod, f"image {image} pull failed", "image", str(e)[:200])
+            event(log, "image.pull_failed", logging.INFO, pod=_name(pod), image=image,
+                  backoff=f"{backoff:g}s")
+            # the next sync finds the back-off (ImagePullBackOff), the one after retries
+            self._resync_after(uid, min(backoff / 2, 2.0))
+            return False
+        self.image_backoff.reset(key)
         self.recorder.event(pod, "Normal", ev.PULLED, ev.pulled(image, pull_s, total_s, size), fp)
         self._trace(pod, f"image {image} pulled", "image", f"{ev.go_duration(total_s)}, {size} bytes")
         if not present and self.on_images_changed is not None:
@@ -318,29 +459,31 @@ class PodWorkers:
         return True
 
     async def _start_container(self, pod: dict, sb: Sandbox, cs: dict, init: bool) -> Container | None:
-        """Image, CreateContainer (``Created``), StartContainer (``Started``)."""
+        """Image, CreateContainer (``Created``), StartContainer (``Started``); the
+        probe workers of an app container start with it."""
         if not await self._ensure_image(pod, cs, init):
             return None
         self._check(_uid(pod))
+        sb.waiting.pop((init, cs["name"]), None)
         fp = ev.field_path(cs["name"], init)
-        c = self.runtime.create_container(sb, cs, init)
+        c = self.runtime.create_container(sb, cs, init, (pod.get("metadata") or {}).get("annotations"))
         self.recorder.event(pod, "Normal", ev.CREATED, ev.created(c.name), fp)
         await self.runtime.start_container(c)
         self.recorder.event(pod, "Normal", ev.STARTED, ev.started(c.name), fp)
         event(log, "container.started", pod=_name(pod), container=c.name, init=init,
               restarts=c.restart_count)
+        if not init:
+            self._start_probes(pod, c, cs)
         return c
 
     def _schedule_exit(self, pod: dict, c: Container, adopted: bool = False) -> None:
-        """Arrange the simulated exit of an app container whose spec says it ends."""
-        cs = next((x for x in (pod.get("spec") or {}).get("containers") or []
-                   if x.get("name") == c.name), None)
-        if cs is None or c.state != "running":
+        """Arrange the simulated exit of an app container whose command line ends
+        (its :class:`~components.kubelet.script.Timeline`), counted from its start on
+        the node's clock — so a container adopted after a kubelet restart ends when it
+        would have."""
+        if c.state != "running" or c.timeline.end is None:
             return
-        beh = exit_behaviour(cs, (pod.get("metadata") or {}).get("annotations"))
-        if beh is None:
-            return
-        after, code = beh
+        code = c.timeline.code
         uid, cid = _uid(pod), c.container_id
 
         def exited() -> None:
@@ -353,11 +496,109 @@ class PodWorkers:
             if uid in self._latest:
                 self._kick(uid)
 
-        asyncio.get_running_loop().call_later(0 if adopted else after, exited)
+        delay = c.started_mono + c.timeline.end - self.clock()
+        asyncio.get_running_loop().call_later(max(delay, 0.0), exited)
 
+    # -- probes (pkg/kubelet/prober) -----------------------------------------------
     @staticmethod
-    def _should_restart(restart_policy: str, c: Container) -> bool:
-        return restart_policy == "Always" or (restart_policy == "OnFailure" and c.exit_code != 0)
+    def _resume_probe_results(pod: dict, c: Container) -> None:
+        """A container found running after a kubelet restart keeps the readiness and
+        start it had (the pod's reported status), instead of the workers' initial
+        results, so a restart does not turn running pods unready."""
+        if c.probes is None:
+            return
+        cs = next((x for x in (pod.get("status") or {}).get("containerStatuses") or []
+                   if x.get("name") == c.name and x.get("containerID") == c.container_id), None)
+        if cs is None:
+            return
+        for kind, ok in ((prober.STARTUP, cs.get("started")), (prober.READINESS, cs.get("ready"))):
+            w = c.probes.workers.get(kind)
+            if w is not None and ok:
+                w.result = prober.SUCCESS
+
+    def _start_probes(self, pod: dict, c: Container, cs: dict) -> None:
+        if prober.probes_of(cs):
+            c.probes = prober.ContainerProbes.for_container(cs, c.started_mono)
+            self._schedule_probes(_uid(pod))
+
+    def _schedule_probes(self, uid: str) -> None:
+        """Arm the pod's probe timer for the earliest due probe of its running containers."""
+        old = self._probe_timers.pop(uid, None)
+        if old is not None:
+            old.cancel()
+        sb = self.runtime.sandbox(uid)
+        if sb is None or uid not in self._latest:
+            return
+        dues = [d for c in sb.containers.values() if c.state == "running" and c.probes is not None
+                and not c.killed for d in [c.probes.due()] if d is not None]
+        if not dues:
+            return
+        delay = max(min(dues) - self.clock(), 0.0)
+        self._probe_timers[uid] = asyncio.get_running_loop().call_later(delay, self.run_probes, uid)
+
+    def run_probes(self, uid: str) -> None:
+        """Run the probes of the pod's running containers that are due on the node's
+        clock (``Unhealthy`` events for failures); a changed readiness or start resyncs
+        the pod (status write), a liveness or startup Failure kills the container."""
+        self._probe_timers.pop(uid, None)
+        pod = self._latest.get(uid)
+        sb = self.runtime.sandbox(uid)
+        if pod is None or sb is None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        now = self.clock()
+        specs = {x.get("name"): x for x in (pod.get("spec") or {}).get("containers") or []}
+        annotations = (pod.get("metadata") or {}).get("annotations")
+        changed = False
+        for c in list(sb.containers.values()):
+            cs = specs.get(c.name)
+            if c.state != "running" or c.probes is None or c.killed or cs is None:
+                continue
+            before = (c.probes.started, c.probes.ready)
+
+            def run(probe: prober.Probe, elapsed: float, cs: dict = cs, c: Container = c) -> tuple[bool, str]:
+                return prober.run_probe(probe, cs, c.timeline, elapsed, sb.ip, annotations)
+
+            for probe, ok, output in c.probes.tick(now, run):
+                if not ok:
+                    self.recorder.event(pod, "Warning", ev.UNHEALTHY, prober.unhealthy(probe, output),
+                                        ev.field_path(c.name, False))
+            changed |= before != (c.probes.started, c.probes.ready)
+            kind = c.probes.failed()
+            if kind:
+                changed = True
+                self._kill_for_probe(pod, c, kind)
+        if changed:
+            self._kick(uid)
+        self._schedule_probes(uid)
+
+    def _kill_for_probe(self, pod: dict, c: Container, kind: str) -> None:
+        """computePodActions' kill of a container that failed its liveness / startup
+        probe: ``Killing``, then SIGTERM (SIGKILL after the grace period when the
+        command ignores SIGTERM); the sync then restarts it per restartPolicy."""
+        spec = pod.get("spec") or {}
+        restart = (spec.get("restartPolicy") or "Always") != "Never"
+        c.killed = kind
+        self.recorder.event(pod, "Normal", ev.KILLING, prober.killing(c.name, kind, restart),
+                            ev.field_path(c.name, False))
+        event(log, "container.probe_failed", pod=_name(pod), container=c.name, probe=kind)
+        probe = next((w.probe for w in c.probes.workers.values() if w.probe.kind == kind), None) \
+            if c.probes is not None else None
+        grace = grace_period_seconds(pod, probe.spec if probe is not None else None)
+        uid, cid = _uid(pod), c.container_id
+
+        def stopped(code: int) -> None:
+            sb = self.runtime.sandbox(uid)
+            cur = sb.get(c.name, False) if sb else None
+            if cur is None or cur.container_id != cid or cur.state != "running":
+                return
+            self.runtime.exit_container(cur, code)
+            if uid in self._latest:
+                self._kick(uid)
+
+        if c.timeline.ignores_sigterm:
+            asyncio.get_running_loop().call_later(grace, stopped, 137)
+        else:
+            stopped(c.timeline.stop_code())
 
     def _restart_due(self, pod: dict, sb: Sandbox, c: Container) -> bool:
         """True when the exited container may be restarted now; otherwise mark it
@@ -365,7 +606,7 @@ class PodWorkers:
         restart is immediate, then 10 s, 20 s, 40 s... up to 300 s."""
         delay = 0.0 if c.restart_count == 0 else \
             min(self.backoff_base * 2 ** (c.restart_count - 1), self.backoff_max)
-        wait = c.finished_mono + delay - time.monotonic()
+        wait = c.finished_mono + delay - self.clock()
         if wait <= 0:
             c.waiting_reason = c.waiting_message = ""
             return True
@@ -378,16 +619,32 @@ class PodWorkers:
 
     # -- termination -------------------------------------------------------------
     async def terminate_pod(self, pod: dict) -> None:
-        """Kill the containers (``Killing``), report the terminal status, remove the
-        sandbox (IP released) and delete the pod with ``gracePeriodSeconds=0``."""
+        """Stop the containers gracefully, report the terminal status, remove the
+        sandbox (IP released) and delete the pod with ``gracePeriodSeconds=0`` (the
+        status manager's final delete, ``pkg/kubelet/status/status_manager.go``).
+
+        Each running container, all at once (``kuberuntime_container.go`` killContainer):
+        ``Killing`` "Stopping container x"; its ``preStop`` hook (``exec``: as long as
+        its command line takes by ``script.py`` — ``sleep 5`` is 5 s —; ``sleep.seconds``;
+        ``httpGet``: at once), at most the grace period; then SIGTERM with what is left
+        of the grace period (at least 2 s): honoured at once unless the command ignores
+        it (``trap '' TERM``), which ends in SIGKILL (137) when the grace period is over.
+        The grace period is ``metadata.deletionGracePeriodSeconds`` (else the spec's
+        ``terminationGracePeriodSeconds``, else 30)."""
         uid = _uid(pod)
         sb = self.runtime.sandbox(uid)
         if sb is not None:
+            t = self._probe_timers.pop(uid, None)
+            if t is not None:
+                t.cancel()
+            grace = grace_period_seconds(pod)
+            running = [c for c in list(sb.containers.values()) + list(sb.init_containers.values())
+                       if c.state == "running"]
+            for c in running:
+                self.recorder.event(pod, "Normal", ev.KILLING, ev.killing(c.name),
+                                    ev.field_path(c.name, c.init))
+            await asyncio.gather(*(self._stop_container(pod, c, grace) for c in running))
             for c in list(sb.containers.values()) + list(sb.init_containers.values()):
-                if c.state == "running":
-                    self.recorder.event(pod, "Normal", ev.KILLING, ev.killing(c.name),
-                                        ev.field_path(c.name, c.init))
-                    self.runtime.exit_container(c, 0)
                 c.waiting_reason = c.waiting_message = ""
             await self._send_status(pod, sb, terminal=True)
             self.runtime.stop_pod_sandbox(uid)
@@ -400,10 +657,32 @@ class PodWorkers:
         self._trace(pod, "containers stopped, pod deleted (gracePeriodSeconds=0)", "kill",
                     f"IP {sb.ip} released" if sb else "")
         event(log, "pod.terminated", pod=_name(pod), node=self.node_name)
+        if self.volumes is not None:
+            self.volumes.release(uid)
         self._deleted.add(uid)
         self._latest.pop(uid, None)
         self._written.pop(uid, None)
         self._wake.pop(uid, None)
+
+    async def _stop_container(self, pod: dict, c: Container, grace: float) -> None:
+        """preStop hook, SIGTERM, SIGKILL at the end of ``grace`` seconds (see terminate_pod)."""
+        key = "initContainers" if c.init else "containers"
+        cs: dict = next((x for x in (pod.get("spec") or {}).get(key) or [] if x.get("name") == c.name), {})
+        hook = ((cs.get("lifecycle") or {}).get("preStop") or {}) if grace > 0 else {}
+        spent = 0.0
+        if hook:
+            took = hook_seconds(hook, c, self.clock())
+            spent = min(took, grace)
+            event(log, "container.prestop", pod=_name(pod), container=c.name, seconds=f"{spent:g}")
+            if spent > 0:
+                await asyncio.sleep(spent)  # the hook runs
+        if c.state != "running":
+            return
+        if c.timeline.ignores_sigterm:
+            await asyncio.sleep(max(grace - spent, MINIMUM_GRACE_SECONDS) if grace > 0 else 0.0)
+            self.runtime.exit_container(c, 137)
+        else:
+            self.runtime.exit_container(c, c.timeline.stop_code())
 
     # -- status ---------------------------------------------------------------
     async def _send_status(self, pod: dict, sb: Sandbox | None, terminal: bool = False,
@@ -448,3 +727,4 @@ class PodWorkers:
     def _trace(self, pod: dict, action: str, what: str = "", detail: str = "") -> None:
         if self.tracer is not None:
             self.tracer.emit(12, action, pod, detail)
+

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from components.kubelet.ipam import IPAM
+from components.kubelet.prober import ContainerProbes
+from components.kubelet.script import Timeline, argv_of, timeline
 from controlplane import apitime
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -35,6 +37,10 @@ RUNTIME_VERSION = "containerd://1.7.0-controlplane-simulated"
 #: annotation overrides for the simulated behaviour of a container (value: seconds / code)
 EXIT_AFTER_ANNOTATION = "controlplane.io/exit-after-seconds"
 EXIT_CODE_ANNOTATION = "controlplane.io/exit-code"
+
+
+class ImagePullError(Exception):
+    """A pull the registry (or DNS) refused; ``str()`` is the CRI's error text."""
 
 
 def normalize_image(image: str) -> str:
@@ -79,68 +85,30 @@ def new_container_id() -> str:
     return "containerd://" + secrets.token_hex(32)
 
 
-def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[float, int] | None:
-    """When and how a simulated container exits: ``(seconds_after_start, exit_code)``
-    or None for "runs until stopped".
-
-    Read from the annotations ``controlplane.io/exit-after-seconds`` /
-    ``controlplane.io/exit-code`` (pod-wide, or ``...-seconds.<container>``), else
-    from the command line: ``exit N`` → exits N at once; ``true``/``false`` → 0/1;
-    an interpreter's printing one-liner (``perl -wle 'print bpi(2000)'``) → 0;
-    ``sleep N`` as the last word of the script → exits 0 after N seconds.
-    """
+def container_timeline(container: dict, annotations: dict | None = None) -> Timeline:
+    """The :class:`~components.kubelet.script.Timeline` of a container spec: its command
+    line read by the rules of ``script.py``, unless the annotations
+    ``controlplane.io/exit-after-seconds`` / ``controlplane.io/exit-code`` (pod-wide, or
+    ``...-seconds.<container>``) say when and how it exits."""
     ann = annotations or {}
     name = container.get("name", "")
+    tl = timeline(argv_of(container))
     after = ann.get(f"{EXIT_AFTER_ANNOTATION}.{name}", ann.get(EXIT_AFTER_ANNOTATION))
     code = ann.get(f"{EXIT_CODE_ANNOTATION}.{name}", ann.get(EXIT_CODE_ANNOTATION))
     if after is not None or code is not None:
         try:
-            return float(after or 0), int(code or 0)
+            tl.end, tl.code = float(after or 0), int(code or 0)
         except ValueError:
-            return None
-    argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
-    if argv and _one_liner_prints(argv):
-        return 0.0, 0
-    if len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "ash", "dash") and argv[1] == "-c":
-        argv = argv[2:]  # the shell script itself
-    script = " ".join(argv).strip()
-    if not script:
-        return None
-    m = re.search(r"(?:^|[;&|\s])exit\s+(\d+)\s*$", script)
-    if m:
-        return 0.0, int(m.group(1))
-    last = re.split(r"\s*(?:;|&&|\|\|)\s*", script)[-1].strip()
-    base = last.rsplit("/", 1)[-1]
-    if base in ("true", ":"):
-        return 0.0, 0
-    if base == "false":
-        return 0.0, 1
-    m = re.fullmatch(r"(?:\S*/)?sleep\s+(\d+(?:\.\d+)?)", last)
-    if m:
-        return float(m.group(1)), 0
-    if re.search(r"\b(?:while true|sleep infinity|tail -f)", script):
-        return None
-    if re.fullmatch(r"(?:\S*/)?(?:echo|date|printenv|env|ls|cat)\b.*", last):
-        return 0.0, 0
-    return None
+            tl.end, tl.code = None, 0
+    return tl
 
 
-#: interpreters whose printing ``-e``/``-c`` one-liner (no loop) ends at once with 0
-_INTERPRETERS = ("perl", "python", "python3", "ruby", "node")
-
-
-def _one_liner_prints(argv: list[str]) -> bool:
-    """``perl -Mbignum=bpi -wle 'print bpi(2000)'`` (the Kubernetes docs' Job example) and
-    the like: an interpreter given an inline script (a flag ending in ``e``, or ``-c``)
-    that prints something and has no loop or sleep."""
-    if argv[0].rsplit("/", 1)[-1] not in _INTERPRETERS:
-        return False
-    for i, w in enumerate(argv[1:-1], 1):
-        if re.fullmatch(r"-[A-Za-z]*e|-c", w):
-            script = argv[i + 1]
-            return bool(re.search(r"\b(?:print|puts|console\.log)\b", script)) and \
-                not re.search(r"\b(?:while|for|loop|sleep|until|setInterval)\b", script)
-    return False
+def exit_behaviour(container: dict, annotations: dict | None = None) -> tuple[float, int] | None:
+    """When and how a simulated container exits: ``(seconds_after_start, exit_code)``
+    or None for "runs until stopped" (:func:`container_timeline`; the rules are in
+    ``components/kubelet/script.py``: ``sh -c "sleep 20; exit 3"`` → ``(20.0, 3)``)."""
+    tl = container_timeline(container, annotations)
+    return None if tl.end is None else (tl.end, tl.code)
 
 
 @dataclass
@@ -163,6 +131,13 @@ class Container:
     waiting_reason: str = ""    # set while exited and waiting to restart (CrashLoopBackOff)
     waiting_message: str = ""
     finished_mono: float = 0.0  # monotonic time of the exit, for restart back-off
+    started_mono: float = 0.0   # the runtime's clock at the start (probes, scripted exits)
+    #: what the command line does (script.py); set at creation
+    timeline: Timeline = field(default_factory=Timeline)
+    #: the probe workers of this instance, None without probes
+    probes: ContainerProbes | None = None
+    #: set when the kubelet killed it (liveness/startup failure, deletion)
+    killed: str = ""
 
     @property
     def image_ref(self) -> str:
@@ -187,6 +162,8 @@ class Sandbox:
     containers: dict[str, Container] = field(default_factory=dict)
     #: (init, name) -> (reason, message) for containers that could not be created
     waiting: dict[tuple[bool, str], tuple[str, str]] = field(default_factory=dict)
+    #: restored from the checkpoint; the pod worker resumes its containers once
+    restored: bool = False
 
     def get(self, name: str, init: bool) -> Container | None:
         return (self.init_containers if init else self.containers).get(name)
@@ -201,8 +178,13 @@ class SimulatedRuntime:
     """
 
     def __init__(self, node_name: str, pod_cidr: str, image_pull_seconds: float = 0.2,
-                 container_start_seconds: float = 0.1) -> None:
+                 container_start_seconds: float = 0.1,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.node_name = node_name
+        #: the one clock of this node's simulated processes (seconds): exits, probes, back-offs
+        self.clock = clock
+        #: called after every change worth checkpointing (checkpoint.py); None: nothing to do
+        self.on_change: Callable[[], None] | None = None
         self.ipam = IPAM(pod_cidr)
         self.image_pull_seconds = image_pull_seconds
         self.container_start_seconds = container_start_seconds
@@ -214,15 +196,22 @@ class SimulatedRuntime:
     def image_present(self, image: str) -> bool:
         return normalize_image(image) in self.images
 
-    async def pull_image(self, image: str, always: bool = False) -> tuple[float, float, int]:
+    async def pull_image(self, image: str, always: bool = False,
+                         error: str | None = None) -> tuple[float, float, int]:
         """Pull ``image`` (simulated). Returns ``(pull_seconds, total_seconds_including_waiting,
         size_bytes)``; concurrent pulls of one image wait for the first. ``always``
         (imagePullPolicy Always) re-checks the registry even when the image is
-        present, which takes a quarter of a full pull."""
+        present, which takes a quarter of a full pull. ``error`` (the CRI error text,
+        ``images.pull_error``): the registry refuses after a quarter of a pull's time;
+        raises ``images.ImagePullError``."""
         ref = normalize_image(image)
         t0 = time.monotonic()
         lock = self._pull_locks.setdefault(ref, asyncio.Lock())
         async with lock:
+            if error is not None:
+                if self.image_pull_seconds > 0:
+                    await asyncio.sleep(self.image_pull_seconds * 0.25)  # the failing lookup
+                raise ImagePullError(error)
             if ref in self.images and not always:  # pulled meanwhile by another pod
                 return 0.0, time.monotonic() - t0, self.images[ref]
             t1 = time.monotonic()
@@ -230,7 +219,13 @@ class SimulatedRuntime:
             if seconds > 0:
                 await asyncio.sleep(seconds)  # simulated pull duration
             self.images[ref] = image_size(ref)
+            self.changed()
             return time.monotonic() - t1, time.monotonic() - t0, self.images[ref]
+
+    def changed(self) -> None:
+        """Note a change of the runtime's state (for the checkpoint)."""
+        if self.on_change is not None:
+            self.on_change()
 
     def node_images(self) -> list[dict]:
         """``node.status.images``: ``[{"names": [repo@digest, ref], "sizeBytes": n}]``."""
@@ -247,13 +242,16 @@ class SimulatedRuntime:
         if sb is None:
             sb = Sandbox(pod_uid=pod_uid, ip=self.ipam.allocate(pod_uid))
             self.sandboxes[pod_uid] = sb
+            self.changed()
         return sb
 
-    def create_container(self, sb: Sandbox, spec: dict, init: bool) -> Container:
+    def create_container(self, sb: Sandbox, spec: dict, init: bool,
+                         annotations: dict | None = None) -> Container:
         """CreateContainer: a new container (state ``created``); an existing exited one
         of the same name becomes ``last_terminated`` and its restart count carries on."""
         prev = sb.get(spec["name"], init)
         c = Container(name=spec["name"], image=spec.get("image", ""), init=init)
+        c.timeline = container_timeline(spec, annotations)
         if prev is not None:
             c.restart_count = prev.restart_count + 1
             c.last_terminated = prev.terminated_state() if prev.state == "exited" else None
@@ -267,9 +265,10 @@ class SimulatedRuntime:
             await asyncio.sleep(self.container_start_seconds)  # simulated start
         c.state = "running"
         c.started_at = apitime.now()
+        c.started_mono = self.clock()
+        self.changed()
 
-    @staticmethod
-    def exit_container(c: Container, exit_code: int, reason: str | None = None) -> None:
+    def exit_container(self, c: Container, exit_code: int, reason: str | None = None) -> None:
         """The container's process ended (or was stopped) with ``exit_code``."""
         if c.state == "exited":
             return
@@ -277,7 +276,8 @@ class SimulatedRuntime:
         c.exit_code = exit_code
         c.reason = reason or ("Completed" if exit_code == 0 else "Error")
         c.finished_at = apitime.now()
-        c.finished_mono = time.monotonic()
+        c.finished_mono = self.clock()
+        self.changed()
 
     def stop_pod_sandbox(self, pod_uid: str) -> Sandbox | None:
         """StopPodSandbox + RemovePodSandbox: stop what runs and release the pod IP."""
@@ -286,6 +286,7 @@ class SimulatedRuntime:
         if sb is not None:
             for c in list(sb.init_containers.values()) + list(sb.containers.values()):
                 self.exit_container(c, 0)
+            self.changed()
         return sb
 
     def adopt(self, pod: dict) -> Sandbox | None:

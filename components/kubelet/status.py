@@ -49,9 +49,12 @@ def container_status(spec: dict, c: Container | None, waiting_reason: str,
                                    **({"message": c.waiting_message} if c.waiting_message else {})}}
         st["lastState"] = {"terminated": c.terminated_state()}
     elif c.state == "running":
+        # started / ready: the probe manager's view (prober_manager.go UpdatePodStatus):
+        # started once the startup probe succeeded, ready once started and the
+        # readiness probe succeeded; without probes, running is both
         st["state"] = {"running": {"startedAt": c.started_at}}
-        st["started"] = True
-        st["ready"] = not c.init
+        st["started"] = c.probes.started if c.probes is not None else True
+        st["ready"] = not c.init and (c.probes.ready if c.probes is not None else True)
     elif c.state == "exited":
         st["state"] = {"terminated": c.terminated_state()}
     else:

@@ -65,6 +65,11 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
                           explain_max_nodes=explain_max_nodes, pod_lister=pods.get)
         for res in SPREAD_SELECTOR_SOURCES:  # PodTopologySpread default constraints
             sched.listers[res.plural] = informers.informer(res)
+        for res in VOLUME_SOURCES:  # VolumeBinding; their changes retry the pods it rejected
+            inf = sched.listers[res.plural] = informers.informer(res)
+            inf.add_handlers(lambda obj, k=res.kind: sched.queue.move_all_to_active_or_backoff(k, "Add"),
+                             lambda old, new, k=res.kind: sched.queue.move_all_to_active_or_backoff(k, "Update"),
+                             None)
         namespaces = informers.informer(NAMESPACES)
         namespaces.add_handlers(sched.on_namespace_add, sched.on_namespace_update,
                                 sched.on_namespace_delete)
@@ -96,6 +101,8 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
 
 #: the owners whose selectors make PodTopologySpread's default selector (helper/spread.go)
 SPREAD_SELECTOR_SOURCES = (get("services"), REPLICATIONCONTROLLERS, REPLICASETS, get("statefulsets", "apps"))
+#: what the VolumeBinding plugin reads (eventhandlers.go addAllEventHandlers: PVs, PVCs, StorageClasses)
+VOLUME_SOURCES = (get("persistentvolumeclaims"), get("persistentvolumes"), get("storageclasses", "storage.k8s.io"))
 
 
 @click.command("scheduler")

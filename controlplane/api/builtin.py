@@ -31,6 +31,7 @@ from controlplane.api.groups import (
     core_storage,
     discovery,
     flowcontrol,
+    metrics,
     networking,
     node,
     policy,
@@ -195,7 +196,7 @@ BUILTIN: tuple[Resource, ...] = (
                  "type": ("string,omitempty", "Type of the secret (Opaque)."), "immutable": ("boolean", "Data cannot be changed once set.")}),
              validate=validators.validate_configmap_like, default=defaulters.default_secret,
              selectable_fields=_paths("type")),
-    Resource("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, ("sa",),
+    Resource("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, ("sa",), ("token",),
              printer=printers.SERVICEACCOUNT,
              schema=KindSchema("ServiceAccount is an identity for processes running in pods.", {
                  "secrets": ("[]ObjectReference,omitempty", "Secrets of the account."),
@@ -255,4 +256,5 @@ BUILTIN += (
     *discovery.ENTRIES,
     *admissionregistration.ENTRIES,
     *flowcontrol.ENTRIES,
+    *metrics.ENTRIES,
 )

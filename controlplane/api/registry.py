@@ -29,7 +29,7 @@ code: :mod:`controlplane.api.builtin` declares the built-in entries,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,12 @@ NamedTypes = Mapping[str, tuple[str, Fields]]
 Reviewer = Callable[[JSON, JSON], JSON]
 #: a conversion between a served version and the storage version: a new object from ``obj``
 Converter = Callable[[JSON], JSON]
+#: what a computed resource reads: ``(plural of a stored core or group resource, e.g. "pods")
+#: -> its current objects`` (the apiserver answers from its watch caches; read-only)
+SourceLister = Callable[[str], Iterable[JSON]]
+#: a computed resource's objects: ``(source lister, namespace or None for all, now epoch seconds)
+#: -> objects`` (each a complete API object with apiVersion, kind and metadata)
+Computer = Callable[[SourceLister, str | None, float], list[JSON]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +138,9 @@ class Strategy:
 
     tracks_generation: bool = False
     prepare_create: Callable[[JSON], None] | None = None
+    #: PrepareForCreate's use of the requesting user (``genericapirequest.UserFrom(ctx)``):
+    #: ``(object, user)``, user ``{"username", "uid", "groups", "extra"}`` (the CSR's requestor)
+    set_requestor: Callable[[JSON, JSON], None] | None = None
     prepare_update: Callable[[JSON, JSON, str], None] | None = None
     grace_period: Callable[[JSON, int | None], int] | None = None
     may_delete_during_update: Callable[[JSON], bool] = _no_extra_condition
@@ -159,7 +168,8 @@ class Resource:
     objects are those of the storage entry, converted by ``from_storage`` (stored → this
     version) and ``to_storage`` (this version → stored), as ``autoscaling/v1``
     HorizontalPodAutoscalers are ``autoscaling/v2`` ones in Kubernetes. ``review``: a
-    create-only resource never stored (:attr:`stored`).
+    create-only resource never stored (:attr:`stored`). ``compute``: a read-only resource
+    never stored, whose objects are computed on each GET from other resources (:attr:`computed`).
     """
 
     group: str
@@ -183,6 +193,7 @@ class Resource:
     selectable_fields: Mapping[str, FieldFn] = field(default_factory=dict, kw_only=True, compare=False, hash=False)
     strategy: Strategy = field(default=DEFAULT_STRATEGY, kw_only=True, compare=False, hash=False)
     review: Reviewer | None = field(default=None, kw_only=True, compare=False, hash=False)
+    compute: Computer | None = field(default=None, kw_only=True, compare=False, hash=False)
     storage_version: str = field(default="", kw_only=True, compare=False, hash=False)
     to_storage: Converter | None = field(default=None, kw_only=True, compare=False, hash=False)
     from_storage: Converter | None = field(default=None, kw_only=True, compare=False, hash=False)
@@ -191,8 +202,17 @@ class Resource:
     def stored(self) -> bool:
         """False for a create-only resource that is never stored (the review APIs: a
         ``review`` function computes the answer to a POST, as the ``rest.Creater`` storages
-        of ``pkg/registry/authorization/*`` and ``pkg/registry/authentication/*`` do)."""
-        return self.review is None
+        of ``pkg/registry/authorization/*`` and ``pkg/registry/authentication/*`` do), and for a
+        computed read-only resource (:attr:`computed`)."""
+        return self.review is None and self.compute is None
+
+    @property
+    def computed(self) -> bool:
+        """True for a read-only resource whose objects a ``compute`` function derives, on each
+        GET, from the objects of stored resources (the ``metrics.k8s.io`` NodeMetrics and
+        PodMetrics, which metrics-server serves from its own storage behind the aggregator:
+        ``rest.Getter`` / ``rest.Lister`` storages with no etcd, ``sigs.k8s.io/metrics-server/pkg/api``)."""
+        return self.compute is not None
 
     @property
     def converted(self) -> bool:

@@ -48,6 +48,7 @@ from __future__ import annotations
 from typing import Any
 
 from controlplane.api import listfields
+from controlplane.api.groups import authentication
 from controlplane.api.registry import KindKey, KindSchema
 from controlplane.api.resources import REGISTRY
 
@@ -1323,6 +1324,7 @@ BODY_KINDS: dict[str, KindSchema] = {
         "spec": ("ScaleSpec", "Desired scale."), "status": ("ScaleStatus", "Observed scale.")}),
     "Eviction": KindSchema("Eviction evicts a pod (policy/v1, pods/NAME/eviction).", {
         "deleteOptions": ("DeleteOptions", "Options of the deletion.")}),
+    "TokenRequest": authentication.TOKENREQUEST_SCHEMA,
     "DeleteOptions": KindSchema("DeleteOptions are the options of a DELETE.", {
         f: t for f, t in TYPES["DeleteOptions"][1].items() if f not in ("kind", "apiVersion")}),
 }

@@ -39,9 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TextIO
 
 import aiohttp
+import yaml
 
 from controlplane import pki
 from controlplane.client.config import load_kubeconfig
+from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.lifeline import child_kwargs
 
 
@@ -118,15 +120,17 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False, etcd_tls: bool = False,
+                 parallel: bool = False, config: ClusterConfig | None = None, etcd_tls: bool = False,
                  apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
         self.etcd_port = etcd_port or free_port()
-        self.nodes = nodes
+        #: the declarative cluster config (``--config``); it replaces nodes / hollow_nodes
+        self.config = config
+        self.nodes = config.node_names if config else nodes
         self.node_labels = node_labels or {}
-        self.hollow_nodes = hollow_nodes
+        self.hollow_nodes = config.hollow_node_count if config else hollow_nodes
         self.kubelet_args = list(kubelet_args)
         self.say = say
         self.restart = restart
@@ -204,6 +208,8 @@ class LocalCluster:
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
+        if self._runs("persistentvolume-binder"):
+            await self._watch_default_storage_class()
 
     async def _start_parallel(self) -> None:
         """Every process at once: etcd, the apiserver (which retries etcd from 20 ms on) and
@@ -221,7 +227,12 @@ class LocalCluster:
 
         async def usable() -> None:
             await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
-            await asyncio.gather(self._watch_nodes_ready(), self._watch_default_service_account())
+            waits = [self._watch_nodes_ready()]
+            if self._runs("serviceaccount"):
+                waits.append(self._watch_default_service_account())
+            if self._runs("persistentvolume-binder"):
+                waits.append(self._watch_default_storage_class())
+            await asyncio.gather(*waits)
         ready = asyncio.ensure_future(usable())
         failed = asyncio.ensure_future(self._failed.get())
         try:
@@ -262,6 +273,10 @@ class LocalCluster:
             args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
                      "--etcd-certfile", p.path("apiserver-etcd-client"),
                      "--etcd-keyfile", p.path("apiserver-etcd-client", "key")]
+        if self.config is not None and self.config.enable_admission_plugins:
+            args += ["--enable-admission-plugins", ",".join(self.config.enable_admission_plugins)]
+        if self.config is not None and self.config.disable_admission_plugins:
+            args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)
 
     def kubeconfig_of(self, component: str) -> str:
@@ -271,22 +286,46 @@ class LocalCluster:
 
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order, each with
-        its own kubeconfig (its identity)."""
+        its own kubeconfig (its identity; every hollow-node process shares ``kubelet-hollow``)."""
         def kc(component: str) -> list[str]:
             return ["--kubeconfig", self.kubeconfig_of(component)]
+        cfg = self.config
+        cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
         out = [Service("controller-manager", ["controller-manager", *kc("controller-manager"),
-                                              "--root-ca-file", self.pki.ca_file]),
-               Service("scheduler", ["scheduler", *kc("scheduler")])]
+                                              "--root-ca-file", self.pki.ca_file, *cm_args]),
+               Service("scheduler", ["scheduler", *kc("scheduler"), *self._scheduler_config_args()])]
+        if cfg is not None:
+            for spec in cfg.nodes:
+                out.append(Service(f"kubelet-{spec.name}", [
+                    "kubelet", *kc(f"kubelet-{spec.name}"), "--node-name", spec.name, *spec.kubelet_args(),
+                    *self.kubelet_args]))
+            for pool in cfg.hollow_pools:
+                out.append(Service(f"kubelet-hollow-{pool.name.rstrip('-.') or 'pool'}", [
+                    "kubelet", *kc("kubelet-hollow"), "--hollow-nodes", str(pool.count), "--node-name-prefix",
+                    pool.name, "--node-index", str(pool.first_index), *pool.kubelet_args(), *self.kubelet_args]))
+            return out
         for node in self.nodes:
-            args = ["kubelet", *kc(f"kubelet-{node}"), "--node-name", node, *self.kubelet_args]
+            args = ["kubelet", *kc(f"kubelet-{node}"), "--node-name", node,
+                    "--root-dir", os.path.join(self.data_dir, "kubelet", node), *self.kubelet_args]
             if node in self.node_labels:
                 args += ["--node-labels", self.node_labels[node]]
             out.append(Service(f"kubelet-{node}", args))
         if self.hollow_nodes:
             out.append(Service("kubelet-hollow", [
                 "kubelet", *kc("kubelet-hollow"), "--hollow-nodes", str(self.hollow_nodes),
-                "--node-name-prefix", "hollow-", *self.kubelet_args]))
+                "--node-name-prefix", "hollow-",
+                "--root-dir", os.path.join(self.data_dir, "kubelet", "hollow"), *self.kubelet_args]))
         return out
+
+    def _scheduler_config_args(self) -> list[str]:
+        """``--config FILE`` when the cluster config carries a KubeSchedulerConfiguration: written
+        to ``<data-dir>/scheduler-config.yaml`` for the scheduler to read."""
+        if self.config is None or self.config.scheduler_config is None:
+            return []
+        path = os.path.join(self.data_dir, "scheduler-config.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(self.config.scheduler_config, f, sort_keys=False)
+        return ["--config", path]
 
     async def stop(self) -> None:
         """Stop in reverse dependency order — kubelets, scheduler and
@@ -407,6 +446,8 @@ class LocalCluster:
     @property
     def node_names(self) -> list[str]:
         """Every node this cluster runs: the named ones, then ``hollow-0..N-1``."""
+        if self.config is not None:
+            return [*self.nodes, *(f"{p.name}{i}" for p in self.config.hollow_pools for i in range(p.count))]
         return [*self.nodes, *(f"hollow-{i}" for i in range(self.hollow_nodes))]
 
     async def _wait_nodes_ready(self) -> None:
@@ -427,7 +468,7 @@ class LocalCluster:
                      if any(c.get("type") == "Ready" and c.get("status") == "True"
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
-        first = f"kubelet-{self.nodes[0]}" if self.nodes else "kubelet-hollow"
+        first = next((s.name for s in self.services if s.name.startswith("kubelet-")), "kubelet-hollow")
         await self._wait_until(check, f"{len(want)} nodes", first,
                                timeout=60 + len(want) / 20)
 
@@ -478,9 +519,23 @@ class LocalCluster:
             return want <= ready
         await self._watch_until("/api/v1/nodes", done, f"{len(want)} nodes", timeout=60 + len(want) / 20)
 
+    def _runs(self, controller: str) -> bool:
+        """Whether the controller-manager is started with ``controller`` on (the cluster config's
+        ``controllerManager.controllers``)."""
+        return controller_enabled(self.config.controllers if self.config else None, controller)
+
     async def _watch_default_service_account(self) -> None:
         await self._watch_until("/api/v1/namespaces/default/serviceaccounts", lambda sas: "default" in sas,
                                 "the default ServiceAccount", timeout=60)
+
+    async def _watch_default_storage_class(self) -> None:
+        """Until a StorageClass is marked default (the controller-manager's PV controller writes
+        ``standard`` at start), so a claim created right after start gets it."""
+        def done(classes: dict[str, dict[str, Any]]) -> bool:
+            return any(((c.get("metadata") or {}).get("annotations") or {}).get(
+                "storageclass.kubernetes.io/is-default-class") == "true" for c in classes.values())
+        await self._watch_until("/apis/storage.k8s.io/v1/storageclasses", done, "the default StorageClass",
+                                timeout=60)
 
     def _write_pki(self) -> None:
         """Create (or reuse) the certificates in ``<data-dir>/pki`` and write every kubeconfig,

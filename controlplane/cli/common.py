@@ -46,3 +46,16 @@ def apiserver_errors(server: str, error: type[click.ClickException] = click.Clic
                     f"(--request-timeout)") from None
     except OSError as e:
         raise error(f"cannot reach the apiserver at {server}: {e or type(e).__name__}") from None
+
+
+async def current_object(client: Any, res: Any, name: str, namespace: str | None) -> dict[str, Any] | None:
+    """The object ``name`` of resource ``res`` as the apiserver has it now, or None when it
+    does not exist (404); other errors raise :class:`ApiError`. ``trace`` and ``explain``
+    follow this object's uid, not an earlier object of the same name."""
+    try:
+        obj: dict[str, Any] = await client.get(res, name, namespace)
+    except ApiError as e:
+        if e.code == 404:
+            return None
+        raise
+    return obj

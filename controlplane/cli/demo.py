@@ -8,30 +8,40 @@ step record of that flow as it happens — step number, time since submission,
 component, action, object, resourceVersion — until every replica is Running
 and its status is stored; then a one-screen summary. Exit 0 on success, 1 with
 a one-line reason otherwise.
+
+The steps a flow has depend on what is created: a bare Pod has no controller, so no
+steps 5-7 (and its etcd event is step 8, not 4); a pod with ``spec.nodeName`` has no
+steps 9-11. A pod the scheduler cannot place ends the demo at once (exit 1) with the
+FailedScheduling message and the scheduler's table (``controlplane explain``).
+
+``--scenario NAME`` runs one of the seed examples instead
+(:mod:`controlplane.cli.scenario`; ``--list`` names them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, AsyncIterator
 
 import click
 
-from controlplane import yamlfile
 from controlplane.api.resources import NODES, PODS, by_kind
+from controlplane.cli import scenario as scenarios
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import apiserver_errors, request_timeout_option
-from controlplane.cli.explain import last_step9, render
+from controlplane.cli.manifest import DemoError, load_manifest
 from controlplane.client.config import load_config, load_kubeconfig
 from controlplane.client.rest import ApiError, RestClient
+from controlplane.dashboard.sequence import render_sequence_html
 from controlplane.service import Seconds, run_until_signalled
 from controlplane.trace import stream
-from controlplane.trace.html import render_html
+from controlplane.trace.explain import last_step9, render
 from controlplane.trace.record import STEPS, StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record, step_summary
 
@@ -39,30 +49,12 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 DEFAULT_LABELS = {"node01": {"kgc": "a"}, "node02": {"kgc": "b"}}
 
 
-class DemoError(click.ClickException):
-    """A one-line failure of the demo (exit 1)."""
+class Unschedulable(Exception):
+    """The scheduler could not place a pod of the flow: ``record`` is its step-9 record."""
 
-
-def load_manifest(path: str) -> dict[str, Any]:
-    """The single workload object in ``path``; raises DemoError (one line) on a missing,
-    binary, malformed or too deeply nested file (:mod:`controlplane.yamlfile`) or a kind
-    the demo does not trace."""
-    try:
-        docs = [d for d in yamlfile.load_file(path) if d]
-    except yamlfile.YAMLFileError as e:
-        raise DemoError(str(e)) from None
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise DemoError(f"{path}: expected exactly one object")
-    obj = docs[0]
-    if obj.get("kind") not in ("Deployment", "ReplicaSet", "ReplicationController", "Pod"):
-        raise DemoError(f"{path}: kind {obj.get('kind')!r} is not a workload the demo traces "
-                        f"(Deployment, ReplicaSet, ReplicationController, Pod)")
-    md = obj.get("metadata")
-    if not isinstance(md, dict) or not isinstance(md.get("name"), str) or not md["name"]:
-        raise DemoError(f"{path}: metadata.name is required")
-    if not isinstance(md.get("namespace", ""), str):
-        raise DemoError(f"{path}: metadata.namespace must be a string")
-    return obj
+    def __init__(self, record: StepRecord) -> None:
+        super().__init__(record.detail)
+        self.record = record
 
 
 class Demo:
@@ -104,17 +96,19 @@ class Demo:
             raise
         self.out(f"  deleted the previous {self.kind.lower()}/{self.name}; waiting for its pods to go")
         sel = self._pod_selector()
+        # a bare Pod: wait for that pod only, not for every pod of the namespace
+        fsel = f"metadata.name={self.name}" if self.kind == "Pod" else None
         deadline = time.monotonic() + self.timeout
         while True:
-            pods = (await self.client.list(PODS, self.ns, label_selector=sel))["items"]
-            if not pods:
+            lst = await self.client.list(PODS, self.ns, label_selector=sel, field_selector=fsel)
+            if not lst["items"]:
                 return
             if time.monotonic() > deadline:
                 raise DemoError(f"pods of the previous {self.name} still exist after {self.timeout:.0f}s")
-            rv = (await self.client.list(PODS, self.ns, label_selector=sel))["metadata"]["resourceVersion"]
+            rv = lst["metadata"]["resourceVersion"]
             try:
-                async for _typ, _obj in self.client.watch(PODS, self.ns, resource_version=rv,
-                                                          label_selector=sel, timeout_seconds=2):
+                async for _typ, _obj in self.client.watch(PODS, self.ns, resource_version=rv, label_selector=sel,
+                                                          field_selector=fsel, timeout_seconds=2):
                     break
             except ApiError:
                 pass
@@ -158,6 +152,15 @@ class Demo:
             for r in self.flow.set_root(created["metadata"]["uid"]):
                 self.out(format_record(r, self.t0, self.color))
             return await asyncio.wait_for(self._follow(records), self.timeout)
+        except Unschedulable as u:
+            o = u.record.object
+            self.out("")
+            self.out(click.style(f"Pod {o.get('name')} cannot be scheduled (controlplane explain pod "
+                                 f"{o.get('name')}):", bold=True))
+            for line in render(u.record).splitlines():
+                self.out("  " + line)
+            raise DemoError(f"pod {o.get('namespace')}/{o.get('name')} stays Pending: FailedScheduling: "
+                            f"{u.record.detail}") from None
         except asyncio.TimeoutError:
             missing = [f"{n} ({STEPS[n]})" for n in range(2, 14)
                        if n not in self.flow.steps_seen() and not self._skipped(n)]
@@ -170,7 +173,8 @@ class Demo:
         spec = self._pod_template_spec()
         if step in (9, 10, 11) and spec.get("nodeName"):
             return True
-        if step in (4, 5, 6) and self.kind == "Pod":
+        # a bare Pod: no controller (steps 5-7), and its etcd event is step 8, not 4
+        if step in (4, 5, 6, 7) and self.kind == "Pod":
             return True
         return False
 
@@ -209,6 +213,11 @@ class Demo:
                 rec = get.result()
                 if self.flow.offer(rec):
                     reorder.push(rec)
+                    if rec.step == 9 and rec.component == "scheduler" and (rec.data or {}).get("error") \
+                            and not (rec.data or {}).get("nominatedNodeName"):
+                        for r in reorder.drain():
+                            self.out(format_record(r, self.t0, self.color))
+                        raise Unschedulable(rec)
                     if rec.step == 13 and rec.resourceVersion.isdigit():
                         stored_rv[rec.uid] = max(stored_rv.get(rec.uid, 0), int(rec.resourceVersion))
         finally:
@@ -288,7 +297,8 @@ class Demo:
                 spec = self._pod_template_spec()
                 note = (f"  — skipped: spec.nodeName={spec.get('nodeName')} is set, so the scheduler "
                         f"leaves the pod alone and {spec.get('nodeName')}'s kubelet runs it"
-                        if n in (9, 10, 11) else "  — skipped: a bare Pod has no controller")
+                        if n in (9, 10, 11) else "  — skipped: a bare Pod has no controller"
+                        + (" (its etcd event is step 8)" if n == 4 else ""))
             self.out(f"  {n:<5} {at:>9} {count:>7}  {title}{note}")
         sel = (self._pod_template_spec().get("nodeSelector") or {})
         if sel:
@@ -311,11 +321,59 @@ class Demo:
             self.out("  " + line)
 
 
+@contextlib.asynccontextmanager
+async def demo_cluster(kubeconfig: str | None, master: str | None, data_dir: str | None,
+                       etcd_servers: str | None, keep: bool, request_timeout: float) -> AsyncIterator[RestClient]:
+    """A client of the running cluster (``--kubeconfig`` / ``--master``), or of one started
+    for the demo in a temporary data dir (removed afterwards unless ``data_dir`` or
+    ``keep``; with ``keep`` it runs until Ctrl-C). Raises DemoError (one line)."""
+    cluster = None
+    if kubeconfig or master:
+        try:
+            client_config = load_config(master, kubeconfig)
+            client_config.ssl_context()
+        except ValueError as e:
+            raise DemoError(str(e)) from None
+    else:
+        ddir = data_dir or tempfile.mkdtemp(prefix="controlplane-demo-")
+        click.echo(f"Starting a control plane (data dir {ddir}) — every component is its own process:")
+        cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
+                               say=lambda s: click.echo(f"  {s}"), restart=False)
+    client: RestClient | None = None
+    try:
+        if cluster:
+            try:
+                await cluster.start()
+            except RuntimeError as e:
+                raise DemoError(str(e)) from None
+            click.echo(f"  kubeconfig: {cluster.kubeconfig}")
+            client_config = load_kubeconfig(cluster.kubeconfig)  # the admin's, over HTTPS
+        client = RestClient(client_config, "demo", timeout=request_timeout)
+        with apiserver_errors(client_config.host, DemoError):
+            yield client
+        if cluster and keep:
+            click.echo(f"\nThe cluster keeps running: kubectl --kubeconfig {cluster.kubeconfig} get pods -o wide"
+                       f"\nCtrl-C stops it.")
+            await asyncio.Event().wait()
+    finally:
+        if client is not None:
+            await client.close()
+        if cluster:
+            await asyncio.shield(cluster.stop())
+            if not data_dir and not keep:
+                shutil.rmtree(cluster.data_dir, ignore_errors=True)
+
+
 @click.command("demo")
 @click.option("--kubeconfig", default=None, metavar="PATH", help="use this running cluster")
 @click.option("--master", default=None, metavar="URL", help="use the apiserver at URL")
 @click.option("--manifest", "-f", default=None, metavar="FILE",
               help="workload to trace (default: seed 000's myapp1.yaml)")
+@click.option("--scenario", default=None, metavar="NAME",
+              help="run one seed example (nodes labelled, manifests applied, outcome checked); see --list")
+@click.option("--list", "list_scenarios", is_flag=True, help="list the scenarios and exit")
+@click.option("--fix-pasted", is_flag=True,
+              help="replace characters pasted from a web page (U+00A0, U+FF1A, tabs) with a warning")
 @click.option("--data-dir", default=None,
               help="data dir of the cluster the demo starts (default: a temporary dir)")
 @click.option("--etcd-servers", default=None, metavar="URLS",
@@ -325,11 +383,12 @@ class Demo:
 @click.option("--keep", is_flag=True, help="leave the cluster the demo started running")
 @click.option("--color/--no-color", default=None, help="colour output (default: if a terminal)")
 @click.option("--html", "html_out", default=None, metavar="FILE",
-              help="also write the flow as an HTML swimlane timeline")
+              help="also write the flow as an HTML sequence diagram")
 @request_timeout_option
-def command(kubeconfig: str | None, master: str | None, manifest: str | None,
-            data_dir: str | None, etcd_servers: str | None, timeout: float, keep: bool,
-            color: bool | None, html_out: str | None, request_timeout: float) -> None:
+def command(kubeconfig: str | None, master: str | None, manifest: str | None, scenario: str | None,
+            list_scenarios: bool, fix_pasted: bool, data_dir: str | None, etcd_servers: str | None,
+            timeout: float, keep: bool, color: bool | None, html_out: str | None,
+            request_timeout: float) -> None:
     """Run seed 000's 13-step pod creation flow and print each step live.
 
     Seed 000 is the article this project replays: Kubernetes' pod creation in
@@ -338,57 +397,38 @@ def command(kubeconfig: str | None, master: str | None, manifest: str | None,
     labels node01/node02 (kgc=a, kgc=b) and deletes an existing object of the
     manifest's name first. Without them it starts its own cluster in a
     temporary directory, removed afterwards (kept with --data-dir or --keep).
+    --scenario runs one of the seeds' examples and exits 0 when the outcome is the
+    one the article describes, 1 when not.
     """
-    obj = load_manifest(manifest or os.path.join(EXAMPLES, "myapp1.yaml"))
+    if list_scenarios:
+        for each in scenarios.load_all():
+            click.echo(f"{each.name:<32} seed {each.seed}  {each.title}")
+        return
+    if scenario and manifest:
+        raise click.UsageError("--scenario and -f go separately")
+    sc: scenarios.Scenario | None = scenarios.find(scenario) if scenario else None
+    obj = None if sc else load_manifest(manifest or os.path.join(EXAMPLES, "myapp1.yaml"), fix_pasted)
     if color is None:
         color = sys.stdout.isatty()
 
     async def main() -> None:
-        cluster = None
-        if kubeconfig or master:
-            try:
-                client_config = load_config(master, kubeconfig)
-                client_config.ssl_context()
-            except ValueError as e:
-                raise DemoError(str(e)) from None
-        else:
-            ddir = data_dir or tempfile.mkdtemp(prefix="controlplane-demo-")
-            click.echo(f"Starting a control plane (data dir {ddir}) — every component is its own process:")
-            cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
-                                   say=lambda s: click.echo(f"  {s}"), restart=False)
-        client: RestClient | None = None
-        try:
-            if cluster:
-                try:
-                    await cluster.start()
-                except RuntimeError as e:
-                    raise DemoError(str(e)) from None
-                click.echo(f"  kubeconfig: {cluster.kubeconfig}")
-                client_config = load_kubeconfig(cluster.kubeconfig)  # the admin's, over HTTPS
-            server = client_config.host
-            client = RestClient(client_config, "demo", timeout=request_timeout)
+        async with demo_cluster(kubeconfig, master, data_dir, etcd_servers, keep, request_timeout) as client:
+            if sc is not None:
+                ok = await scenarios.Runner(client, sc, timeout, bool(color)).run()
+                if not ok:
+                    raise DemoError(f"scenario {sc.name}: the outcome is not the one the article describes")
+                return
+            assert obj is not None
             demo = Demo(client, obj, timeout, bool(color))
-            with apiserver_errors(server, DemoError):
-                click.echo("\nLabelling the nodes as seed 000 does:")
-                await demo.label_nodes()
-                await demo.clean_previous()
-                pods = await demo.run()
+            click.echo("\nLabelling the nodes as seed 000 does:")
+            await demo.label_nodes()
+            await demo.clean_previous()
+            pods = await demo.run()
             demo.summary(pods)
             if html_out:
                 with open(html_out, "w") as f:
-                    f.write(render_html(demo.flow.records,
-                                        f"{demo.kind} {demo.ns}/{demo.name}: the 13 steps", demo.t0))
-                click.echo(f"\nTimeline written to {html_out}")
-            if cluster and keep:
-                click.echo(f"\nThe cluster keeps running: kubectl --kubeconfig {cluster.kubeconfig} get pods -o wide"
-                           f"\nCtrl-C stops it.")
-                await asyncio.Event().wait()
-        finally:
-            if client is not None:
-                await client.close()
-            if cluster:
-                await asyncio.shield(cluster.stop())
-                if not data_dir and not keep:
-                    shutil.rmtree(cluster.data_dir, ignore_errors=True)
+                    f.write(render_sequence_html(demo.flow.records,
+                                                 f"{demo.kind} {demo.ns}/{demo.name}: the 13 steps", demo.t0))
+                click.echo(f"\nSequence diagram written to {html_out}")
 
     run_until_signalled(main)

@@ -13,6 +13,7 @@ is a ``click.Command`` named ``command`` in the module given below.
     controlplane demo                 the 13-step pod creation flow, traced live
     controlplane trace                print the step records kept by the apiserver
     controlplane explain pod NAME     the scheduler's per-node verdicts and scores for a pod
+    controlplane dashboard            the live dashboard (nodes, pods, the flow as a sequence diagram)
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                 "Show the scheduler's per-node filter verdicts and scores for a pod."),
     "pki": ("controlplane.cli.pki:command",
             "Write the cluster's certificates and one kubeconfig per component."),
+    "dashboard": ("controlplane.cli.dashboard:command",
+                  "Serve the live dashboard (nodes, pods, the 13 steps as a sequence diagram)."),
     "etcd": ("components.etcd.cli:command", "Run the embedded etcd3-compatible server."),
     "apiserver": ("components.apiserver.cli:command", "Run the Kubernetes API server."),
     "controller-manager": ("components.controller_manager.cli:command",

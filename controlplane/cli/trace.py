@@ -1,12 +1,17 @@
 """``controlplane trace``: print the step records the apiserver keeps.
 
     controlplane trace --kubeconfig .controlplane/kubeconfig
-    controlplane trace --kind Deployment --name myapp1          # one flow
+    controlplane trace --kind Deployment --name myapp1          # one flow: the object as it is now
+    controlplane trace --kind Pod --name web-1 --all            # every object of that name, ever
     controlplane trace --follow                                  # live
 
 Records come from ``/debug/controlplane/trace`` (see
 :mod:`controlplane.trace.stream`); a flow is followed along ownerReferences
-(:class:`controlplane.trace.timeline.Flow`).
+(:class:`controlplane.trace.timeline.Flow`) from the object's current uid, so the
+records of an earlier object of the same name are left out (``--all`` keeps them);
+a name the apiserver does not know is an error (exit 1, one line), as kubectl's
+``Error from server (NotFound)``. ``-o html`` draws the flow as a sequence diagram
+(:mod:`controlplane.trace.sequence`).
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ from typing import Callable
 
 import click
 
-from controlplane.cli.common import apiserver_errors, request_timeout_option
+from controlplane.api.resources import by_kind
+from controlplane.cli.common import apiserver_errors, current_object, request_timeout_option
 from controlplane.client.rest import RestClient
+from controlplane.dashboard.sequence import render_sequence_html
 from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
-from controlplane.trace.html import render_html
 from controlplane.trace.record import StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record
 
@@ -64,24 +70,32 @@ async def follow_in_order(client: RestClient, since: float, show: Callable[[Step
 @click.option("--kind", default=None, help="follow one flow from this kind (e.g. Deployment)")
 @click.option("--name", default=None, help="...and this name")
 @click.option("--namespace", "-n", default="default", show_default=True)
+@click.option("--all", "history", is_flag=True,
+              help="with --kind/--name: every object of that name (deleted ones too), not only the current one")
 @click.option("--since", default=0.0, type=Seconds(min=0), help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
 @click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
-              help="html: a swimlane timeline page (not with --follow)")
+              help="html: a sequence-diagram page (not with --follow)")
 @request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
-            namespace: str, since: float, follow: bool, output: str, request_timeout: float) -> None:
+            namespace: str, history: bool, since: float, follow: bool, output: str, request_timeout: float) -> None:
     """Print the numbered, timed records of the 13-step flow."""
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
     if bool(kind) != bool(name):
         raise click.UsageError("--kind and --name go together")
+    if history and not kind:
+        raise click.UsageError("--all goes with --kind and --name")
+    try:
+        res = by_kind(kind) if kind else None
+    except KeyError:
+        raise click.UsageError(f"unknown kind {kind!r}") from None
     if output == "html" and follow:
         raise click.UsageError("-o html draws a finished flow: drop --follow")
 
     async def main() -> None:
         client = RestClient(client_config, "trace", timeout=request_timeout)
-        flow = Flow(kind, namespace, name) if kind and name else None  # both or neither (checked above)
+        flow = Flow(kind, namespace, name, history=history) if kind and name else None  # both or neither
         t0: list[float] = []
 
         collected: list[StepRecord] = []
@@ -102,6 +116,14 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         start = time.time() - since if since else 0.0
         with apiserver_errors(server):
             try:
+                if flow is not None and res is not None and not history:
+                    ns = namespace if res.namespaced else None
+                    obj = await current_object(client, res, name or "", ns)
+                    if obj is None:
+                        where = f' in namespace "{namespace}"' if ns else ""
+                        raise click.ClickException(f'{res.plural} "{name}" not found{where} (--all: the '
+                                                   f"records of earlier objects of that name)")
+                    flow.set_root(obj["metadata"]["uid"])
                 if follow:
                     await follow_in_order(client, start, show)
                 else:
@@ -110,7 +132,7 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                     if output == "html":
                         first = min((r.time for r in collected if r.step >= 2), default=time.time())
                         title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
-                        click.echo(render_html(collected, title, first))
+                        click.echo(render_sequence_html(collected, title, first))
             finally:
                 await client.close()
 

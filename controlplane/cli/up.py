@@ -4,8 +4,11 @@ Starts etcd (embedded, data in ``--data-dir``; or uses ``--etcd-servers``),
 the apiserver (HTTPS, certificates in ``<data-dir>/pki``), the controller-manager,
 the scheduler and one kubelet per node (node01 and node02 by default, as in the
 seeds), each with its own kubeconfig and client certificate, writes
-``<data-dir>/kubeconfig`` (the admin's), prints how to use kubectl, reports and restarts any
-process that dies, and stops everything cleanly on Ctrl-C or SIGTERM.
+``<data-dir>/kubeconfig`` (the admin's), serves the live dashboard (:mod:`controlplane.dashboard`:
+``--dashboard-port``, default 8080 or the next free port, printed as ``dashboard:
+http://127.0.0.1:PORT/``; its log in ``<data-dir>/logs/dashboard.log``; ``--no-dashboard``),
+prints how to use kubectl, reports and restarts any process that dies, and stops
+everything cleanly on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ import os
 
 import click
 
+from controlplane import log
 from controlplane.cli.cluster import LocalCluster, short_path
+from controlplane.client.config import load_kubeconfig
+from controlplane.clusterconfig import ConfigError, load
+from controlplane.dashboard.server import serve_first_free
 from controlplane.service import run_until_signalled
 
 
@@ -47,16 +54,37 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="extra labels for a node's kubelet, e.g. node01:kgc=a (repeatable)")
 @click.option("--hollow-nodes", default=0, show_default=True, type=click.IntRange(0, 5000),
               help="also run N hollow nodes (hollow-0...) in one kubelet process")
+@click.option("--config", "config_path", default=None, metavar="FILE",
+              help="a declarative cluster config (kind: Cluster, apiVersion: controlplane.io/v1alpha1): "
+                   "nodes with labels, taints and capacity, hollow-node pools, the scheduler's "
+                   "KubeSchedulerConfiguration, controllers, admission plugins (docs/cluster-config.md)")
+@click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+              help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
+@click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
 @click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
               help="the embedded etcd serves TLS with client-certificate auth (certificates in "
                    "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
 @click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
               help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
-def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
-            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, etcd_tls: bool,
-            apiserver_cert_extra_sans: str) -> None:
+@click.pass_context
+def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
+            nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
+            dashboard_port: int, no_dashboard: bool, etcd_tls: bool, apiserver_cert_extra_sans: str) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
-    node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
+    config = None
+    if config_path is not None:
+        for name in ("nodes", "node_labels", "hollow_nodes"):
+            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"--{name.replace('_', '-')} cannot be used with --config: "
+                                       f"put the nodes in {config_path}")
+        try:
+            config = load(config_path)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from None
+        node_names = config.node_names
+        hollow_nodes = config.hollow_node_count
+    else:
+        node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
         raise click.BadParameter("at least one node is needed", param_hint="--nodes")
     labels = parse_node_labels(node_labels)
@@ -64,12 +92,22 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes, etcd_tls=etcd_tls,
+                               hollow_nodes=hollow_nodes, config=config, etcd_tls=etcd_tls,
                                apiserver_cert_extra_sans=tuple(
                                    n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
+        dash = None
         try:
             await cluster.start()
+            dash_line = ""
+            if not no_dashboard:
+                # the dashboard's own lines (its informers' reconnects) go to its log, not to ours
+                log.setup("dashboard", path=os.path.join(cluster.data_dir, "logs", "dashboard.log"))
+                try:
+                    dash = await serve_first_free(load_kubeconfig(cluster.kubeconfig), dashboard_port)
+                    dash_line = f"  dashboard: http://127.0.0.1:{dash[2]}/\n"
+                except OSError as e:
+                    dash_line = f"  (no dashboard: {e})\n"
             kc = short_path(cluster.kubeconfig)
             click.echo(
                 f"\ncontrol plane is up: apiserver {cluster.server}, nodes {', '.join(node_names)}"
@@ -78,6 +116,7 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                 f"  kubectl get nodes\n"
                 f"\n  (or: kubectl --kubeconfig {kc} get nodes)\n"
                 f"  controlplane trace --kubeconfig {kc} --follow   # the 13-step records\n"
+                f"{dash_line}"
                 f"\nCtrl-C stops everything.", err=True)
             await cluster.supervise()
         except RuntimeError as e:
@@ -85,6 +124,9 @@ def command(data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_p
                 await asyncio.shield(cluster.stop())
             raise click.ClickException(str(e)) from None
         finally:
+            if dash is not None:
+                await dash[0].stop()
+                await dash[1].cleanup()
             if cluster.started and any(s.proc and s.proc.returncode is None for s in cluster.services):
                 click.echo("controlplane: stopping...", err=True)
                 await asyncio.shield(cluster.stop())

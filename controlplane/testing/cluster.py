@@ -22,6 +22,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine, TypeVar
 
+from controlplane import clusterconfig
 from controlplane.cli.cluster import LocalCluster
 
 T = TypeVar("T")
@@ -37,6 +38,9 @@ class ClusterSpec:
     hollow_nodes: int = 0
     etcd_servers: str | None = None
     node_labels: tuple[tuple[str, str], ...] = field(default=())
+    #: absolute path of a declarative cluster config (:mod:`controlplane.clusterconfig`); when
+    #: set, its nodes and pools replace ``nodes`` / ``hollow_nodes``
+    config: str | None = None
 
 
 class ClusterHandle:
@@ -58,7 +62,8 @@ class ClusterHandle:
         self._cluster = LocalCluster(
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
-            say=say or self._lines.append, parallel=True)
+            say=say or self._lines.append, parallel=True,
+            config=clusterconfig.load(spec.config) if spec.config else None)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="controlplane-cluster",
                                         daemon=True)

@@ -67,13 +67,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(the namespace controller rechecks remaining content every second, as "
                          "Kubernetes'); background: it only deletes it, and the session's end waits for "
                          "every such namespace to be gone (default: wait)")
+    group.addoption(f"{OPTION_PREFIX}config", default=None, metavar="FILE",
+                    help="a declarative cluster config (kind: Cluster, controlplane.io/v1alpha1) for the "
+                         "session cluster, as `controlplane up --config`; it replaces --controlplane-nodes "
+                         "and --controlplane-hollow-nodes")
     group.addoption(f"{OPTION_PREFIX}start-timeout", default=120.0, type=float, metavar="SECONDS",
                     help="how long a cluster may take to become usable (default: 120)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "controlplane(nodes=('node01', 'node02'), hollow_nodes=0, etcd_servers=None): run this "
+        "markers", "controlplane(nodes=('node01', 'node02'), hollow_nodes=0, etcd_servers=None, config=None): "
+        "run this "
         "test's controlplane/namespace/kubectl/k8s_async_client fixtures on a cluster of these settings")
 
 
@@ -111,9 +116,18 @@ class ClusterPool:
             self.clusters.clear()
 
 
-def _spec(nodes: Any = None, hollow_nodes: int | None = None, etcd_servers: str | None = None, *,
-          config: pytest.Config) -> ClusterSpec:
+def _spec(nodes: Any = None, hollow_nodes: int | None = None, etcd_servers: str | None = None,
+          cluster_config: str | None = None, *, config: pytest.Config, base_dir: str | None = None) -> ClusterSpec:
+    """The :class:`ClusterSpec` of these settings; unset ones from the command line. A relative
+    ``cluster_config`` path is taken from ``base_dir`` (a marker's: the test file's folder)."""
     from controlplane.testing.cluster import ClusterSpec
+    if cluster_config is None and nodes is None and hollow_nodes is None:
+        cluster_config = config.getoption(f"{OPTION_PREFIX}config")
+        base_dir = str(config.invocation_params.dir)
+    if cluster_config is not None:
+        path = os.path.abspath(os.path.join(base_dir or os.getcwd(), os.fspath(cluster_config)))
+        return ClusterSpec(nodes=(), etcd_servers=etcd_servers or config.getoption(f"{OPTION_PREFIX}etcd-servers"),
+                           config=path)
     if nodes is None:
         nodes = config.getoption(f"{OPTION_PREFIX}nodes")
     if isinstance(nodes, str):
@@ -145,8 +159,10 @@ def controlplane_cluster(request: pytest.FixtureRequest,
                          controlplane_pool: ClusterPool) -> Callable[..., ClusterHandle]:
     """``controlplane_cluster(nodes=("a", "b"), hollow_nodes=0, etcd_servers=None)`` -> the
     session's cluster of these settings (unset ones come from the command line)."""
-    def get(nodes: Any = None, hollow_nodes: int | None = None, etcd_servers: str | None = None) -> ClusterHandle:
-        return controlplane_pool.get(_spec(nodes, hollow_nodes, etcd_servers, config=request.config))
+    def get(nodes: Any = None, hollow_nodes: int | None = None, etcd_servers: str | None = None,
+            config: str | None = None, *, base_dir: str | None = None) -> ClusterHandle:
+        return controlplane_pool.get(_spec(nodes, hollow_nodes, etcd_servers, config,
+                                           config=request.config, base_dir=base_dir))
     return get
 
 
@@ -160,7 +176,8 @@ def cluster(controlplane_cluster: Callable[..., ClusterHandle]) -> ClusterHandle
 def controlplane(request: pytest.FixtureRequest, controlplane_cluster: Callable[..., ClusterHandle]) -> ClusterHandle:
     """This test's cluster: the one its ``controlplane`` marker asks for, else the session's."""
     marker = request.node.get_closest_marker("controlplane")
-    handle = controlplane_cluster(*marker.args, **marker.kwargs) if marker else controlplane_cluster()
+    handle = (controlplane_cluster(*marker.args, **marker.kwargs, base_dir=str(request.node.path.parent))
+              if marker else controlplane_cluster())
     _note_used(request.node, handle)
     return handle
 

@@ -18,11 +18,14 @@ class Flow:
     """The records of one object and its dependents, in arrival order.
 
     Records that arrive before the root uid is known are held back and
-    re-examined by :meth:`set_root`.
+    re-examined by :meth:`set_root`. With ``history`` every object that ever had the
+    root's kind, namespace and name is a root (each uid joins the flow), not only the
+    first one seen or the one given to :meth:`set_root`.
     """
 
-    def __init__(self, root_kind: str, root_namespace: str, root_name: str) -> None:
+    def __init__(self, root_kind: str, root_namespace: str, root_name: str, history: bool = False) -> None:
         self.root = (root_kind, root_namespace, root_name)
+        self.history = history
         self.uids: set[str] = set()
         self.records: list[StepRecord] = []
         self._held: list[StepRecord] = []
@@ -40,7 +43,7 @@ class Flow:
         if not self.uids and not is_root:
             self._held.append(rec)
             return False
-        if is_root and rec.uid and not self.uids:
+        if is_root and rec.uid and (not self.uids or self.history):
             self.uids.add(rec.uid)
         if (rec.uid and rec.uid in self.uids) or any(u in self.uids for u in rec.owners) or \
                 (is_root and not rec.uid):

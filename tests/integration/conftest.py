@@ -114,12 +114,40 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     return p, LineReader(p, p.stdout)
 
 
-def start_apiserver(etcd_url: str, timeout: float = 60) -> tuple[subprocess.Popen, LineReader, str]:
-    """An apiserver process on a free port over ``etcd_url``: (process, its log reader, its URL),
-    once it logs ``apiserver.ready`` (RuntimeError if it exits first, TimeoutError after ``timeout`` s)."""
-    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0")
+def start_apiserver(etcd_url: str, timeout: float = 60, *extra: str, args: tuple[str, ...] = ()
+                    ) -> tuple[subprocess.Popen, LineReader, str]:
+    """An apiserver process on a free port over ``etcd_url`` (``extra`` / ``args``: more flags):
+    (process, its log reader, its URL), once it logs ``apiserver.ready`` (RuntimeError if it exits
+    first, TimeoutError after ``timeout`` s)."""
+    args = (*extra, *args)
+    proc, out = spawn("apiserver", "--etcd-servers", etcd_url, "--port", "0", *args)
     url = re.search(r"url=(\S+)", out.wait_for("event=apiserver.ready", timeout)).group(1)
     return proc, out, url
+
+
+def start_etcd_and_apiserver(procs: list[subprocess.Popen]) -> str:
+    """An in-memory etcd and an apiserver on it (appended to ``procs``, for the caller to stop):
+    the apiserver's URL."""
+    etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
+    procs.append(etcd)
+    etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
+    api, _, server = start_apiserver(etcd_url)
+    procs.append(api)
+    return server
+
+
+def start_control_plane(procs: list[subprocess.Popen], *controller_manager_args: str) -> tuple[str, LineReader]:
+    """:func:`start_etcd_and_apiserver`, then a controller-manager (with ``controller_manager_args``)
+    once synced and a scheduler once started (all appended to ``procs``): the apiserver's URL and
+    the controller-manager's log reader."""
+    server = start_etcd_and_apiserver(procs)
+    cm, cm_out = spawn("controller-manager", "--master", server, *controller_manager_args)
+    procs.append(cm)
+    sched, out = spawn("scheduler", "--master", server)
+    procs.append(sched)
+    cm_out.wait_for("controller-manager.synced", 30)
+    out.wait_for("scheduler.started", 30)
+    return server, cm_out
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
@@ -133,14 +161,15 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20)
 
 
 @contextlib.contextmanager
-def apiserver_on_test_etcd(d: Path) -> Iterator[dict]:
-    """``python -m controlplane apiserver`` on a test etcd (:class:`controlplane.storage.testing.EtcdProcess`)
-    and a kubeconfig for it in ``d`` (namespace ``default``, the session's admin). Yields
-    ``{"url", "kubeconfig", "dir", "proc"}``; both processes are stopped on exit."""
+def apiserver_on_test_etcd(d: Path, *args: str) -> Iterator[dict]:
+    """``python -m controlplane apiserver`` (with flags ``args``) on a test etcd
+    (:class:`controlplane.storage.testing.EtcdProcess`) and a kubeconfig for it in ``d`` (namespace
+    ``default``, the session's admin). Yields ``{"url", "kubeconfig", "dir", "proc"}``; both processes
+    are stopped on exit."""
     from controlplane.storage import testing
     etcd = testing.EtcdProcess()
     etcd_url = asyncio.run(etcd.start())
-    proc, _, url = start_apiserver(etcd_url)
+    proc, _, url = start_apiserver(etcd_url, args=args)
     try:
         kubeconfig = d / "kubeconfig"
         kubeconfig.write_text(harness().kubeconfig_text(url))
@@ -217,6 +246,15 @@ def start_up(tmp: str, etcd_servers: str | None = None) -> tuple[subprocess.Pope
     return proc, out, data_dir
 
 
+def up_cluster(tmp: str) -> Cluster:
+    """``controlplane up`` (embedded etcd) under ``tmp`` as a :class:`Cluster` (kubectl's cache in
+    ``tmp/kube-cache``); the caller stops it with ``stop(c.proc)``."""
+    proc, out, data_dir = start_up(tmp)
+    kc = os.path.join(data_dir, "kubeconfig")
+    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
+    return Cluster(data_dir, kc, server, proc, out, os.path.join(tmp, "kube-cache"), "embedded")
+
+
 @pytest.fixture(scope="module", params=["embedded", "real-etcd"])
 def cluster(request, tmp_path_factory) -> Cluster:
     tmp = str(tmp_path_factory.mktemp(f"cluster-{request.param}"))
@@ -267,18 +305,8 @@ def node_cluster(tmp_path):
     """A :class:`NodeCluster`; every process is stopped afterwards (a SIGSTOP'd one resumed first)."""
     procs: list[subprocess.Popen] = []
     try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
-        cm, cm_out = spawn("controller-manager", "--master", server, "--node-monitor-grace-period", "4s",
-                           "--node-monitor-period", "500ms")
-        procs.append(cm)
-        cm_out.wait_for("controller-manager.synced", 30)
-        sched, out = spawn("scheduler", "--master", server)
-        procs.append(sched)
-        out.wait_for("scheduler.started", 30)
+        server, cm_out = start_control_plane(procs, "--node-monitor-grace-period", "4s",
+                                             "--node-monitor-period", "500ms")
         yield NodeCluster(server, cm_out, str(tmp_path / "kc"), procs)
     finally:
         for p in reversed(procs):

@@ -10,13 +10,12 @@ from __future__ import annotations
 import calendar
 import json
 import os
-import re
 import subprocess
 import time
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, LineReader, spawn, start_apiserver, stop
+from tests.integration.conftest import KUBECTL, LineReader, spawn, start_etcd_and_apiserver, stop
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not os.path.exists(KUBECTL), reason="needs /usr/bin/kubectl")]
@@ -51,11 +50,7 @@ def env(tmp_path_factory):
     procs: list[subprocess.Popen] = []
     e = None
     try:
-        etcd, out = spawn("etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", "")
-        procs.append(etcd)
-        etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
-        api, _, server = start_apiserver(etcd_url)
-        procs.append(api)
+        server = start_etcd_and_apiserver(procs)
         cm, cm_out = spawn("controller-manager", "--master", server, "--controllers", "cronjob")
         procs.append(cm)
         cm_out.wait_for("controller-manager.synced", 30)

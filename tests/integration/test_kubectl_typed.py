@@ -58,8 +58,11 @@ def test_typed_errors_are_statuses(cluster):
     assert r.returncode != 0 and 'namespaces "dup" already exists' in r.stderr
     r = kubectl(cluster, "create", "deployment", "Bad_Name", "--image=nginx")
     assert r.returncode != 0 and "invalid" in r.stderr.lower()
-    # a subresource this apiserver does not serve (serviceaccounts/token): a plain 404, not 405
+    # serviceaccounts/token is served since issue 13: a missing account is a NotFound Status
     r = kubectl(cluster, "create", "token", "default")
+    assert r.returncode != 0 and 'serviceaccounts "default" not found' in r.stderr, r.stderr
+    # a subresource this apiserver does not serve: a plain 404, not 405
+    r = kubectl(cluster, "get", "--raw", "/api/v1/namespaces/default/serviceaccounts/default/nothing")
     assert r.returncode != 0 and "could not find the requested resource" in r.stderr, r.stderr
 
 

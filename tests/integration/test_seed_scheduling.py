@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from tests.integration.conftest import Cluster, start_up, stop
+from tests.integration.conftest import EXAMPLES, Cluster, start_up, stop
 
 pytestmark = pytest.mark.integration
-M = os.path.join(os.path.dirname(__file__), "manifests")
+M = EXAMPLES  # the articles' manifests ship with the scenarios (controlplane/examples)
 
 
 @pytest.fixture(scope="module")

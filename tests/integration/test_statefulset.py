@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, Cluster, start_up, stop
+from tests.integration.conftest import KUBECTL, Cluster, stop, up_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -68,12 +68,9 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    tmp = str(tmp_path_factory.mktemp("sts"))
-    proc, out, data_dir = start_up(tmp)
-    kc = f"{data_dir}/kubeconfig"
-    server = next(line for line in open(kc) if "server:" in line).split("server:")[1].strip()
-    yield Cluster(data_dir, kc, server, proc, out, f"{tmp}/kube-cache", "embedded")
-    stop(proc)
+    c = up_cluster(str(tmp_path_factory.mktemp("sts")))
+    yield c
+    stop(c.proc)
 
 
 class PodWatch:
@@ -170,6 +167,14 @@ def test_claims_for_each_pod(cluster, web):
     out = cluster.kubectl("get", "pvc", "-l", "app=nginx").stdout.splitlines()
     assert out[0].split()[:2] == ["NAME", "STATUS"]
     assert sorted(line.split()[0] for line in out[1:]) == ["www-web-0", "www-web-1"]
+    # provisioned through the default class, bound on each pod's node before the pod was bound
+    assert {line.split()[1] for line in out[1:]} == {"Bound"}
+    pods = {p["metadata"]["name"]: p for p in cluster.get_json("pods", "-l", "app=nginx")["items"]}
+    for claim in cluster.get_json("pvc", "-l", "app=nginx")["items"]:
+        pod = pods["web-" + claim["metadata"]["name"].rsplit("-", 1)[1]]
+        assert claim["spec"]["storageClassName"] == "standard"
+        assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == pod["spec"]["nodeName"]
+        assert claim["spec"]["volumeName"] == f"pvc-{claim['metadata']['uid']}"
 
 
 def test_scale_up_then_down_from_the_highest_ordinal(cluster, web):

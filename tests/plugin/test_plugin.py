@@ -65,6 +65,9 @@ def test_fails_after_creating_a_pod(cluster, namespace):
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "doomed"},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
     assert status == 201
+    # the scheduler and the pod's kubelet have logged once the pod runs
+    cluster.watch_until(f"/api/v1/namespaces/{namespace}/pods",
+                        lambda pods: (pods.get("doomed", {}).get("status") or {}).get("phase") == "Running")
     assert False, "on purpose"
 
 

@@ -18,6 +18,8 @@ import shutil
 import ssl
 import tempfile
 
+import yaml
+
 from controlplane import pki
 from controlplane.client.config import ClientConfig
 
@@ -36,8 +38,16 @@ class Harness:
         self.kubeconfig = os.path.join(directory, "kubeconfig")
         pki.write_kubeconfig(self.kubeconfig, self.kubeconfig_text("https://127.0.0.1:6443"))
 
-    def kubeconfig_text(self, server: str, namespace: str | None = "default") -> str:
-        """An admin kubeconfig for ``server`` (CA and client certificate embedded)."""
+    def kubeconfig_text(self, server: str, namespace: str | None = "default", client_cert: bool = True) -> str:
+        """An admin kubeconfig for ``server`` (CA and client certificate embedded); without
+        ``client_cert``, the CA alone (an anonymous client that verifies the server)."""
+        if not client_cert:
+            # kubectl prompts for a user name on a TLS cluster whose user has no credential at all;
+            # a bare user name (basic auth, which Kubernetes no longer serves) is ignored by the
+            # apiserver: the request is system:anonymous
+            doc = yaml.safe_load(pki.kubeconfig(server, user="anonymous", ca=self.ca.cert, namespace=namespace))
+            doc["users"][0]["user"] = {"username": "anonymous"}
+            return str(yaml.safe_dump(doc, sort_keys=False))
         return pki.kubeconfig(server, user=pki.ADMIN_USER, ca=self.ca.cert, client=self.admin, namespace=namespace)
 
     def apiserver_args(self) -> list[str]:

@@ -118,13 +118,15 @@ async def admit_and_validate(cl: Cluster, a: adm.Attributes) -> dict:
 def test_default_chain_order_is_kube_apiservers():
     assert Cluster().chain().names == ["NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority",
                                        "DefaultTolerationSeconds", "DefaultStorageClass",
-                                       "PersistentVolumeClaimResize", "RuntimeClass", "ResourceQuota"]
+                                       "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
+                                       "RuntimeClass", "ResourceQuota"]
 
 
 @pytest.mark.parametrize("enable, disable, want", [
     ("", "", list(adm.DEFAULT_PLUGINS)),
     ("ResourceQuota", "LimitRanger,Priority", ["NamespaceLifecycle", "ServiceAccount", "DefaultTolerationSeconds",
-                                               "DefaultStorageClass", "PersistentVolumeClaimResize",
+                                               "DefaultStorageClass", "StorageObjectInUseProtection",
+                                               "PersistentVolumeClaimResize",
                                                "RuntimeClass", "ResourceQuota"]),
 ], ids=["defaults", "some disabled"])
 def test_enabled_plugins_flags(enable, disable, want):
@@ -628,6 +630,35 @@ async def test_default_storage_class_only_on_create():
     cl.add(SCS, _sc("std", default=True))
     out = await admit_and_validate(cl, attrs(_pvc(), adm.UPDATE, PVCS, _pvc()))
     assert "storageClassName" not in out["spec"]
+
+
+# ----------------------------------------------------------------------------- StorageObjectInUseProtection
+
+PVS = R.get("persistentvolumes")
+
+
+def _pv(name: str = "v", finalizers: list | None = None) -> dict:
+    md: dict[str, Any] = {"name": name}
+    if finalizers is not None:
+        md["finalizers"] = finalizers
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md,
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"}}}
+
+
+@pytest.mark.parametrize("obj, resource, op, want", [
+    (_pvc(), PVCS, adm.CREATE, ["kubernetes.io/pvc-protection"]),
+    (_pv(), PVS, adm.CREATE, ["kubernetes.io/pv-protection"]),
+    (_pv(finalizers=["example.com/keep"]), PVS, adm.CREATE, ["example.com/keep", "kubernetes.io/pv-protection"]),
+    (_pv(finalizers=["kubernetes.io/pv-protection"]), PVS, adm.CREATE, ["kubernetes.io/pv-protection"]),
+    (_pvc(), PVCS, adm.UPDATE, None),
+    (pod(), PODS, adm.CREATE, None),
+], ids=["claim created", "volume created", "after the client's finalizers", "not doubled", "not on update",
+        "other kinds untouched"])
+async def test_storage_object_in_use_protection(obj, resource, op, want):
+    cl = Cluster()
+    old = copy.deepcopy(obj) if op == adm.UPDATE else None
+    out = await admit_and_validate(cl, attrs(obj, op, resource, old))
+    assert out["metadata"].get("finalizers") == want
 
 
 # ----------------------------------------------------------------------------- PersistentVolumeClaimResize

@@ -133,7 +133,8 @@ async def test_local_and_rules_and_token_reviews(api):
         "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
     r = await api.post("/apis/authentication.k8s.io/v1/tokenreviews", json={
         "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "abc"}})
-    assert r.status == 201 and (await r.json())["status"] == {"user": {}}
+    # the token authenticators answer (issue 13): a token none of them knows is an invalid bearer token
+    assert r.status == 201 and (await r.json())["status"] == {"user": {}, "error": "invalid bearer token"}
 
 
 @pytest.mark.parametrize("headers, user", [

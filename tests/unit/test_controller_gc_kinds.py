@@ -276,3 +276,24 @@ def test_metadata_only_keeps_type_and_metadata():
     assert metadata_only(obj) == {"apiVersion": "v1", "kind": "ConfigMap",
                                   "metadata": {"name": "a", "uid": "u", "ownerReferences": [{"uid": "o"}]}}
     assert "managedFields" in obj["metadata"]   # the input is left alone
+
+
+async def test_crd_event_syncs_discovery_at_once(monkeypatch):
+    """A CRD's events make the collector re-read discovery without waiting for the 30 s resync,
+    so the children of a just-created kind's object go as soon as it is deleted."""
+    import components.controller_manager.garbagecollector as gcmod
+    monkeypatch.setattr(gcmod, "CRD_RESYNC_DELAY_SECONDS", 0.0)
+    client, ctx, _ = fake_context()
+    state = discovery(client, widgets=False)
+    gc = GarbageCollector(ctx)
+    await gc.resync_monitors()
+    gc._running = True   # as run() sets it, without its workers
+    assert WIDGETS not in gc.monitored
+    state["widgets"] = True
+    crds = get("customresourcedefinitions", "apiextensions.k8s.io")
+    client.seed(crds, {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": "widgets.example.com"}, "spec": {}})
+    await settle(gc)
+    assert gc._resync_soon is not None
+    await gc._resync_soon
+    assert WIDGETS in gc.monitored

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from components.scheduler.scheduler import Scheduler
-from controlplane.cli.explain import last_step9, render
+from controlplane.trace.explain import last_step9, render
 from controlplane.trace.record import StepRecord
 
 

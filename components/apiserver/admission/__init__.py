@@ -6,7 +6,8 @@ MutationInterface ``Admit``, ValidationInterface ``Validate``, ``Handles(operati
 default plugins of ``plugin/pkg/admission/...`` in kube-apiserver's order
 (``pkg/kubeapiserver/options/plugins.go`` AllOrderedPlugins), one module each:
 NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-DefaultStorageClass, PersistentVolumeClaimResize, RuntimeClass, ResourceQuota.
+DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass,
+ResourceQuota.
 
 :class:`~components.apiserver.registrystore.RegistryStore` calls :meth:`Chain.admit` after
 defaulting (and the create's managedFields) and before validation, and
@@ -191,7 +192,8 @@ def forbidden(a: Attributes, err: str | Iterable[str]) -> st.APIError:
 
 #: the default plugins in kube-apiserver's order (module name, class name)
 DEFAULT_PLUGINS = ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
-                   "DefaultStorageClass", "PersistentVolumeClaimResize", "RuntimeClass", "ResourceQuota")
+                   "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
+                   "RuntimeClass", "ResourceQuota")
 
 
 def enabled_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> list[str]:
@@ -218,12 +220,14 @@ def default_chain(ctx: Context, enabled: Iterable[str] = DEFAULT_PLUGINS) -> Cha
         resourcequota,
         runtimeclass,
         serviceaccount,
+        storageobjectinuseprotection,
     )
     known: dict[str, type[Plugin]] = {
         "NamespaceLifecycle": namespacelifecycle.NamespaceLifecycle, "LimitRanger": limitranger.LimitRanger,
         "ServiceAccount": serviceaccount.ServiceAccount, "Priority": priority.Priority,
         "DefaultTolerationSeconds": defaulttolerationseconds.DefaultTolerationSeconds,
         "DefaultStorageClass": defaultstorageclass.DefaultStorageClass,
+        "StorageObjectInUseProtection": storageobjectinuseprotection.StorageObjectInUseProtection,
         "PersistentVolumeClaimResize": persistentvolumeclaimresize.PersistentVolumeClaimResize,
         "RuntimeClass": runtimeclass.RuntimeClass, "ResourceQuota": resourcequota.ResourceQuota}
     want = list(enabled)

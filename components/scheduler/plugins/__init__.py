@@ -3,7 +3,8 @@
 ``REGISTRY`` maps plugin names to classes (constructed as ``cls(args, handle)``).
 ``DEFAULT_PLUGINS`` is the default profile's enabled plugins in filter order with
 their score weights, as ``pkg/scheduler/apis/config/v1/default_plugins.go``
-(volume plugins are not implemented here).
+(of the volume plugins, VolumeRestrictions, VolumeBinding and VolumeZone are implemented;
+NodeVolumeLimits is not).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from components.scheduler.plugins.podtopologyspread import PodTopologySpread
 from components.scheduler.plugins.prioritysort import PrioritySort
 from components.scheduler.plugins.schedulinggates import SchedulingGates
 from components.scheduler.plugins.tainttoleration import TaintToleration
+from components.scheduler.plugins.volumebinding import VolumeBinding
+from components.scheduler.plugins.volumerestrictions import VolumeRestrictions
+from components.scheduler.plugins.volumezone import VolumeZone
 
 REGISTRY: dict[str, type] = {c.name: c for c in (
     PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
     NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption,
-    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, SchedulingGates)}
+    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, SchedulingGates, VolumeBinding,
+    VolumeRestrictions, VolumeZone)}
 
 #: (name, score weight) in the default multiPoint order; weight 0 = does not score
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
@@ -36,6 +41,9 @@ DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DefaultPreemption", 0),

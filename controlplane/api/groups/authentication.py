@@ -1,12 +1,13 @@
-"""``authentication.k8s.io/v1``: TokenReview and SelfSubjectReview, create-only and never stored (Kubernetes v1.32).
+"""``authentication.k8s.io/v1``: TokenReview and SelfSubjectReview, create-only and never stored (Kubernetes v1.32),
+and TokenRequest, the body of ``serviceaccounts/NAME/token``.
 
 ``pkg/registry/authentication/selfsubjectreview/rest.go`` answers a SelfSubjectReview with
-the requesting user's attributes: here the user the apiserver derives from the request
-(``system:anonymous`` in group ``system:unauthenticated``, or the user and groups named by
-the ``Impersonate-User`` / ``Impersonate-Group`` headers; no authenticator runs yet).
-``pkg/registry/authentication/tokenreview/storage.go`` answers a TokenReview: a token is
-required (400 ``token is required for TokenReview in authentication.k8s.io``); with no
-token authenticator configured the review comes back with an empty status (``{"user": {}}``), as there.
+the requesting user's attributes: the user the apiserver's authentication filter found (or the
+one impersonated with the ``Impersonate-*`` headers). ``pkg/registry/authentication/tokenreview/
+storage.go`` answers a TokenReview: a token is required (400 ``token is required for TokenReview
+in authentication.k8s.io``); the apiserver answers it with its token authenticators
+(``components/apiserver/authentication``); :func:`review_token` is the answer with no token
+authenticator configured (an empty status, ``{"user": {}}``), as there.
 Schema: ``staging/src/k8s.io/api/authentication/v1/types.go``.
 """
 
@@ -41,12 +42,32 @@ TYPES: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                                   "compatible with both the TokenReview and token."),
         "error": ("string", "Error indicates that the token couldn't be checked"),
     }),
+    "TokenRequestSpec": ("TokenRequestSpec contains client provided parameters of a token request.", {
+        "audiences": ("[]string", "Audiences are the intendend audiences of the token. A recipient of a token must "
+                                  "identify themself with an identifier in the list of audiences of the token, and "
+                                  "otherwise should reject the token."),
+        "expirationSeconds": ("int64", "ExpirationSeconds is the requested duration of validity of the "
+                                               "request."),
+        "boundObjectRef": ("BoundObjectReference", "BoundObjectRef is a reference to an object that the token will "
+                                                   "be bound to."),
+    }),
+    "BoundObjectReference": ("BoundObjectReference is a reference to an object that a token is bound to.", {
+        "kind": ("string", "Kind of the referent. Valid kinds are 'Pod' and 'Secret'."),
+        "apiVersion": ("string", "API version of the referent."),
+        "name": ("string", "Name of the referent."),
+        "uid": ("string", "UID of the referent."),
+    }),
+    "TokenRequestStatus": ("TokenRequestStatus is the result of a token request.", {
+        "token": ("string", "Token is the opaque bearer token."),
+        "expirationTimestamp": ("Time", "ExpirationTimestamp is the time of expiration of the returned token."),
+    }),
 }
 
 #: the list tags of ``authentication/v1/types.go``: every list ``+listType=atomic``
 listfields.declare(structs={"UserInfo": {"groups": listfields.ATOMIC},
                             "TokenReviewSpec": {"audiences": listfields.ATOMIC},
-                            "TokenReviewStatus": {"audiences": listfields.ATOMIC}})
+                            "TokenReviewStatus": {"audiences": listfields.ATOMIC},
+                            "TokenRequestSpec": {"audiences": listfields.ATOMIC}})
 
 SSR_SCHEMA = KindSchema(
     "SelfSubjectReview contains the user information that the kube-apiserver has about the user making this "
@@ -59,6 +80,14 @@ TOKENREVIEW_SCHEMA = KindSchema(
         "spec": ("TokenReviewSpec", "Spec holds information about the request being evaluated"),
         "status": ("TokenReviewStatus", "Status is filled in by the server and indicates whether the request can be "
                                         "authenticated."),
+    }, TYPES)
+
+#: the body of ``serviceaccounts/NAME/token`` (not a served resource: ``schemas.BODY_KINDS``)
+TOKENREQUEST_SCHEMA = KindSchema(
+    "TokenRequest requests a token for a given service account.", {
+        "spec": ("TokenRequestSpec", "Spec holds information about the request being evaluated"),
+        "status": ("TokenRequestStatus", "Status is filled in by the server and indicates whether the token can be "
+                                         "authenticated."),
     }, TYPES)
 
 

@@ -12,9 +12,10 @@ subresource changes only ``status.conditions``; condition timestamps populated) 
 ``pkg/printers/internalversion/printers.go`` (printCertificateSigningRequest).
 
 Not done here: the request's signature is not checked (no X.509 library is used; the
-PEM block and its DER framing are), and no signer issues certificates. Without
-authentication the requesting user is ``system:anonymous`` in ``system:unauthenticated``,
-as kube-apiserver records an anonymous request.
+PEM block and its DER framing are), and no signer issues certificates. The requesting user
+is the one the apiserver's authentication found (:func:`set_csr_requestor`); a create that
+does not say (none through the REST handlers) records ``system:anonymous`` in
+``system:unauthenticated``, as kube-apiserver records an anonymous request.
 """
 
 from __future__ import annotations
@@ -199,6 +200,20 @@ def prepare_csr_create(obj: JSON) -> None:
         spec.pop("extra", None)
 
 
+def set_csr_requestor(obj: JSON, user: JSON) -> None:
+    """PrepareForCreate's user from the request (``pkg/registry/certificates/certificates/
+    strategy.go``): ``spec.username``, ``uid``, ``groups`` and ``extra`` of the requesting user."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec["username"] = user.get("username") or ""
+    for f in ("uid", "groups", "extra"):
+        if user.get(f):
+            spec[f] = copy.deepcopy(user[f])
+        else:
+            spec.pop(f, None)
+
+
 def prepare_csr_update(new: JSON, old: JSON, subresource: str) -> None:
     """PrepareForUpdate of the main resource (spec kept), ``status`` (Approved/Denied kept
     from the stored object) and ``approval`` (only the conditions change)."""
@@ -264,7 +279,8 @@ def signer_name(obj: JSON) -> str:
     return str(sub(obj, "spec").get("signerName") or "")
 
 
-CSR_STRATEGY = Strategy(prepare_create=prepare_csr_create, prepare_update=prepare_csr_update)
+CSR_STRATEGY = Strategy(prepare_create=prepare_csr_create, prepare_update=prepare_csr_update,
+                        set_requestor=set_csr_requestor)
 
 ENTRIES: tuple[Resource, ...] = (
     Resource(GROUP, "v1", "certificatesigningrequests", "certificatesigningrequest", "CertificateSigningRequest",

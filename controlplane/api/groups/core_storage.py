@@ -9,8 +9,8 @@ volumeMode Filesystem, phase Pending; a claim's volumeMode Filesystem, phase Pen
 ``pkg/registry/core/{persistentvolume,persistentvolumeclaim,podtemplate}/strategy.go``
 (``status`` subresources; status reset on create; a PV's ``lastPhaseTransitionTime`` set
 when its phase changes; a PodTemplate's generation 1 on create, bumped when its template changes) and ``pkg/printers/internalversion/printers.go``
-(printPersistentVolume, printPersistentVolumeClaim, printPodTemplate). No volume
-controller binds claims here: they stay Pending until a client binds them.
+(printPersistentVolume, printPersistentVolumeClaim, printPodTemplate). Claims are bound
+by the controller-manager's PV controller (``components/controller_manager/volume/``).
 
 The update errors print Kubernetes' message without the ``cmp.Diff`` of the specs that
 follows it there.
