@@ -268,7 +268,10 @@ class LocalCluster:
         args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
                 "--secure-port", str(self.apiserver_port),
                 "--tls-cert-file", p.path("apiserver"), "--tls-private-key-file", p.path("apiserver", "key"),
-                "--client-ca-file", p.ca_file]
+                "--client-ca-file", p.ca_file,
+                # kubeadm's sa.key / sa.pub: service-account tokens outlive an apiserver restart
+                "--service-account-key-file", p.path("sa", "pub"),
+                "--service-account-signing-key-file", p.path("sa", "key")]
         if self.etcd_tls and not self.etcd_servers:
             args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
                      "--etcd-certfile", p.path("apiserver-etcd-client"),

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -23,6 +24,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from controlplane import pki
 from controlplane.client.config import load_kubeconfig
@@ -110,6 +114,15 @@ def test_the_cluster_ca_is_published_as_kube_root_ca(up):
     r = kubectl(up, "get", "configmap", "kube-root-ca.crt", "-n", "default", "-o", "json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["data"]["ca.crt"] == ca
+
+
+def test_service_account_tokens_are_signed_with_sa_key(up):
+    r = kubectl(up, "create", "token", "default")
+    assert r.returncode == 0, r.stderr
+    header, payload, signature = r.stdout.strip().split(".")
+    pub = load_pem_public_key(open(os.path.join(up["dir"], "pki", "sa.pub"), "rb").read())
+    sig = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
+    pub.verify(sig, f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())  # type: ignore[union-attr,call-arg]
 
 
 def test_serving_certificate_names(up):
