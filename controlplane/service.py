@@ -175,6 +175,77 @@ def leader_election_options(resource_name: str, help: str) -> Callable[[Callable
     return decorate
 
 
+#: kube-scheduler's and kube-controller-manager's deprecated insecure ports (``--port``), which we
+#: serve; their HTTPS ``--secure-port`` (10259 / 10257) waits for TLS on these components
+INSECURE_PORTS = {"scheduler": 10251, "controller-manager": 10252}
+
+
+def insecure_serving_options(component: str) -> Callable[[F], F]:
+    """Add kube-scheduler's / kube-controller-manager's ``--port`` (default 10251 / 10252, ``0``
+    disables) and ``--address`` (default ``0.0.0.0``): plain HTTP serving ``/metrics``,
+    ``/healthz``, ``/livez`` and ``/readyz`` — Kubernetes' deprecated insecure serving flags
+    (``cmd/kube-scheduler/app/options/deprecated.go``, ``insecure_serving.go``). Kubernetes
+    serves these paths over HTTPS on ``--secure-port`` with delegated authentication; until these
+    components have TLS, the insecure flags are the honest names. The command receives ``port`` and
+    ``address``."""
+    def decorate(fn: F) -> F:
+        fn = click.option("--address", default="0.0.0.0", show_default=True, metavar="IP",
+                          help="address to serve /metrics and the health checks on (plain HTTP)")(fn)
+        fn = click.option("--port", default=INSECURE_PORTS[component], show_default=True,
+                          type=click.IntRange(0, 65535), help="port for /metrics, /healthz, /livez, /readyz "
+                          "over plain HTTP (0 disables; Kubernetes' deprecated insecure port)")(fn)
+        return fn
+    return decorate
+
+
+#: the OpenTelemetry service name of each component (its Kubernetes counterpart's)
+TRACING_SERVICE_NAMES = {"apiserver": "apiserver", "scheduler": "kube-scheduler",
+                         "controller-manager": "kube-controller-manager", "kubelet": "kubelet"}
+
+
+def tracing_options(component: str, config_file: bool = False) -> Callable[[F], F]:
+    """Add ``--tracing-endpoint HOST:PORT`` (OTLP/HTTP; none: tracing off) and
+    ``--tracing-sampling-rate-per-million N`` (new root spans per million, default 0 as Kubernetes:
+    only requests with a sampled parent are traced) to a component's command — and, with
+    ``config_file``, kube-apiserver's ``--tracing-config-file`` (a ``TracingConfiguration``,
+    ``apiserver.config.k8s.io/v1beta1``: ``endpoint``, ``samplingRatePerMillion``; the flags win).
+    The kubelet's ``tracing`` section of its configuration maps to the same flags. When an endpoint
+    is given, :func:`controlplane.otel.setup` runs before the command; bad values are a one-line
+    usage error. The command does not receive these keywords."""
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            endpoint = kwargs.pop("tracing_endpoint")
+            rate = kwargs.pop("tracing_sampling_rate_per_million")
+            path = kwargs.pop("tracing_config_file", None)
+            from controlplane import otel
+            if path:
+                try:
+                    file_endpoint, file_rate = otel.load_tracing_configuration(path)
+                except ValueError as e:
+                    raise click.UsageError(f"--tracing-config-file: {e}") from None
+                endpoint = endpoint or file_endpoint
+                rate = file_rate if rate is None else rate
+            if endpoint:
+                otel.setup(TRACING_SERVICE_NAMES.get(component, component), endpoint, rate or 0)
+            return fn(**kwargs)
+
+        opts = [click.option("--tracing-endpoint", default=None, metavar="HOST:PORT",
+                             help="send OpenTelemetry spans over OTLP/HTTP to this collector (default: no tracing)"),
+                click.option("--tracing-sampling-rate-per-million", default=None, type=click.IntRange(0, 1_000_000),
+                             help="new root spans sampled per million (default 0: only requests whose caller "
+                                  "is traced)")]
+        if config_file:
+            opts.append(click.option("--tracing-config-file", default=None, metavar="FILE",
+                                     help="TracingConfiguration (apiserver.config.k8s.io/v1beta1): endpoint, "
+                                          "samplingRatePerMillion"))
+        out: Any = wrapper
+        for o in opts:
+            out = o(out)
+        return out  # type: ignore[no-any-return]
+    return decorate
+
+
 def run_until_signalled(main: Callable[[], Awaitable[None]]) -> None:
     """Run ``main()`` in a fresh event loop (uvloop's when installed: :func:`controlplane.aio.run`);
     SIGTERM/SIGINT cancel it cleanly.

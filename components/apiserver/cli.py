@@ -28,7 +28,7 @@ from components.apiserver.tls import DEFAULT_CERT_DIR, self_signed, server_conte
 from controlplane import aio
 from controlplane.log import event, setup
 from controlplane.pki import first_service_ip
-from controlplane.service import Seconds
+from controlplane.service import Seconds, tracing_options
 from controlplane.storage.etcd import EtcdTLS, parse_endpoint
 
 
@@ -127,6 +127,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 
 
 @click.command(name="apiserver")
+@tracing_options("apiserver", config_file=True)
 @click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
               help="etcd client URL (http://HOST:PORT).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True)

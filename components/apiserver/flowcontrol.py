@@ -38,11 +38,14 @@ import hashlib
 import math
 import uuid
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
 from components.apiserver.routing import REQUEST_INFO, parse
+from controlplane.metrics import exposition
 
 SCHEMA_UID_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
 LEVEL_UID_HEADER = "X-Kubernetes-PF-PriorityLevel-UID"
@@ -509,29 +512,38 @@ class FlowControl:
         return Rejected(reason, f.schema, f.level)
 
     # -- metrics ----------------------------------------------------------------------
-    def render(self) -> str:
-        """The ``apiserver_flowcontrol_*`` series in Prometheus text format."""
-        out = ["# HELP apiserver_flowcontrol_nominal_limit_seats Nominal number of execution seats "
-               "configured for each priority level",
-               "# TYPE apiserver_flowcontrol_nominal_limit_seats gauge"]
-        out += [f'apiserver_flowcontrol_nominal_limit_seats{{priority_level="{n}"}} {s.limit}'
-                for n, s in sorted(self.state.items())]
-
-        def series(name: str, kind: str, help_: str, values: dict) -> None:
-            out.extend([f"# HELP {name} {help_}", f"# TYPE {name} {kind}"])
-            for k, v in sorted(values.items()):
-                labels = f'flow_schema="{k[0]}",priority_level="{k[1]}"' + (f',reason="{k[2]}"' if len(k) > 2 else "")
-                out.append(f"{name}{{{labels}}} {v}")
+    def collect(self) -> Iterator[Any]:
+        """The ``apiserver_flowcontrol_*`` families (prometheus-client's collector protocol), read
+        from the current state: nominal seats per priority level, dispatched / rejected requests
+        (counters) and executing / queued requests (gauges) per flow schema and priority level
+        (``staging/src/k8s.io/apiserver/pkg/util/flowcontrol/metrics/metrics.go``)."""
+        seats = GaugeMetricFamily("apiserver_flowcontrol_nominal_limit_seats", "Nominal number of execution "
+                                  "seats configured for each priority level", labels=("priority_level",))
+        for n, st in sorted(self.state.items()):
+            seats.add_metric((n,), st.limit)
+        yield seats
+        pair = ("flow_schema", "priority_level")
         stats = sorted(self._stats.items())
-        series("apiserver_flowcontrol_dispatched_requests_total", "counter",
-               "Number of requests executed by API Priority and Fairness subsystem",
-               {k: v[0] for k, v in stats})
-        series("apiserver_flowcontrol_rejected_requests_total", "counter",
-               "Number of requests rejected by API Priority and Fairness subsystem", self._rejected)
-        series("apiserver_flowcontrol_current_executing_requests", "gauge",
-               "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the "
-               "API Priority and Fairness subsystem", {k: v[1] for k, v in stats})
-        series("apiserver_flowcontrol_current_inqueue_requests", "gauge",
-               "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
-               {k: v[2] for k, v in stats})
-        return "\n".join(out) + "\n"
+        dispatched = CounterMetricFamily("apiserver_flowcontrol_dispatched_requests_total", "Number of requests "
+                                         "executed by API Priority and Fairness subsystem", labels=pair)
+        for k, v in stats:
+            dispatched.add_metric(k, v[0])
+        yield dispatched
+        rejected = CounterMetricFamily("apiserver_flowcontrol_rejected_requests_total", "Number of requests "
+                                       "rejected by API Priority and Fairness subsystem", labels=pair + ("reason",))
+        for k3, n3 in sorted(self._rejected.items()):
+            rejected.add_metric(k3, n3)
+        yield rejected
+        for name, i, help_ in (
+                ("apiserver_flowcontrol_current_executing_requests", 1, "Number of requests in initial (for a "
+                 "WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem"),
+                ("apiserver_flowcontrol_current_inqueue_requests", 2, "Number of requests currently pending in "
+                 "queues of the API Priority and Fairness subsystem")):
+            g = GaugeMetricFamily(name, help_, labels=pair)
+            for k, v in stats:
+                g.add_metric(k, v[i])
+            yield g
+
+    def render(self) -> str:
+        """The ``apiserver_flowcontrol_*`` series (:meth:`collect`) in the Prometheus text format."""
+        return exposition(self).decode()

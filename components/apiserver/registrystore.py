@@ -37,7 +37,7 @@ from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.semantics import decoder
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
-from controlplane import apitime
+from controlplane import apitime, otel
 from controlplane.api import codec
 from controlplane.api import resources as R
 from controlplane.api.groups import apiextensions
@@ -210,6 +210,7 @@ class RegistryStore:
         namespace = self.request_namespace(resource, namespace, obj)
         generated = not md.get("name") and bool(md.get("generateName"))
         strategy.prepare_for_create(resource.facts_key, obj, namespace, resource.namespaced, opts.user)
+        otel.stamp_traceparent(obj)  # the creating request's span, when traced (controlplane/otel.py)
         name = obj["metadata"].get("name", "")
         self.tracer.on_create_received(resource, obj, opts.user_agent, opts.verb)
         sem.apply_defaults(resource.facts_key, obj)

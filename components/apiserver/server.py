@@ -32,6 +32,7 @@ from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
 from components.apiserver.negotiation import json_response, warning_headers
+from components.apiserver.otel import middlewares as otel_middleware
 from components.apiserver.registrystore import RegistryStore
 from components.apiserver.rest import RestHandlers
 from components.apiserver.routing import RequestInfo
@@ -42,6 +43,7 @@ from controlplane import apitime
 from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
+from controlplane.metrics import CONTENT_TYPE
 from controlplane.storage.errors import KeyExists, KeyNotFound, StorageError, Unavailable
 from controlplane.storage.etcd import EtcdTLS
 from controlplane.storage.store import Store, object_key
@@ -81,6 +83,7 @@ class APIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cache_tasks: dict[str, asyncio.Task] = {}
         self.metrics = Metrics()
+        self.store.observe = self.metrics.etcd_request
         #: --max-requests-inflight / --max-mutating-requests-inflight (watches are not counted)
         self.limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
         self.inflight = {"readOnly": 0, "mutating": 0}
@@ -108,6 +111,11 @@ class APIServer:
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
         self.app = self._make_app()
+
+    def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
+        """After a watch cache fanned an etcd event out: count it, then trace it."""
+        self.metrics.watch_events(resource, delivered)
+        self.tracer.on_cache_event(resource, ev, delivered)
 
     def cache_for(self, resource: Any) -> WatchCache | None:
         return self.caches.get(cache_name(resource))
@@ -205,7 +213,7 @@ class APIServer:
         if resource.kind == "Binding" or not resource.stored or resource.converted \
                 or cache_name(resource) in self.caches:
             return
-        c = WatchCache(self.store, resource, on_event=self.tracer.on_cache_event)
+        c = WatchCache(self.store, resource, on_event=self._on_cache_event)
         await c.start()
         if R.REGISTRY.lookup(resource.group, resource.version, resource.plural) is not resource \
                 or cache_name(resource) in self.caches:
@@ -348,7 +356,7 @@ class APIServer:
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[serving.track_requests, self._errors],
+        app = web.Application(middlewares=[serving.track_requests, *otel_middleware(), self._errors],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
         def static(make):
@@ -421,10 +429,11 @@ class APIServer:
         for c in self.caches.values():
             r = c.resource
             watchers[(r.group, r.version, r.kind)] = watchers.get((r.group, r.version, r.kind), 0) + len(c.watchers)
-        text = self.metrics.render(watchers, dict(self.inflight)) + (self.flowcontrol.render() if self.flowcontrol else "")
-        return web.Response(text=text,
-                            content_type="text/plain", charset="utf-8",
-                            headers={"X-Content-Type-Options": "nosniff"})
+        objects = [(c.resource.plural + (f".{c.resource.group}" if c.resource.group else ""), len(c.objects))
+                   for c in self.caches.values()]
+        text = self.metrics.render(watchers, dict(self.inflight), objects) + \
+            (self.flowcontrol.render() if self.flowcontrol else "")
+        return web.Response(text=text, headers={"Content-Type": CONTENT_TYPE, "X-Content-Type-Options": "nosniff"})
 
     async def _openapi_v2(self, request: web.Request) -> web.Response:
         return web.Response(body=discovery.openapi_v2_protobuf(),

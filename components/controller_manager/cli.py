@@ -9,7 +9,10 @@ Controllers: every name of ``manager.CONTROLLERS`` (``--help`` lists them), as k
 take Go syntax (``40s``, ``500ms``, ``1m``). With ``--leader-elect`` only the holder
 of the Lease ``kube-system/kube-controller-manager`` starts its informers and
 controllers (kube-controller-manager runs everything in OnStartedLeading); losing it
-exits with status 1 ("leaderelection lost"); SIGTERM releases it. An unknown
+exits with status 1 ("leaderelection lost"); SIGTERM releases it. ``--port`` (10252; 0 disables)
+serves ``/metrics`` (the controllers' ``workqueue_*``, ``rest_client_*``), ``/healthz``, ``/livez``
+and ``/readyz`` over plain HTTP, kube-controller-manager's deprecated insecure port (its HTTPS
+``--secure-port`` 10257 waits for TLS here). An unknown
 controller, a bad duration or a bad URL is a one-line error with exit 2.
 """
 
@@ -19,13 +22,16 @@ import click
 
 from controlplane.client.rest import RestClient, wait_ready
 from controlplane.log import event, setup
+from controlplane.metrics import HealthChecks, make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
     config_or_exit,
+    insecure_serving_options,
     leader_election_options,
     parse_duration,
     run_until_signalled,
+    tracing_options,
 )
 
 
@@ -76,13 +82,15 @@ def read_root_ca(path: str) -> str:
 @click.option("--root-ca-file", default="", metavar="PATH",
               help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
+@insecure_serving_options("controller-manager")
+@tracing_options("controller-manager")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
             max_endpoints_per_slice: int, horizontal_pod_autoscaler_sync_period: str,
             horizontal_pod_autoscaler_downscale_stabilization: str, horizontal_pod_autoscaler_tolerance: float,
             horizontal_pod_autoscaler_cpu_initialization_period: str,
             horizontal_pod_autoscaler_initial_readiness_delay: str, root_ca_file: str,
-            leader_election: LeaderElection) -> None:
+            leader_election: LeaderElection, port: int, address: str) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -112,6 +120,8 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     log = setup("controller-manager")
 
     async def main() -> None:
+        health = HealthChecks()
+        endpoint = await serve("controller-manager", address, port, make_app(health))
         client = RestClient(client_config, "controller-manager")
         try:
             await wait_ready(client)
@@ -119,8 +129,11 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             event(log, "controller-manager.starting", server=server, controllers=",".join(names),
                   leader_elect=leader_election.enabled)
             elector = leader_election.elector(client) if leader_election.enabled else None
+            if elector is not None:
+                health.add("leaderElection", elector.healthy)
             await run_manager(mgr, elector)
         finally:
             await client.close()
+            await endpoint.stop()
 
     run_until_signalled(main)

@@ -74,7 +74,7 @@ class Controller:
         self.ctx = ctx
         self.client = ctx.client
         self.informers = ctx.informers
-        self.queue: WorkQueue[str] = WorkQueue()
+        self.queue: WorkQueue[str] = WorkQueue(name=self.name)
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)

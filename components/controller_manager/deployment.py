@@ -21,6 +21,7 @@ import logging
 import time
 from typing import Literal, overload
 
+from controlplane import otel
 from controlplane.api.resources import DEPLOYMENTS, PODS, REPLICASETS
 from controlplane.client.informer import key_of
 from controlplane.client.rest import ApiError
@@ -200,7 +201,11 @@ class DeploymentController(Controller):
         obj["spec"]["replicas"] = du.new_rs_new_replicas(d, old + [obj], obj)
         count = obj["spec"]["replicas"]
         try:
-            created = await self.client.create(REPLICASETS, obj, md.get("namespace"))
+            # traced (controlplane/otel.py): the new ReplicaSet joins the Deployment's trace
+            otel.copy_traceparent(d, obj)
+            with otel.span("Create ReplicaSet", parent=otel.traceparent_of(d),
+                           attributes={"deployment": f"{md.get('namespace')}/{md.get('name')}"}):
+                created = await self.client.create(REPLICASETS, obj, md.get("namespace"))
         except ApiError as e:
             if e.code != 409 or e.reason != "AlreadyExists":
                 self.recorder.event(d, "Warning", "FailedCreate",

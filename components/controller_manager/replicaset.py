@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from controlplane import apitime
+from controlplane import apitime, otel
 from controlplane.api.resources import PODS, REPLICASETS, REPLICATIONCONTROLLERS, Resource
 from controlplane.client.informer import key_of
 from controlplane.client.rest import ApiError
@@ -186,9 +186,9 @@ class ReplicaController(Controller):
     workers = 5
 
     def __init__(self, ctx: ControllerContext, kind: ReplicaKind = REPLICASET_KIND) -> None:
+        self.name = kind.component.removesuffix("-controller")  # before the queue takes it as its name
         super().__init__(ctx)
         self.kind = kind
-        self.name = kind.component.removesuffix("-controller")
         self.expectations = Expectations()
         self.recorder = ctx.recorder(kind.component)
         self.owners = ctx.informers.informer(kind.resource)
@@ -389,7 +389,11 @@ class ReplicaController(Controller):
             async def create_one() -> None:
                 pod = pod_from_template(template, obj, ref)
                 try:
-                    created = await self.client.create(PODS, pod, md.get("namespace"))
+                    # traced (controlplane/otel.py): the pod joins its owner's trace
+                    otel.copy_traceparent(obj, pod)
+                    with otel.span("Create Pod", parent=otel.traceparent_of(obj),
+                                   attributes={"owner": f"{md.get('namespace')}/{md.get('name')}"}):
+                        created = await self.client.create(PODS, pod, md.get("namespace"))
                 except ApiError as e:
                     if namespace_terminating(e):
                         self.expectations.creation_observed(key)

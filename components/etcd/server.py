@@ -21,6 +21,7 @@ from controlplane import log as cplog
 from . import compactor
 from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError
+from .metrics import EtcdMetrics
 from .services import ETCD_VERSION, add_services
 from .transport import (
     HANDSHAKE_TIMEOUT,
@@ -112,11 +113,13 @@ JSON = "application/json"
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"  # the Prometheus text exposition format
 
 
-def _http_get(core: Core):
+def _http_get(core: Core, metrics: EtcdMetrics | None = None):
     """etcd's HTTP endpoints beside gRPC (etcd ``etcdserver/api/etcdhttp``): ``/health`` (ok unless
-    an alarm is raised or the WAL failed; 503 then, see :func:`_health_reason`), ``/version``, and ``/metrics`` with a few of
-    etcd's own gauges and counters in the Prometheus text format; anything else 404."""
+    an alarm is raised or the WAL failed; 503 then, see :func:`_health_reason`), ``/version``, and ``/metrics``
+    (:mod:`.metrics`: etcd's own families in the Prometheus text format); anything else 404."""
     import json
+    if metrics is None:
+        metrics = EtcdMetrics(core, ETCD_VERSION)
 
     def dump(obj) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
@@ -131,22 +134,7 @@ def _http_get(core: Core):
             body = dump({"health": "false" if reason else "true", "reason": reason})
             return body, "503 Service Unavailable" if reason else "200 OK", JSON
         if path == "/metrics":
-            hub, store = core.hub, core.store
-            watchers = sum(len(st.watchers) for st in hub.streams)
-            rows = [
-                ("etcd_server_has_leader", "gauge", 1), ("etcd_server_is_leader", "gauge", 1),
-                ("etcd_server_proposals_committed_total", "gauge", core.durable_index),
-                ("etcd_server_proposals_applied_total", "gauge", core.durable_index),
-                ("etcd_mvcc_db_total_size_in_bytes", "gauge", store.size + 4096),
-                ("etcd_debugging_mvcc_keys_total", "gauge", sum(1 for h in store.hist.values() if h[-1].create_revision)),
-                ("etcd_debugging_mvcc_current_revision", "gauge", store.committed),
-                ("etcd_debugging_mvcc_compact_revision", "gauge", store.compact_rev),
-                ("etcd_debugging_mvcc_watch_stream_total", "gauge", len(hub.streams)),
-                ("etcd_debugging_mvcc_watcher_total", "gauge", watchers),
-            ]
-            text = "".join(f"# TYPE {n} {t}\n{n} {v}\n" for n, t, v in rows)
-            text += f'# TYPE etcd_server_version gauge\netcd_server_version{{server_version="{ETCD_VERSION}"}} 1\n'
-            return text.encode(), "200 OK", PROMETHEUS_TEXT
+            return metrics.text(), "200 OK", PROMETHEUS_TEXT
         return b"404 page not found\n", "404 Not Found", TEXT
 
     return get
@@ -216,8 +204,9 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
     core.recover()
     server: GrpcServer | grpc.aio.Server
+    metrics = EtcdMetrics(core, ETCD_VERSION)
     if transport == "asyncio":
-        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core),
+        server = GrpcServer(max_request_bytes + GRPC_OVERHEAD_BYTES, http_get=_http_get(core, metrics),
                             handshake_timeout=handshake_timeout, keepalive_min_time=grpc_keepalive_min_time,
                             keepalive_interval=grpc_keepalive_interval, keepalive_timeout=grpc_keepalive_timeout)
     else:
@@ -233,6 +222,7 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 ("grpc.http2.min_recv_ping_interval_without_data_ms", grpc_keepalive_min_time)) if v > 0),
         ])
     add_services(server, core, peer_urls)
+    metrics.attach(core, server)
     urls, ports = [], []
     for (host, port), tls in zip(addrs, secure):
         bind_host = f"[{host}]" if ":" in host else host

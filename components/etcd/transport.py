@@ -566,6 +566,8 @@ class _Connection(asyncio.Protocol):
         """End the call with grpc-status ``code`` (after any queued DATA) and close our side."""
         if s.closed or s.trailers is not None:
             return
+        if s.method is not None and self.server.on_handled is not None:
+            self.server.on_handled(s.method.labels, code)
         block = OK_TRAILERS if code is grpc.StatusCode.OK else _trailers(code, message)
         if not s.headers_sent:  # Trailers-Only
             s.headers_sent = True
@@ -760,9 +762,14 @@ def _raw(message: Any) -> Any:
 
 class _Method:
     __slots__ = ("handler", "call_sync", "request_deserializer", "response_serializer",
-                 "request_streaming", "response_streaming")
+                 "request_streaming", "response_streaming", "labels")
 
-    def __init__(self, h: grpc.RpcMethodHandler) -> None:
+    def __init__(self, h: grpc.RpcMethodHandler, path: str = "") -> None:
+        service, _, name = path.strip("/").rpartition("/")
+        kind = ("bidi_stream" if h.response_streaming else "client_stream") if h.request_streaming else \
+            ("server_stream" if h.response_streaming else "unary")
+        #: (grpc_type, grpc_service, grpc_method) of grpc_server_handled_total (go-grpc-prometheus)
+        self.labels = (kind, service, name)
         self.request_streaming = h.request_streaming
         self.response_streaming = h.response_streaming
         # a handler without (de)serializers takes and returns raw bytes, as in grpcio
@@ -825,19 +832,21 @@ class GrpcServer:
         self.tls: dict[socket.socket, ssl.SSLContext | None] = {}
         self.stopping = False
         self.http_get = http_get or (lambda path: (b"404 page not found\n", "404 Not Found", TEXT))
+        #: ``on_handled(method labels, code)`` once per finished call (grpc_server_handled_total)
+        self.on_handled: Callable[[tuple[str, str, str], grpc.StatusCode], None] | None = None
 
     # grpc's generated registration code calls one of these two
     def add_registered_method_handlers(self, service: str, handlers: dict) -> None:
         """``handlers``: method name -> ``grpc.RpcMethodHandler``, served at ``/SERVICE/METHOD``."""
         for name, h in handlers.items():
-            self.methods[f"/{service}/{name}".encode()] = _Method(h)
+            self.methods[f"/{service}/{name}".encode()] = _Method(h, f"/{service}/{name}")
 
     def add_generic_rpc_handlers(self, handlers) -> None:
         """grpc's generic handlers (``grpc.method_handlers_generic_handler``): their method table is
         taken as is; a registered handler of the same path wins."""
         for gh in handlers:
             for path, h in getattr(gh, "_method_handlers", {}).items():
-                self.methods.setdefault(path.encode(), _Method(h))
+                self.methods.setdefault(path.encode(), _Method(h, path))
 
     def add_secure_port(self, address: str, context: ssl.SSLContext) -> int:
         """As :meth:`add_insecure_port`, serving TLS with ``context`` (:func:`server_tls_context`)."""

@@ -41,8 +41,9 @@ import json
 import logging
 import os
 import struct
+import time
 import zlib
-from typing import Any, Iterable, Iterator, TypeAlias
+from typing import Any, Callable, Iterable, Iterator, TypeAlias
 
 from aetcd.rpc import kv_pb2, rpc_pb2
 
@@ -127,6 +128,8 @@ class DataDir:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        #: ``on_fsync(seconds)`` after each WAL fdatasync (etcd_disk_wal_fsync_duration_seconds), in the WAL thread
+        self.on_fsync: Callable[[float], None] | None = None
         self.meta: dict = {}
         self.snapshot: dict | None = None
         self._snapshot_data_at = 0
@@ -420,7 +423,10 @@ class DataDir:
                 n = os.pwrite(fd, view, off)
                 off += n
                 view = view[n:]
+            t0 = time.monotonic()
             os.fdatasync(fd)
+            if self.on_fsync is not None:
+                self.on_fsync(time.monotonic() - t0)
         except OSError:
             self._reset_tail()
             raise

@@ -4,7 +4,10 @@
     controlplane kubelet --master URL --hollow-nodes 100 --node-name-prefix hollow-
     controlplane kubelet --master URL --node-name node01 --root-dir /var/lib/controlplane/kubelet/node01
 
-Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``.
+Every option is also read from ``CONTROLPLANE_KUBELET_<OPTION>``. ``--healthz-port`` (10248) serves
+``/healthz``, ``--read-only-port`` (10255) ``/metrics``, ``/healthz`` and ``/pods``
+(:mod:`components.kubelet.server`); ``0`` disables either, and a port already taken (several kubelets
+on one machine) is logged and left out.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.clusterconfig import expand
 from controlplane.log import event, setup
-from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
+from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled, tracing_options
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -71,6 +74,15 @@ _PERIOD = Seconds(min=0, min_open=True)
               help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
                    "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
                    "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
+@tracing_options("kubelet")
+@click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
+              help="port of /healthz (0 disables)")
+@click.option("--healthz-bind-address", default="127.0.0.1", show_default=True, metavar="IP",
+              help="address of the healthz port")
+@click.option("--read-only-port", default=10255, show_default=True, type=click.IntRange(0, 65535),
+              help="port of the read-only endpoints /metrics, /healthz, /pods (0 disables)")
+@click.option("--address", default="0.0.0.0", show_default=True, metavar="IP",
+              help="address of the read-only port")
 def command(kubeconfig: str | None, master: str | None, node_name: str, node_labels: str,
             register_with_taints: str, kube_reserved: str, hollow_nodes: int, node_name_prefix: str,
             node_index: int | None, pod_cidr: str | None,
@@ -78,7 +90,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             container_start_seconds: float, lease_renew_seconds: float,
             node_status_report_seconds: float, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
-            root_dir: str | None, trace: bool, service_account_tokens: str = "auto") -> None:
+            root_dir: str | None, trace: bool, service_account_tokens: str,
+            healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
@@ -135,7 +148,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
 
     async def main() -> None:
         from components.kubelet.kubelet import Kubelet, Timings
+        from components.kubelet.server import health_checks, serve_kubelet
         from controlplane.client.rest import RestClient, wait_ready
+        from controlplane.metrics import stop_all
 
         timings = Timings(image_pull_seconds=image_pull_seconds,
                           container_start_seconds=container_start_seconds,
@@ -146,11 +161,18 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
                                                         image_pull_backoff_seconds))
         async with RestClient(client_config, "kubelet") as client:
-            await wait_ready(client)
-            event(log, "kubelet.starting", server=server, nodes=len(nodes),
-                  first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
-            await Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
-                          service_account_tokens=service_account_tokens == "request"
-                          or (service_account_tokens == "auto" and not hollow_nodes)).run()
+            kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                              service_account_tokens=service_account_tokens == "request"
+                              or (service_account_tokens == "auto" and not hollow_nodes))
+            endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,
+                                            healthz_address=healthz_bind_address, healthz_port=healthz_port,
+                                            address=address, read_only_port=read_only_port)
+            try:
+                await wait_ready(client)
+                event(log, "kubelet.starting", server=server, nodes=len(nodes),
+                      first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
+                await kubelet.run()
+            finally:
+                await stop_all(endpoints)
 
     run_until_signalled(main)

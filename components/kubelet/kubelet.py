@@ -80,6 +80,10 @@ class Kubelet:
             event(log, "kubelet.checkpoint", path=self.checkpoint.path,
                   state="restored" if found else "none (first start or node reboot)")
 
+    def pods(self) -> list[dict]:
+        """Every pod bound to this process's nodes, as the pod workers last saw it (``/pods``)."""
+        return [p for w in self.workers.values() for p in w.pods()]
+
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
         recorder = EventRecorder(self.client, "kubelet", host=cfg.name)

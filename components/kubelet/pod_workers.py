@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from components.kubelet import events as ev
 from components.kubelet import images as img
-from components.kubelet import prober
+from components.kubelet import metrics, prober
 from components.kubelet.lifecycle import (
     MINIMUM_GRACE_SECONDS,
     grace_period_seconds,
@@ -52,7 +52,7 @@ from components.kubelet.runtime import (
     exit_behaviour,
 )
 from components.kubelet.status import generate_pod_status, status_differs
-from controlplane import apitime
+from controlplane import apitime, otel
 from controlplane.api.defaults import image_pull_policy
 from controlplane.api.resources import PODS
 from controlplane.client.rest import ApiError
@@ -127,6 +127,9 @@ class PodWorkers:
         self._wake: dict[str, asyncio.Event] = {}
         self._idle = asyncio.Event()
         self._idle.set()
+        #: pods whose start was observed (kubelet_pod_start_sli_duration_seconds) and image pull seconds per pod
+        self._start_observed: set[str] = set()
+        self._pull_seconds: dict[str, float] = {}
 
     # -- informer side ---------------------------------------------------------
     def update_pod(self, pod: dict) -> None:
@@ -154,6 +157,7 @@ class PodWorkers:
             self._deleted.clear()
         self._latest.pop(uid, None)
         self._written.pop(uid, None)
+        self._pull_seconds.pop(uid, None)
         wake = self._wake.pop(uid, None)
         if wake is not None:
             wake.set()
@@ -251,7 +255,20 @@ class PodWorkers:
 
     # -- the sync --------------------------------------------------------------
     async def sync_pod(self, pod: dict) -> None:
-        """Bring the runtime in line with ``pod`` and report its status."""
+        """Bring the runtime in line with ``pod`` and report its status. With OpenTelemetry on
+        (:mod:`controlplane.otel`), in the span ``syncPod`` (``pkg/kubelet/kubelet.go`` SyncPod, KEP-2831),
+        a child of the pod's traceparent annotation, whose children are the runtime calls named as
+        the CRI methods (``runtime.v1.RuntimeService/RunPodSandbox``, ``.../CreateContainer``,
+        ``.../StartContainer``, ``runtime.v1.ImageService/PullImage``) and the status writes."""
+        if not otel.enabled():
+            return await self._sync_pod(pod)
+        md = pod.get("metadata") or {}
+        with otel.span("syncPod", parent=otel.traceparent_of(pod), attributes={
+                "k8s.pod.uid": md.get("uid", ""), "k8s.pod": _name(pod), "k8s.pod.name": md.get("name", ""),
+                "k8s.namespace.name": md.get("namespace", "")}):
+            return await self._sync_pod(pod)
+
+    async def _sync_pod(self, pod: dict) -> None:
         uid = _uid(pod)
         md, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         if md.get("deletionTimestamp"):
@@ -274,7 +291,8 @@ class PodWorkers:
                 self._resync_after(uid, self.volumes.retry_after(pod))
                 return
         if sb is None:
-            sb = self.runtime.run_pod_sandbox(uid)
+            with otel.span("runtime.v1.RuntimeService/RunPodSandbox"):
+                sb = self.runtime.run_pod_sandbox(uid)
             sb.start_time = (pod.get("status") or {}).get("startTime") or apitime.now()
             event(log, "pod.sandbox_created", pod=_name(pod), node=self.node_name, ip=sb.ip)
             if self._lost_containers(pod, sb):
@@ -333,10 +351,26 @@ class PodWorkers:
             names = [c.name for c in started if c is not None]
             if names:
                 self._trace(pod, f"containers started: {', '.join(names)}", "StartContainer")
+                self._observe_start(pod, sb)
             for c in started:
                 if c is not None:
                     self._schedule_exit(pod, c)
         pod = await self._send_status(pod, sb, announce=bool(to_start))
+
+    def _observe_start(self, pod: dict, sb: Sandbox) -> None:
+        """``kubelet_pod_start_sli_duration_seconds`` once per pod, when all its app containers
+        run: since its creationTimestamp, minus the time its image pulls took."""
+        uid = _uid(pod)
+        if uid in self._start_observed or any(sb.get(cs["name"], False) is None
+                                              for cs in (pod.get("spec") or {}).get("containers") or []):
+            return
+        created = apitime.time_or_none((pod.get("metadata") or {}).get("creationTimestamp"))
+        self._start_observed.add(uid)
+        if len(self._start_observed) > 100_000:
+            self._start_observed.clear()
+        if created is not None:
+            pulled = self._pull_seconds.pop(uid, 0.0)
+            metrics.pod_start_sli.observe(max(0.0, apitime.clock() - created - pulled))
 
     def _adopt(self, pod: dict) -> Sandbox | None:
         st = pod.get("status") or {}
@@ -439,8 +473,9 @@ class PodWorkers:
         self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
         error = img.pull_error(image, name, (pod.get("metadata") or {}).get("annotations"))
         try:
-            pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always",
-                                                                  error=error)
+            with otel.span("runtime.v1.ImageService/PullImage", attributes={"image": image}):
+                pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always",
+                                                                      error=error)
         except ImagePullError as e:
             self.recorder.event(pod, "Warning", ev.FAILED, img.failed_to_pull(image, str(e)), fp)
             backoff = self.image_backoff.next(key)
@@ -452,6 +487,7 @@ class PodWorkers:
             self._resync_after(uid, min(backoff / 2, 2.0))
             return False
         self.image_backoff.reset(key)
+        self._pull_seconds[uid] = self._pull_seconds.get(uid, 0.0) + total_s
         self.recorder.event(pod, "Normal", ev.PULLED, ev.pulled(image, pull_s, total_s, size), fp)
         self._trace(pod, f"image {image} pulled", "image", f"{ev.go_duration(total_s)}, {size} bytes")
         if not present and self.on_images_changed is not None:
@@ -466,9 +502,11 @@ class PodWorkers:
         self._check(_uid(pod))
         sb.waiting.pop((init, cs["name"]), None)
         fp = ev.field_path(cs["name"], init)
-        c = self.runtime.create_container(sb, cs, init, (pod.get("metadata") or {}).get("annotations"))
+        with otel.span("runtime.v1.RuntimeService/CreateContainer", attributes={"container": cs["name"]}):
+            c = self.runtime.create_container(sb, cs, init, (pod.get("metadata") or {}).get("annotations"))
         self.recorder.event(pod, "Normal", ev.CREATED, ev.created(c.name), fp)
-        await self.runtime.start_container(c)
+        with otel.span("runtime.v1.RuntimeService/StartContainer", attributes={"container": cs["name"]}):
+            await self.runtime.start_container(c)
         self.recorder.event(pod, "Normal", ev.STARTED, ev.started(c.name), fp)
         event(log, "container.started", pod=_name(pod), container=c.name, init=init,
               restarts=c.restart_count)

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from components.kubelet import metrics
 from components.kubelet.ipam import IPAM
 from components.kubelet.prober import ContainerProbes
 from components.kubelet.script import Timeline, argv_of, timeline
@@ -191,6 +192,7 @@ class SimulatedRuntime:
         self.images: dict[str, int] = {PAUSE_IMAGE: image_size(PAUSE_IMAGE)}
         self.sandboxes: dict[str, Sandbox] = {}
         self._pull_locks: dict[str, asyncio.Lock] = {}
+        metrics.RUNTIMES.add(self)
 
     # -- images (ImageService) ---------------------------------------------
     def image_present(self, image: str) -> bool:

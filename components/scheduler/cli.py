@@ -6,6 +6,11 @@
                            [--leader-elect-lease-duration 15s] [--leader-elect-renew-deadline 10s]
                            [--leader-elect-retry-period 2s] [--leader-elect-resource-name kube-scheduler]
                            [--leader-elect-resource-namespace kube-system]
+                           [--port 10251] [--address 0.0.0.0]
+
+``--port`` serves ``/metrics`` (:mod:`components.scheduler.metrics`), ``/healthz``, ``/livez`` and
+``/readyz`` over plain HTTP (kube-scheduler's deprecated insecure port; its HTTPS ``--secure-port``
+10259 waits for TLS here); ``0`` disables.
 
 With ``--leader-elect`` the informers run in every replica but only the holder of the
 Lease (``kube-system/kube-scheduler``) schedules; losing the Lease exits with status 1
@@ -30,12 +35,15 @@ from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
 from controlplane.client.rest import ClientConfig, RestClient, wait_ready
 from controlplane.log import event, setup
+from controlplane.metrics import HealthChecks, make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
     config_or_exit,
+    insecure_serving_options,
     leader_election_options,
     run_until_signalled,
+    tracing_options,
 )
 from controlplane.trace.emitter import TraceEmitter
 
@@ -46,14 +54,29 @@ DEFAULT_EXPLAIN_MAX_NODES = 100
 
 async def run_scheduler(server: "str | ClientConfig", config, record_results: bool,
                         leader_elect: "bool | LeaderElection",
-                        explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES) -> None:
+                        explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES,
+                        address: str = "0.0.0.0", port: int = 0) -> None:
     """Connect, start the informers, wait for them to sync, then schedule forever (only
     while holding the Lease when leader election is on). Raises RuntimeError
     "leaderelection lost" when the Lease is lost. ``explain_max_nodes``: the largest
-    cluster whose per-node verdicts and scores go into each step-9 record."""
+    cluster whose per-node verdicts and scores go into each step-9 record. ``address`` /
+    ``port``: where ``/metrics`` and the health checks are served from the start (0: not);
+    ``/readyz`` passes once the informers synced (``sched-handler-sync``)."""
     le = (leader_elect if isinstance(leader_elect, LeaderElection)
           else LeaderElection(bool(leader_elect), resource_name="kube-scheduler"))
     log = logging.getLogger("scheduler")
+    synced = asyncio.Event()
+    health = HealthChecks()
+    health.add("sched-handler-sync", synced.is_set, readyz_only=True)
+    endpoint = await serve("scheduler", address, port, make_app(health))
+    try:
+        await _run(server, config, record_results, le, explain_max_nodes, log, synced, health)
+    finally:
+        await endpoint.stop()
+
+
+async def _run(server: "str | ClientConfig", config, record_results: bool, le: LeaderElection, explain_max_nodes: int,
+               log: logging.Logger, synced: asyncio.Event, health: HealthChecks) -> None:
     async with RestClient(server, "scheduler") as client:
         server = client.server
         await wait_ready(client)
@@ -83,6 +106,7 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
         await nodes.wait_synced()
         tasks.append(pods.start())
         await pods.wait_synced()
+        synced.set()
         event(log, "scheduler.started", server=server, profiles=",".join(sched.profiles),
               nodes=sched.cache.node_count(), leader_elect=le.enabled)
         try:
@@ -90,6 +114,7 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
                 await sched.run()
                 return
             elector = le.elector(client)
+            health.add("leaderElection", elector.healthy)
             await elector.run(sched.run)
             if elector.lost.is_set():
                 raise RuntimeError("leaderelection lost")
@@ -118,8 +143,11 @@ VOLUME_SOURCES = (get("persistentvolumeclaims"), get("persistentvolumes"), get("
               "most this many nodes")
 @leader_election_options("kube-scheduler", "schedule only while holding the Lease "
                          "(see --leader-elect-resource-*)")
+@insecure_serving_options("scheduler")
+@tracing_options("scheduler")
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
-            record_results: bool, explain_max_nodes: int, leader_election: LeaderElection) -> None:
+            record_results: bool, explain_max_nodes: int, leader_election: LeaderElection,
+            port: int, address: str) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
     client_config = config_or_exit(master, kubeconfig)
     try:
@@ -131,4 +159,5 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         le = replace(le, enabled=True)
         le.check()
     setup("scheduler")
-    run_until_signalled(lambda: run_scheduler(client_config, config, record_results, le, explain_max_nodes))
+    run_until_signalled(lambda: run_scheduler(client_config, config, record_results, le, explain_max_nodes,
+                                              address, port))

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import Any, Callable
 
+from components.scheduler import metrics
 from components.scheduler.cache import Cache
 from components.scheduler.config import scheduler_name_of
 from components.scheduler.explain import ExplainRecords
@@ -35,6 +37,7 @@ from components.scheduler.nominator import Nominator
 from components.scheduler.podinfo import PodInfo, is_assigned, is_deleting
 from components.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from components.scheduler.status import PodStatusWriter
+from controlplane import otel
 from controlplane.log import event
 
 log = logging.getLogger("scheduler")
@@ -72,7 +75,17 @@ class ScheduleOne:
     # -- the scheduling cycle ----------------------------------------------------------
     def schedule_one(self, qp: QueuedPodInfo) -> ScheduleResult | None:
         """One scheduling cycle for ``qp`` (synchronous; the binding cycle is spawned
-        as a task). Returns the result, or None when the pod failed or was skipped."""
+        as a task). Returns the result, or None when the pod failed or was skipped. With
+        OpenTelemetry on (:mod:`controlplane.otel`), the cycle is the span ``scheduling_cycle``, a
+        child of the pod's traceparent annotation, and the binding cycle its child ``binding``."""
+        if not otel.enabled():
+            return self._schedule_one(qp)
+        pod = qp.pod_info.pod
+        with otel.span("scheduling_cycle", parent=otel.traceparent_of(pod),
+                       attributes={"pod": qp.pod_info.key, "attempts": qp.attempts}):
+            return self._schedule_one(qp)
+
+    def _schedule_one(self, qp: QueuedPodInfo) -> ScheduleResult | None:
         pi = qp.pod_info
         pod = pi.pod
         fwk = self.profiles.get(scheduler_name_of(pod))
@@ -81,6 +94,8 @@ class ScheduleOne:
             return None
         cycle = self.queue.scheduling_cycle
         state = CycleState(record=self.explain.wants_record(self.cache.node_count), framework=fwk)
+        state.started = time.monotonic()
+        state.record_plugin_metrics = metrics.sample_plugin_metrics()
         try:
             result = self.schedule_pod(fwk, state, pi)
         except FitError as fe:
@@ -88,13 +103,16 @@ class ScheduleOne:
             if st.is_rejected() and st.message():
                 fe.diagnosis.post_filter_msg = st.message()
             nominated = state.nominated.name if st.is_success() and state.nominated else None
+            metrics.attempt(fwk.scheduler_name, metrics.UNSCHEDULABLE, state.started)
             self.handle_failure(fwk, state, qp, fe, cycle, nominated_node=nominated)
             return None
         except NoNodesAvailable:
+            metrics.attempt(fwk.scheduler_name, metrics.UNSCHEDULABLE, state.started)
             self.handle_failure(fwk, state, qp, NoNodesAvailable(ERR_NO_NODES), cycle)
             return None
         except Exception as e:  # a plugin error: retry with backoff
             event(log, "schedule.error", logging.ERROR, pod=pi.key, error=f"{type(e).__name__}: {e}")
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, e, cycle)
             return None
         node = result.suggested_host
@@ -105,6 +123,7 @@ class ScheduleOne:
         if not st.is_success():
             fwk.run_unreserve(state, pi, node)
             self.cache.forget_pod(pi.key)
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
             return None
         event(log, "pod.assumed", pod=pi.key, node=node, evaluated=result.evaluated_nodes,
@@ -185,6 +204,11 @@ class ScheduleOne:
         """Trace step 10, PreBind and Bind; then Event ``Scheduled`` and PostBind, or on
         failure Unreserve, forget the assumed pod and :meth:`handle_failure`
         (bindingCycle)."""
+        with otel.span("binding", attributes={"pod": qp.pod_info.key, "node": node}):
+            await self._binding_cycle(fwk, state, qp, node, cycle)
+
+    async def _binding_cycle(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo,
+                             node: str, cycle: int) -> None:
         pi = qp.pod_info
         if self.explain.trace is not None:
             self.explain.trace.emit(10, f"POST pods/{pi.name}/binding → {node}", pi.pod)
@@ -196,9 +220,11 @@ class ScheduleOne:
             fwk.run_unreserve(state, pi, node)
             self.cache.forget_pod(pi.key)
             self.queue.move_all_to_active_or_backoff("Pod", "Delete")  # AssignedPodDelete
+            metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
             return
         self.cache.finish_binding(pi.key)
+        metrics.attempt(fwk.scheduler_name, metrics.SCHEDULED, state.started)
         event(log, "pod.bound", pod=pi.key, node=node)
         self.status.scheduled(pi, node)
         fwk.run_post_bind(state, pi, node)

@@ -16,6 +16,7 @@ import logging
 import random
 from typing import Any, Callable
 
+from components.scheduler import metrics
 from components.scheduler.cache import Cache
 from components.scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig, build_framework, scheduler_name_of
 from components.scheduler.eventhandlers import EventHandlers
@@ -82,6 +83,7 @@ class Scheduler:
                                      max_backoff=self.config.pod_max_backoff_seconds,
                                      plugins_for_event=events,
                                      pre_enqueue=self.run_pre_enqueue if gating else None)
+        metrics.watch_queue(self.queue.pending)
         self.nominator = Nominator()
         self.status = PodStatusWriter(client, recorder)
         self.explain = ExplainRecords(trace, record_results, explain_max_nodes)

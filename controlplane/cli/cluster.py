@@ -85,6 +85,25 @@ def port_in_use(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+@dataclass(frozen=True)
+class MetricsEndpoint:
+    """Where one process serves its metrics: ``job`` (the Prometheus job: ``etcd``, ``apiserver``,
+    ``kube-scheduler``, ``kube-controller-manager``, ``kubelet``), ``service`` (the supervised
+    process), ``url`` (``http://127.0.0.1:PORT``, ``/metrics`` below it) and ``health`` (its health
+    URL)."""
+
+    job: str
+    service: str
+    url: str
+    health: str
+
+
+#: Kubernetes' default ports of the components' plain-HTTP endpoints (the kubelet's healthz and
+#: read-only ports; kube-scheduler's and kube-controller-manager's deprecated insecure ports)
+DEFAULT_PORTS = {"scheduler": 10251, "controller-manager": 10252, "kubelet-healthz": 10248,
+                 "kubelet-read-only": 10255}
+
+
 @dataclass
 class Service:
     """One supervised process: its name, argv (after ``controlplane``) and state."""
@@ -107,6 +126,8 @@ class LocalCluster:
     ``etcd_tls``: the embedded etcd serves TLS with client-certificate auth (kubeadm's default;
     ours stays plain HTTP on loopback unless asked). ``apiserver_cert_extra_sans``: more names
     and IPs in the apiserver's serving certificate (kubeadm's ``--apiserver-cert-extra-sans``).
+    ``tracing_endpoint``: an OTLP/HTTP collector (``host:port``) every process but etcd sends its
+    OpenTelemetry spans to, sampling ``tracing_sampling_rate_per_million`` new roots per million.
     ``parallel``: start every process at once (the apiserver waits for etcd, the
     others for the apiserver, see :func:`controlplane.client.rest.wait_ready`) and wait on watches for the nodes
     to be Ready and the ``default`` ServiceAccount to exist — the pytest plugin's
@@ -120,8 +141,9 @@ class LocalCluster:
                  node_labels: dict[str, str] | None = None, hollow_nodes: int = 0,
                  kubelet_args: tuple[str, ...] = (),
                  say: Callable[[str], None] = print, restart: bool = True,
-                 parallel: bool = False, config: ClusterConfig | None = None, etcd_tls: bool = False,
-                 apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
+                 parallel: bool = False, config: ClusterConfig | None = None,
+                 tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
+                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -135,6 +157,11 @@ class LocalCluster:
         self.say = say
         self.restart = restart
         self.parallel = parallel
+        #: ``--tracing-endpoint`` / ``--tracing-sampling-rate-per-million`` given to every process
+        #: but etcd (OpenTelemetry, controlplane/otel.py); None: no tracing
+        self.tracing = [] if not tracing_endpoint else [
+            "--tracing-endpoint", tracing_endpoint,
+            "--tracing-sampling-rate-per-million", str(tracing_sampling_rate_per_million)]
         self.services: list[Service] = []
         self.server = f"https://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
@@ -144,6 +171,9 @@ class LocalCluster:
         self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
+        #: every process's metrics endpoint (filled as the services are built)
+        self.endpoints: list[MetricsEndpoint] = []
+        self._given: set[int] = set()
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
@@ -271,7 +301,7 @@ class LocalCluster:
                 "--client-ca-file", p.ca_file,
                 # kubeadm's sa.key / sa.pub: service-account tokens outlive an apiserver restart
                 "--service-account-key-file", p.path("sa", "pub"),
-                "--service-account-signing-key-file", p.path("sa", "key")]
+                "--service-account-signing-key-file", p.path("sa", "key"), *self.tracing]
         if self.etcd_tls and not self.etcd_servers:
             args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
                      "--etcd-certfile", p.path("apiserver-etcd-client"),
@@ -282,42 +312,68 @@ class LocalCluster:
             args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)
 
+    def _port(self, default: int) -> int:
+        """Kubernetes' ``default`` port when it is free and not given to another process of this
+        cluster (never in parallel mode: test clusters run side by side), else a free port."""
+        port = default
+        if self.parallel or port in self._given or port_in_use(port):
+            port = free_port()
+            while port in self._given:
+                port = free_port()
+        self._given.add(port)
+        return port
+
     def kubeconfig_of(self, component: str) -> str:
         """Path of a component's kubeconfig (kubeadm's names): ``controller-manager.conf``,
         ``scheduler.conf``, ``kubelet-<node>.conf``, ``kubelet-hollow.conf``."""
         return pki.component_kubeconfig(self.data_dir, component)
 
     def _client_services(self) -> list[Service]:
-        """The controller-manager, the scheduler and the kubelets, in start order, each with
-        its own kubeconfig (its identity; every hollow-node process shares ``kubelet-hollow``)."""
-        def kc(component: str) -> list[str]:
-            return ["--kubeconfig", self.kubeconfig_of(component)]
+        """The controller-manager, the scheduler and the kubelets, in start order, each with its
+        own kubeconfig (its identity; every hollow-node process shares ``kubelet-hollow``) and its
+        own metrics / health port on 127.0.0.1 (recorded in :attr:`endpoints`)."""
+        def kc(service: str) -> list[str]:
+            identity = "kubelet-hollow" if service.startswith("kubelet-hollow") else service
+            return ["--kubeconfig", self.kubeconfig_of(identity), *self.tracing]
+        if not self.etcd_servers:
+            self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
+        self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))
         cfg = self.config
         cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
-        out = [Service("controller-manager", ["controller-manager", *kc("controller-manager"),
-                                              "--root-ca-file", self.pki.ca_file, *cm_args]),
-               Service("scheduler", ["scheduler", *kc("scheduler"), *self._scheduler_config_args()])]
+        out = []
+        cm_args = [*cm_args, "--root-ca-file", self.pki.ca_file]  # published as kube-root-ca.crt
+        for name, job, extra in (("controller-manager", "kube-controller-manager", cm_args),
+                                 ("scheduler", "kube-scheduler", self._scheduler_config_args())):
+            port = self._port(DEFAULT_PORTS[name])
+            url = f"http://127.0.0.1:{port}"
+            self.endpoints.append(MetricsEndpoint(job, name, url, url + "/healthz"))
+            out.append(Service(name, [name, *kc(name), *extra, "--address", "127.0.0.1", "--port", str(port)]))
+        # (service name, the kubelet's node arguments)
+        kubelets: list[tuple[str, list[str]]]
         if cfg is not None:
-            for spec in cfg.nodes:
-                out.append(Service(f"kubelet-{spec.name}", [
-                    "kubelet", *kc(f"kubelet-{spec.name}"), "--node-name", spec.name, *spec.kubelet_args(),
-                    *self.kubelet_args]))
-            for pool in cfg.hollow_pools:
-                out.append(Service(f"kubelet-hollow-{pool.name.rstrip('-.') or 'pool'}", [
-                    "kubelet", *kc("kubelet-hollow"), "--hollow-nodes", str(pool.count), "--node-name-prefix",
-                    pool.name, "--node-index", str(pool.first_index), *pool.kubelet_args(), *self.kubelet_args]))
-            return out
-        for node in self.nodes:
-            args = ["kubelet", *kc(f"kubelet-{node}"), "--node-name", node,
-                    "--root-dir", os.path.join(self.data_dir, "kubelet", node), *self.kubelet_args]
-            if node in self.node_labels:
-                args += ["--node-labels", self.node_labels[node]]
-            out.append(Service(f"kubelet-{node}", args))
-        if self.hollow_nodes:
-            out.append(Service("kubelet-hollow", [
-                "kubelet", *kc("kubelet-hollow"), "--hollow-nodes", str(self.hollow_nodes),
-                "--node-name-prefix", "hollow-",
-                "--root-dir", os.path.join(self.data_dir, "kubelet", "hollow"), *self.kubelet_args]))
+            kubelets = [(f"kubelet-{spec.name}", ["--node-name", spec.name, *spec.kubelet_args()])
+                        for spec in cfg.nodes]
+            kubelets += [(f"kubelet-hollow-{pool.name.rstrip('-.') or 'pool'}",
+                          ["--hollow-nodes", str(pool.count), "--node-name-prefix", pool.name,
+                           "--node-index", str(pool.first_index), *pool.kubelet_args()])
+                         for pool in cfg.hollow_pools]
+        else:
+            kubelets = [(f"kubelet-{node}", ["--node-name", node,
+                                             "--root-dir", os.path.join(self.data_dir, "kubelet", node),
+                                             *(["--node-labels", self.node_labels[node]]
+                                               if node in self.node_labels else [])]) for node in self.nodes]
+            if self.hollow_nodes:
+                kubelets.append(("kubelet-hollow", ["--hollow-nodes", str(self.hollow_nodes),
+                                                    "--node-name-prefix", "hollow-",
+                                                    "--root-dir", os.path.join(self.data_dir, "kubelet", "hollow")]))
+        for name, node_args in kubelets:
+            healthz, read_only = self._port(DEFAULT_PORTS["kubelet-healthz"]), \
+                self._port(DEFAULT_PORTS["kubelet-read-only"])
+            url = f"http://127.0.0.1:{read_only}"
+            self.endpoints.append(MetricsEndpoint("kubelet", name, url, f"http://127.0.0.1:{healthz}/healthz"))
+            out.append(Service(name, ["kubelet", *kc(name), *node_args, "--healthz-port", str(healthz),
+                                      "--read-only-port", str(read_only), "--address", "127.0.0.1",
+                                      *self.kubelet_args]))
         return out
 
     def _scheduler_config_args(self) -> list[str]:

@@ -4,6 +4,7 @@
     controlplane trace --kind Deployment --name myapp1          # one flow: the object as it is now
     controlplane trace --kind Pod --name web-1 --all            # every object of that name, ever
     controlplane trace --follow                                  # live
+    controlplane trace --kind Deployment --name myapp1 -o perfetto flow.json   # for ui.perfetto.dev
 
 Records come from ``/debug/controlplane/trace`` (see
 :mod:`controlplane.trace.stream`); a flow is followed along ownerReferences
@@ -30,6 +31,7 @@ from controlplane.client.rest import RestClient
 from controlplane.dashboard.sequence import render_sequence_html
 from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
+from controlplane.trace.perfetto import chrome_trace
 from controlplane.trace.record import StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record
 
@@ -74,12 +76,15 @@ async def follow_in_order(client: RestClient, since: float, show: Callable[[Step
               help="with --kind/--name: every object of that name (deleted ones too), not only the current one")
 @click.option("--since", default=0.0, type=Seconds(min=0), help="only records from the last N seconds (0: all)")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new records")
-@click.option("--output", "-o", type=click.Choice(["text", "json", "html"]), default="text",
-              help="html: a sequence-diagram page (not with --follow)")
+@click.option("--output", "-o", type=click.Choice(["text", "json", "html", "perfetto"]), default="text",
+              help="html: a sequence-diagram page; perfetto: Chrome Trace Event JSON for ui.perfetto.dev "
+                   "and chrome://tracing (neither with --follow)")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, writable=True))
 @request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
-            namespace: str, history: bool, since: float, follow: bool, output: str, request_timeout: float) -> None:
-    """Print the numbered, timed records of the 13-step flow."""
+            namespace: str, history: bool, since: float, follow: bool, output: str, file: str | None,
+            request_timeout: float) -> None:
+    """Print the numbered, timed records of the 13-step flow (to FILE when given)."""
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
     if bool(kind) != bool(name):
@@ -90,8 +95,12 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         res = by_kind(kind) if kind else None
     except KeyError:
         raise click.UsageError(f"unknown kind {kind!r}") from None
-    if output == "html" and follow:
-        raise click.UsageError("-o html draws a finished flow: drop --follow")
+    if output in ("html", "perfetto") and follow:
+        raise click.UsageError(f"-o {output} draws a finished flow: drop --follow")
+    out = open(file, "w") if file else None
+
+    def emit(text: str) -> None:
+        click.echo(text, file=out)
 
     async def main() -> None:
         client = RestClient(client_config, "trace", timeout=request_timeout)
@@ -103,15 +112,15 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         def show(rec: StepRecord) -> None:
             if flow is not None and not flow.offer(rec):
                 return
-            if output == "html":
+            if output in ("html", "perfetto"):
                 collected.append(rec)
                 return
             if output == "json":
-                click.echo(json.dumps(rec.to_dict()))
+                emit(json.dumps(rec.to_dict()))
                 return
             if not t0:
                 t0.append(rec.time)
-            click.echo(format_record(rec, t0[0], sys.stdout.isatty()))
+            emit(format_record(rec, t0[0], out is None and sys.stdout.isatty()))
 
         start = time.time() - since if since else 0.0
         with apiserver_errors(server):
@@ -129,11 +138,15 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                 else:
                     for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
                         show(rec)
+                    first = min((r.time for r in collected if r.step >= 2), default=time.time())
                     if output == "html":
-                        first = min((r.time for r in collected if r.step >= 2), default=time.time())
                         title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"
-                        click.echo(render_sequence_html(collected, title, first))
+                        emit(render_sequence_html(collected, title, first))
+                    elif output == "perfetto":
+                        emit(json.dumps(chrome_trace(collected)))
             finally:
                 await client.close()
+                if out is not None:
+                    out.close()
 
     run_until_signalled(main)

@@ -19,7 +19,8 @@ import os
 import click
 
 from controlplane import log
-from controlplane.cli.cluster import LocalCluster, short_path
+from controlplane.cli.cluster import LocalCluster, MetricsEndpoint, short_path
+from controlplane.cli.prometheus import write_scrape_config
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ConfigError, load
 from controlplane.dashboard.server import serve_first_free
@@ -37,6 +38,16 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
                                      param_hint="--node-labels")
         out[node] = labels
     return out
+
+
+def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None) -> str:
+    """The endpoint table printed at start: one line per process, its /metrics and health URLs."""
+    lines = ["\nmetrics and health endpoints:"]
+    for e in endpoints:
+        lines.append(f"  {e.service:<22} {e.url}/metrics   {e.health}")
+    if prometheus_file:
+        lines.append(f"  Prometheus scrape config: {short_path(os.path.abspath(prometheus_file))}")
+    return "\n".join(lines)
 
 
 @click.command("up")
@@ -58,6 +69,10 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
               help="a declarative cluster config (kind: Cluster, apiVersion: controlplane.io/v1alpha1): "
                    "nodes with labels, taints and capacity, hollow-node pools, the scheduler's "
                    "KubeSchedulerConfiguration, controllers, admission plugins (docs/cluster-config.md)")
+@click.option("--prometheus", "prometheus_file", default=None, metavar="FILE",
+              help="write a Prometheus scrape config for every component's /metrics to FILE")
+@click.option("--tracing-endpoint", default=None, metavar="HOST:PORT",
+              help="every component sends OpenTelemetry spans (OTLP/HTTP) to this collector, all sampled")
 @click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
 @click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
@@ -69,7 +84,8 @@ def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
-            dashboard_port: int, no_dashboard: bool, etcd_tls: bool, apiserver_cert_extra_sans: str) -> None:
+            prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
+            no_dashboard: bool, etcd_tls: bool, apiserver_cert_extra_sans: str) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -92,13 +108,21 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
     async def main() -> None:
         cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
-                               hollow_nodes=hollow_nodes, config=config, etcd_tls=etcd_tls,
-                               apiserver_cert_extra_sans=tuple(
+                               hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
+                               etcd_tls=etcd_tls, apiserver_cert_extra_sans=tuple(
                                    n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         dash = None
         try:
             await cluster.start()
+            if prometheus_file:
+                try:
+                    write_scrape_config(prometheus_file, cluster.endpoints, tls={
+                        "ca_file": cluster.pki.ca_file, "cert_file": cluster.pki.path("admin"),
+                        "key_file": cluster.pki.path("admin", "key")})
+                except OSError as e:
+                    raise RuntimeError(f"cannot write --prometheus {prometheus_file}: {e.strerror or e}") from None
+            click.echo(endpoints_text(cluster.endpoints, prometheus_file), err=True)
             dash_line = ""
             if not no_dashboard:
                 # the dashboard's own lines (its informers' reconnects) go to its log, not to ours

@@ -95,6 +95,15 @@ class LeaderElector:
                 "acquireTime": acquire_time or now, "renewTime": now,
                 "leaseTransitions": transitions}
 
+    def healthy(self, timeout: float = 20.0) -> bool:
+        """The ``leaderElection`` health check (client-go's ``HealthzAdaptor.Check``): false only
+        while this candidate leads but has not renewed its Lease for ``lease_duration + timeout``
+        seconds (a leader stuck renewing); ``timeout`` is kube-scheduler's and
+        kube-controller-manager's 20 s."""
+        if not self.is_leader.is_set():
+            return True
+        return self.clock() <= self.observed_time + self.lease_duration + timeout
+
     def get_leader(self) -> str:
         """The holderIdentity last observed ("" if none)."""
         return self.observed_record.get("holderIdentity") or ""

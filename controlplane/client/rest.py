@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, AsyncIterator
+from urllib.parse import urlparse
 
 import aiohttp
 
-from controlplane import KUBE_VERSION, __version__
+from controlplane import KUBE_VERSION, __version__, otel
+from controlplane import metrics as m
 from controlplane.api import codec
 from controlplane.api.resources import Resource
 from controlplane.client.config import DEFAULT_UP_KUBECONFIG, ClientConfig, load_config, load_kubeconfig
@@ -82,6 +85,20 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
 #: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
 MAX_RETRIES = 10
 
+#: client-go's rest client metrics (``tools/metrics``, registered by component-base
+#: ``metrics/prometheus/restclient``): one count and one latency per request sent (each retry
+#: too; a watch when its response headers arrive); ``code`` ``<error>`` when no answer came
+_requests = m.Children(m.counter("rest_client_requests_total", "Number of HTTP requests, partitioned by status "
+                                 "code, method, and host.", ("code", "method", "host")))
+_latency = m.Children(m.histogram("rest_client_request_duration_seconds", "Request latency in seconds. Broken down "
+                                  "by verb, and host.", ("verb", "host"),
+                                  (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)))
+
+
+def _observe(method: str, host: str, code: str, t0: float) -> None:
+    _requests.get((code, method, host)).inc()
+    _latency.get((method, host)).observe(time.monotonic() - t0)
+
 
 class RestClient:
     """JSON REST client bound to one apiserver.
@@ -113,8 +130,7 @@ class RestClient:
                  connect_timeout: float = 10.0) -> None:
         self.config = server if isinstance(server, ClientConfig) else ClientConfig(host=server.rstrip("/"))
         self.server = self.config.host.rstrip("/")
-        #: the TLS context of every connection (None for http://); built once, so TLS sessions and
-        #: the verified CA are shared by the session's connections
+        #: the TLS context of every connection (None for http://): CA and client certificate loaded once
         self.ssl_context = self.config.ssl_context()
         self.component = component
         kube = KUBE_AGENTS.get(component)
@@ -123,6 +139,8 @@ class RestClient:
         self.timeout = timeout or None
         self.connect_timeout = connect_timeout or None
         self._session: aiohttp.ClientSession | None = None
+        #: the ``host`` label of the rest_client_* metrics
+        self.host = urlparse(self.server).netloc
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -165,20 +183,33 @@ class RestClient:
         checkWait, maxRetries 10). Raises ApiError, aiohttp.ClientError, RequestTimeout."""
         data = None if body is None else codec.dumps(body)
         headers = {"Content-Type": content_type, "Accept": "application/json"}
+        otel.inject(headers)  # the current span's traceparent, when tracing is on
         params = {k: str(v).lower() if isinstance(v, bool) else str(v)
                   for k, v in (params or {}).items() if v is not None}
         total = timeout or self.timeout
+        t0 = time.monotonic()
+        code = "<error>"
         try:
             for attempt in range(MAX_RETRIES + 1):
+                t0, code = time.monotonic(), "<error>"
                 async with self.session.request(
                         method, self.server + path, params=params, data=data, **self.request_kwargs(headers),
                         timeout=aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)) as resp:
+                    code = str(resp.status)
                     wait = resp.headers.get("Retry-After", "") if resp.status == 429 else ""
                     if not wait.isdigit() or attempt == MAX_RETRIES:
-                        return _decode(resp.status, await resp.read())  # JSON is UTF-8: no str in between
+                        body = await resp.read()
+                        _observe(method, self.host, code, t0)
+                        code = ""
+                        return _decode(resp.status, body)  # JSON is UTF-8: no str in between
+                _observe(method, self.host, code, t0)
+                code = ""
                 await asyncio.sleep(int(wait))  # the server's Retry-After, not synchronisation
         except asyncio.TimeoutError:
             raise RequestTimeout(method, self.server + path, total or self.connect_timeout or 0) from None
+        finally:
+            if code:  # no answer (or the caller went away): counted as <error>
+                _observe(method, self.host, code, t0)
         raise AssertionError("unreachable")
 
     async def _object(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
@@ -300,9 +331,11 @@ class RestClient:
         idle = (timeout_seconds or 300) + 30
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
                                         sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
+        t0 = time.monotonic()
         async with self.session.get(self.server + res.path(namespace), params=params,
                                     **self.request_kwargs({"Accept": "application/json"}),
                                     timeout=timeout) as resp:
+            _observe("GET", self.host, str(resp.status), t0)
             if resp.status >= 300:
                 _decode(resp.status, await resp.text())
             async for ev in iter_json_lines(resp):

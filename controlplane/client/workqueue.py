@@ -6,16 +6,55 @@ called; adding a key that is already waiting is a no-op (deduplication).
 ``add_rate_limited`` delays a key by a per-item exponential backoff
 (``base_delay * 2**failures``, capped at ``max_delay`` seconds) until ``forget``.
 Source: staging/src/k8s.io/client-go/util/workqueue/{queue.go,default_rate_limiters.go}.
+
+A named queue reports client-go's workqueue metrics (``workqueue/metrics.go``, the provider
+kube-controller-manager registers from ``component-base/metrics/prometheus/workqueue``) on
+:data:`controlplane.metrics.REGISTRY`, labelled ``name``: ``workqueue_depth`` (gauge),
+``workqueue_adds_total``, ``workqueue_retries_total`` (counters), ``workqueue_queue_duration_seconds``
+(added → handed to a worker) and ``workqueue_work_duration_seconds`` (handed → done), histograms
+with the bounds 10 ns·10^i, i < 10.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
-from typing import Generic, Hashable, TypeVar
+from typing import Any, Generic, Hashable, TypeVar
+
+from controlplane import metrics as m
 
 #: the queue's key type (controllers queue ``namespace/name`` strings)
 K = TypeVar("K", bound=Hashable)
+
+
+_DURATION_BUCKETS = m.exponential_buckets(10e-9, 10, 10)
+_depth = m.Children(m.gauge("workqueue_depth", "Current depth of workqueue", ("name",)))
+_adds = m.Children(m.counter("workqueue_adds_total", "Total number of adds handled by workqueue", ("name",)))
+_retries = m.Children(m.counter("workqueue_retries_total", "Total number of retries handled by workqueue",
+                                ("name",)))
+_queue_duration = m.Children(m.histogram(
+    "workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested.",
+    ("name",), _DURATION_BUCKETS))
+_work_duration = m.Children(m.histogram(
+    "workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.",
+    ("name",), _DURATION_BUCKETS))
+
+
+class _QueueMetrics:
+    """One named queue's children of the workqueue families (client-go's ``defaultQueueMetrics``)."""
+
+    __slots__ = ("depth", "adds", "retries", "queue_duration", "work_duration", "added_at", "started_at")
+
+    def __init__(self, name: str) -> None:
+        key = (name,)
+        self.depth: Any = _depth.get(key)
+        self.adds: Any = _adds.get(key)
+        self.retries: Any = _retries.get(key)
+        self.queue_duration: Any = _queue_duration.get(key)
+        self.work_duration: Any = _work_duration.get(key)
+        self.added_at: dict[Any, float] = {}
+        self.started_at: dict[Any, float] = {}
 
 
 class ShutDown(Exception):
@@ -29,10 +68,12 @@ class WorkQueue(Generic[K]):
     key added while it is processed is queued again by :meth:`done`.
 
     ``base_delay`` / ``max_delay``: seconds of the per-key backoff of
-    :meth:`add_rate_limited` (``base_delay * 2**failures``, capped).
+    :meth:`add_rate_limited` (``base_delay * 2**failures``, capped). ``name``: the ``name`` label
+    of the queue's metrics (the controller's name, as client-go's ``TypedRateLimitingQueueConfig.Name``);
+    "" reports none.
     """
 
-    def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
+    def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0, name: str = "") -> None:
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
@@ -42,6 +83,7 @@ class WorkQueue(Generic[K]):
         self._base = base_delay
         self._max = max_delay
         self._timers: set[asyncio.TimerHandle] = set()
+        self._metrics = _QueueMetrics(name) if name else None
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -50,6 +92,11 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` unless it is already waiting; safe from sync callbacks."""
         if self._shutdown or key in self._dirty:
             return
+        qm = self._metrics
+        if qm is not None:
+            qm.adds.inc()
+            qm.depth.inc()
+            qm.added_at.setdefault(key, time.monotonic())
         self._dirty.add(key)
         if key not in self._processing:
             self._queue.append(key)
@@ -74,6 +121,8 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` after its exponential backoff; the failure count grows."""
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
+        if self._metrics is not None:
+            self._metrics.retries.inc()
         self.add_after(key, min(self._base * (2 ** n), self._max))
 
     def forget(self, key: K) -> None:
@@ -94,11 +143,24 @@ class WorkQueue(Generic[K]):
             key = self._queue.popleft()
             self._processing.add(key)
             self._dirty.discard(key)
+            qm = self._metrics
+            if qm is not None:
+                now = time.monotonic()
+                qm.depth.dec()
+                added = qm.added_at.pop(key, None)
+                if added is not None:
+                    qm.queue_duration.observe(now - added)
+                qm.started_at[key] = now
             return key
 
     def done(self, key: K) -> None:
         """Mark ``key`` processed; re-queue it if it was added meanwhile."""
         self._processing.discard(key)
+        qm = self._metrics
+        if qm is not None:
+            started = qm.started_at.pop(key, None)
+            if started is not None:
+                qm.work_duration.observe(time.monotonic() - started)
         if key in self._dirty:
             self._queue.append(key)
             self._notify()

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import inspect
 import json
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, ParamSpec, TypeVar
 
 from aetcd import rpc
 
+from controlplane import otel
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
@@ -167,11 +170,64 @@ class StoreEvent:
 Mutation = Callable[[dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def key_type(key: str) -> str:
+    """The ``type`` label of ``etcd_request_duration_seconds`` for a key or prefix: the resource's
+    directory under ``/registry`` (``/registry/pods/ns/x`` → ``pods``)."""
+    parts = key.split("/", 3)
+    return parts[2] if len(parts) > 2 and parts[1] == REGISTRY[1:] else ""
+
+
+#: the span of each traced storage operation (``storage/etcd3/store.go``: ``tracing.Start(ctx,
+#: "Create etcd3", ...)``, ``"GuaranteedUpdate etcd3"``, ``"Delete etcd3"``)
+_SPANS = {"create": "Create etcd3", "update": "GuaranteedUpdate etcd3", "delete": "Delete etcd3"}
+
+
+def _recorded(operation: str) -> Callable[[Callable[_P, Coroutine[Any, Any, _T]]],
+                                          Callable[_P, Coroutine[Any, Any, _T]]]:
+    """Time a Store method (its first argument after self is the key or prefix) into
+    :attr:`Store.observe` as ``(operation, type, seconds)`` — ``etcd3/metrics``
+    ``RecordEtcdRequest(verb, resource, err, startTime)``; failed requests count too — and, when
+    tracing is on (:mod:`controlplane.otel`), run a create / update / delete in its etcd3 span
+    (attributes ``key``, ``resource``)."""
+    span_name = _SPANS.get(operation)
+
+    def decorate(fn: Callable[_P, Coroutine[Any, Any, _T]]) -> Callable[_P, Coroutine[Any, Any, _T]]:
+        @functools.wraps(fn)
+        async def timed(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+            store = args[0]
+            assert isinstance(store, Store)
+            if span_name is not None and otel.enabled():
+                key = str(args[1])
+                with otel.span(span_name, attributes={"key": key, "resource": key_type(key)}):
+                    return await _observed(store, operation, args[1], fn(*args, **kwargs))
+            return await _observed(store, operation, args[1], fn(*args, **kwargs))
+        return timed
+    return decorate
+
+
+async def _observed(store: "Store", operation: str, key: object, call: Coroutine[Any, Any, _T]) -> _T:
+    if store.observe is None:
+        return await call
+    t0 = time.monotonic()
+    try:
+        return await call
+    finally:
+        store.observe(operation, key_type(str(key)), time.monotonic() - t0)
+
+
 class Store:
-    """Kubernetes object storage on one etcd endpoint (``http://host:port``)."""
+    """Kubernetes object storage on one etcd endpoint (``http://host:port``).
+
+    ``observe(operation, type, seconds)``, when set, is called after every create / get / list /
+    update / delete (the apiserver's ``etcd_request_duration_seconds``)."""
 
     def __init__(self, endpoint: str, timeout: float = 10.0, tls: EtcdTLS | None = None) -> None:
         self.etcd = EtcdClient(endpoint, timeout, tls)
+        self.observe: Callable[[str, str, float], None] | None = None
 
     async def close(self) -> None:
         await self.etcd.close()
@@ -182,6 +238,7 @@ class Store:
         rev: int = resp.header.revision
         return rev
 
+    @_recorded("create")
     async def create(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store ``obj`` at ``key`` if absent; returns it with its resourceVersion. Raises KeyExists.
 
@@ -195,6 +252,7 @@ class Store:
             raise KeyExists(f"key {key} already exists", key)
         return _with_rv(obj, resp.header.revision)
 
+    @_recorded("get")
     async def get(self, key: str, revision: int = 0) -> dict[str, Any]:
         """The object at ``key`` (at ``revision`` if > 0); raises KeyNotFound / Expired."""
         resp = await self.etcd.range(key.encode(), revision=revision)
@@ -202,6 +260,7 @@ class Store:
             raise KeyNotFound(f"key {key} not found", key)
         return decode(resp.kvs[0])
 
+    @_recorded("list")
     async def list(self, prefix: str, revision: int = 0, limit: int = 0,
                    continue_token: str = "",
                    predicate: Callable[[dict[str, Any]], bool] | None = None) -> ListResult:
@@ -245,6 +304,7 @@ class Store:
                 raise Expired(CONTINUE_EXPIRED, prefix) from None
             raise
 
+    @_recorded("update")
     async def guaranteed_update(self, key: str, mutate: Mutation, *,
                                 precondition_rv: str | None = None,
                                 precondition_uid: str | None = None,
@@ -329,6 +389,7 @@ class Store:
             return {}, 0
         raise KeyNotFound(f"key {key} not found", key)
 
+    @_recorded("delete")
     async def delete(self, key: str, *, precondition_uid: str | None = None,
                      precondition_rv: str | None = None,
                      validate: Callable[[dict[str, Any]], None] | None = None,

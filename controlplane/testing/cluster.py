@@ -38,6 +38,8 @@ class ClusterSpec:
     hollow_nodes: int = 0
     etcd_servers: str | None = None
     node_labels: tuple[tuple[str, str], ...] = field(default=())
+    #: an OTLP/HTTP collector (``host:port``) every component sends its spans to (None: no tracing)
+    tracing_endpoint: str | None = None
     #: absolute path of a declarative cluster config (:mod:`controlplane.clusterconfig`); when
     #: set, its nodes and pools replace ``nodes`` / ``hollow_nodes``
     config: str | None = None
@@ -62,7 +64,7 @@ class ClusterHandle:
         self._cluster = LocalCluster(
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
-            say=say or self._lines.append, parallel=True,
+            say=say or self._lines.append, parallel=True, tracing_endpoint=spec.tracing_endpoint,
             config=clusterconfig.load(spec.config) if spec.config else None)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="controlplane-cluster",
@@ -108,6 +110,12 @@ class ClusterHandle:
     def node_names(self) -> list[str]:
         """Every node's name: the named ones, then ``hollow-0..N-1``."""
         return self._cluster.node_names
+
+    @property
+    def endpoints(self) -> list[Any]:
+        """Every process's :class:`controlplane.cli.cluster.MetricsEndpoint` (``job``, ``service``,
+        ``url`` of its ``/metrics``, ``health``)."""
+        return list(self._cluster.endpoints)
 
     @property
     def log_paths(self) -> dict[str, str]:
