@@ -41,7 +41,7 @@ RUN sh docker/pip-install.sh project \
 # system users: `--system` with it would warn "uid 10001 is greater than SYS_UID_MAX".
 # --no-log-init keeps the sparse lastlog/faillog entries for a high uid out of the layer.
 RUN useradd --no-log-init --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin controlplane \
- && mkdir -p /data/etcd && chown -R controlplane:controlplane /data
+ && mkdir -p /data/etcd /data/pki && chown -R controlplane:controlplane /data
 USER controlplane
 WORKDIR /data
 VOLUME ["/data/etcd"]

@@ -15,11 +15,16 @@ and one apiserver process, then measures from this process:
   and the CR kind's watch fan-out to 100 watchers (0 = skip). Target: CR creates/s >= 80 %
   of ConfigMap creates/s.
 
+With ``--https``, the same pod creates (``--pods``, ``--clients``) also go to a second apiserver
+on the same etcd serving HTTPS (certificates of a fresh :class:`controlplane.pki.PKI`; the clients
+present the admin's certificate), printed beside the plain-HTTP line: what TLS costs per create.
+Connections are kept alive, so each client's handshake is paid once.
+
 Also prints the apiserver's CPU seconds per phase (from /proc), the cost per request.
 Targets (issue 4): >= 1,500 creates/s on the embedded etcd, mutating p99 <= 50 ms at
 that load, fan-out to 1,000 watchers p99 <= 100 ms.
 
-    python bench/apiserver.py [--pods 10000] [--clients 64] [--rss-pods 100000] [--crs 5000] [--etcd-servers URL]
+    python bench/apiserver.py [--pods 10000] [--clients 64] [--rss-pods 100000] [--crs 5000] [--etcd-servers URL] [--https]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import os
 import random
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -273,6 +279,32 @@ async def fanout(base: str, watchers: int, writes: int, collection: str = "/api/
         return lat, ready
 
 
+async def https_creates(args: argparse.Namespace, etcd_url: str, tmp: str, procs: list[subprocess.Popen]) -> None:
+    """``--https``: a second apiserver on the same etcd over HTTPS; the same creates, one line."""
+    from controlplane import pki
+    p = pki.PKI(os.path.join(tmp, "pki"))
+    p.apiserver()
+    p.admin()
+    api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0", "--tls-cert-file",
+                               p.path("apiserver"), "--tls-private-key-file", p.path("apiserver", "key"),
+                               "--client-ca-file", p.ca_file],
+                              os.path.join(tmp, "apiserver-https.log"), r"event=apiserver\.ready url=(\S+)")
+    procs.append(api)
+    ctx = ssl.create_default_context(cafile=p.ca_file)
+    ctx.load_cert_chain(p.path("admin"), p.path("admin", "key"))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ssl=ctx)) as s:
+        async with s.post(f"{base}/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                               "metadata": {"name": "tls"}}) as r:
+            await r.read()
+        await create_pods(s, base, [f"warm-{i}" for i in range(256)], args.clients, "tls")
+        names = [f"pod-{i:06d}" for i in range(args.pods)]
+        c0 = cpu_seconds(api.pid)
+        lat, wall, errors = await create_pods(s, base, names, args.clients, "tls")
+        c1 = cpu_seconds(api.pid)
+    print(f"{'create over HTTPS (' + str(args.clients) + ')':<30} {len(names) / wall:7.0f} pods/s   "
+          f"{ms(lat)}   errors {errors}   apiserver CPU {(c1 - c0) / len(names) * 1e6:.0f} us/create")
+
+
 async def main(args: argparse.Namespace) -> None:
     tmp = tempfile.mkdtemp(prefix="bench-apiserver-")
     procs: list[subprocess.Popen] = []
@@ -286,7 +318,7 @@ async def main(args: argparse.Namespace) -> None:
                                 r"event=etcd\.ready listen=(\S+)")
             procs.append(p)
             etcd_pid = p.pid
-        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0", "--insecure-http"],
                           os.path.join(tmp, "apiserver.log"), r"event=apiserver\.ready url=(\S+)")
         procs.append(api)
         print(f"etcd {'external ' + etcd_url if args.etcd_servers else 'embedded ' + etcd_url}; "
@@ -310,6 +342,8 @@ async def main(args: argparse.Namespace) -> None:
             print(f"{'':<30} CPU per create: apiserver {(c1 - c0) / len(names) * 1e6:.0f} us"
                   + (f", etcd {(e1 - e0) / len(names) * 1e6:.0f} us" if etcd_pid else "")
                   + f"; load average {l0:.1f} -> {os.getloadavg()[0]:.1f} (2 cores shared)")
+            if args.https:
+                await https_creates(args, etcd_url, tmp, procs)
             c0 = cpu_seconds(api.pid)
             lat = await gets(s, base, names, args.gets, args.clients)
             c1 = cpu_seconds(api.pid)
@@ -364,4 +398,5 @@ if __name__ == "__main__":
     ap.add_argument("--rss-pods", type=int, default=100_000)
     ap.add_argument("--crs", type=int, default=5_000)
     ap.add_argument("--etcd-servers", default=None)
+    ap.add_argument("--https", action="store_true", help="also pod creates over HTTPS (a second apiserver)")
     _run(main(ap.parse_args()))

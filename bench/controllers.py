@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench.common import cpu_seconds  # noqa: E402
 from controlplane.api.resources import get  # noqa: E402
 from controlplane.cli.cluster import LocalCluster  # noqa: E402
+from controlplane.client.config import load_kubeconfig  # noqa: E402
 from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
 
@@ -39,9 +40,10 @@ async def bench_gc(args: argparse.Namespace) -> None:
     data_dir = tempfile.mkdtemp(prefix="bench-gc-")
     cluster = LocalCluster(data_dir, etcd_servers=args.etcd_servers, apiserver_port=0, etcd_port=0,
                            nodes=(), hollow_nodes=0, restart=False, say=lambda s: None)
-    client = RestClient(cluster.server, "bench")
+    client = RestClient(cluster.server, "bench")  # replaced once the cluster's kubeconfig exists
     try:
         await cluster.start()
+        client = RestClient(load_kubeconfig(cluster.kubeconfig), "bench")  # the admin, over HTTPS
         owner = await client.create(CONFIGMAPS, {"metadata": {"name": "gc-owner"}, "data": {"a": "b"}}, "default")
         ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gc-owner", "uid": owner["metadata"]["uid"]}
         seen: set[str] = set()

@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench.common import cpu_seconds  # noqa: E402
 from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
 from controlplane.cli.cluster import LocalCluster, free_port  # noqa: E402
+from controlplane.client.config import load_kubeconfig  # noqa: E402
 from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
 
@@ -184,9 +185,10 @@ async def run_one(nodes: int, pods: int, backend: str, args: argparse.Namespace)
                            hollow_nodes=nodes, restart=False, parallel=True,
                            kubelet_args=("--image-pull-seconds", "0", "--container-start-seconds", "0", "--no-trace"),
                            say=lambda s: None)
-    client = RestClient(cluster.server, "bench")
+    client = RestClient(cluster.server, "bench")  # replaced once the cluster's kubeconfig exists
     try:
         await cluster.start()
+        client = RestClient(load_kubeconfig(cluster.kubeconfig), "bench")  # the admin, over HTTPS
         out["start_seconds"] = round(time.monotonic() - t_start, 2)
         etcd_url = etcd_servers or f"http://127.0.0.1:{cluster.etcd_port}"
         print(f"  {nodes} hollow nodes on {backend} etcd: cluster usable in {out['start_seconds']}s", flush=True)

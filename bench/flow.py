@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench.common import cpu_seconds  # noqa: E402
 from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
 from controlplane.cli.cluster import LocalCluster  # noqa: E402
+from controlplane.client.config import load_kubeconfig  # noqa: E402
 from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
 
@@ -50,9 +51,10 @@ async def main(args: argparse.Namespace) -> None:
                                         ("--image-pull-seconds", str(args.image_pull_seconds),
                                          "--container-start-seconds", str(args.container_start_seconds)),
                            say=lambda s: None)
-    client = RestClient(cluster.server, "bench")
+    client = RestClient(cluster.server, "bench")  # replaced once the cluster's kubeconfig exists
     try:
         await cluster.start()
+        client = RestClient(load_kubeconfig(cluster.kubeconfig), "bench")  # the admin, over HTTPS
         print(f"cluster up with {args.nodes} hollow nodes in {time.monotonic() - t_start:.1f}s "
               f"(etcd: {'external ' + args.etcd_servers if args.etcd_servers else 'embedded'})")
         created: dict[str, float] = {}

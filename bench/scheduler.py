@@ -151,7 +151,7 @@ async def e2e(nodes: int, pods: int, clients: int, py_spy: str | None = None) ->
         etcd, etcd_url = start_service(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir", ""],
                                 f"{tmp}/etcd.log", r"event=etcd\.ready listen=(\S+)")
         procs.append(etcd)
-        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0"],
+        api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0", "--insecure-http"],
                            f"{tmp}/apiserver.log", r"event=apiserver\.ready url=(\S+)")
         procs.append(api)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:

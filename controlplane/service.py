@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import click
 
 from controlplane import aio, apitime
+from controlplane.client.config import ClientConfig, load_config
 from controlplane.client.rest import resolve_server
 
 #: a click command function
@@ -36,8 +37,9 @@ def client_options(fn: F) -> F:
     fn = click.option("--master", default=None, metavar="URL",
                       help="apiserver URL (overrides the kubeconfig), e.g. http://127.0.0.1:6443")(fn)
     fn = click.option("--kubeconfig", default=None, metavar="PATH",
-                      help="kubeconfig naming the apiserver (default: $KUBECONFIG, else "
-                           "./.controlplane/kubeconfig if present, else http://127.0.0.1:6443)")(fn)
+                      help="kubeconfig naming the apiserver, its CA and this client's credentials "
+                           "(default: $KUBECONFIG, else ./.controlplane/kubeconfig if present, "
+                           "else http://127.0.0.1:6443)")(fn)
     return fn
 
 
@@ -45,6 +47,19 @@ def server_or_exit(master: str | None, kubeconfig: str | None) -> str:
     """The apiserver URL, or a one-line error and exit 2."""
     try:
         return resolve_server(master, kubeconfig)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+
+def config_or_exit(master: str | None, kubeconfig: str | None) -> ClientConfig:
+    """How to reach the apiserver and who to be there (client-go's ``BuildConfigFromFlags``:
+    :func:`controlplane.client.config.load_config` — the kubeconfig's CA and credentials,
+    ``--master`` overriding its server), its certificates checked now; a one-line error and
+    exit 2 when it cannot be used."""
+    try:
+        cfg = load_config(master, kubeconfig)
+        cfg.ssl_context()
+        return cfg
     except ValueError as e:
         raise click.UsageError(str(e)) from None
 

@@ -77,10 +77,11 @@ export CP_IMAGE="${CP_IMAGE:-$IMAGE}"
 
 cleanup() {
   if [ "$KEEP" = 1 ]; then
-    say "cluster left running (--keep): kubectl --server http://127.0.0.1:${CP_APISERVER_PORT:-6443} get pods -o wide;" \
+    say "cluster left running (--keep): ${COMPOSE[*]} exec -T apiserver cat /data/pki/kubeconfig > kubeconfig;" \
+        "kubectl --kubeconfig kubeconfig get pods -o wide (HTTPS, the admin's certificate);" \
         "stop it with: ${COMPOSE[*]} down -v"
   else
-    say "${COMPOSE[*]} down -v (stops every service, removes the etcd volume)"
+    say "${COMPOSE[*]} down -v (stops every service, removes the etcd and pki volumes)"
     "${COMPOSE[@]}" down -v --timeout 10 || true
   fi
 }
@@ -88,7 +89,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # With a service named, --exit-code-from (which implies --abort-on-container-exit) stops only
-# that service when it ends, in compose v1 and v2 alike: the six it depends on keep running
+# that service when it ends, in compose v1 and v2 alike: the ones it depends on keep running
 # until `down`, which the EXIT trap above runs.
 say "${COMPOSE[*]} up --exit-code-from demo demo"
 set +e

@@ -1,8 +1,12 @@
-"""``controlplane apiserver``: run the API server (plain HTTP) against etcd.
+"""``controlplane apiserver``: run the API server (HTTPS) against etcd.
 
-    controlplane apiserver --etcd-servers http://127.0.0.1:2379 --bind-address 127.0.0.1 --port 6443
+    controlplane apiserver --etcd-servers http://127.0.0.1:2379 --bind-address 127.0.0.1 --secure-port 6443 \
+        --tls-cert-file pki/apiserver.crt --tls-private-key-file pki/apiserver.key --client-ca-file pki/ca.crt
 
-``--port 0`` picks a free port; the ready line is ``event=apiserver.ready url=http://HOST:PORT``.
+``--secure-port 0`` picks a free port (``--port`` is the same flag, as the old name); the ready line
+is ``event=apiserver.ready url=https://HOST:PORT``. Without ``--tls-cert-file`` a self-signed
+certificate is created in ``--cert-dir`` (kube-apiserver's ``MaybeDefaultWithSelfSignedCerts``).
+``--insecure-http`` serves plain HTTP instead, on a loopback address only (logged at WARNING).
 SIGTERM/SIGINT stop it gracefully. A malformed ``--etcd-servers`` URL is a one-line error, exit 2.
 """
 
@@ -12,16 +16,55 @@ import asyncio
 import ipaddress
 import logging
 import signal
+import ssl
+import sys
 from typing import Any
 
 import click
 
 from components.apiserver.authentication import flags as authn_flags
 from components.apiserver.servicealloc import parse_port_range
+from components.apiserver.tls import DEFAULT_CERT_DIR, self_signed, server_context
 from controlplane import aio
 from controlplane.log import event, setup
+from controlplane.pki import first_service_ip
 from controlplane.service import Seconds, tracing_options
-from controlplane.storage.etcd import parse_endpoint
+from controlplane.storage.etcd import EtcdTLS, parse_endpoint
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (an IP or ``localhost``) only reaches this host."""
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def serving_tls(bind_address: str, cert_file: str, key_file: str, client_ca_file: str, cert_dir: str,
+                insecure_http: bool, service_cidr: str) -> ssl.SSLContext | None:
+    """The serving context from the flags (None with ``--insecure-http``, refused — one line, exit 2 —
+    on a bind address that is not loopback, and logged at WARNING). Without ``--tls-cert-file``,
+    the self-signed certificate of ``--cert-dir``. click.UsageError for files that do not load."""
+    if insecure_http:
+        if not is_loopback(bind_address):
+            click.echo(f"error: --insecure-http serves without TLS and is only allowed on a loopback "
+                       f"--bind-address, not {bind_address!r}", err=True)
+            sys.exit(2)
+        event(setup("apiserver"), "apiserver.insecure_http", logging.WARNING,
+              warning="serving plain HTTP without TLS: anyone on this host can read and forge requests")
+        return None
+    if bool(cert_file) != bool(key_file):
+        raise click.UsageError("--tls-cert-file and --tls-private-key-file go together")
+    try:
+        if not cert_file:
+            cert_file, key_file = self_signed(cert_dir, bind_address, first_service_ip(service_cidr))
+        return server_context(cert_file, key_file, client_ca_file or None)
+    except OSError as e:
+        raise click.UsageError(f"--cert-dir {cert_dir!r}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
 
 
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
@@ -29,8 +72,10 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                 max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
                 enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None,
+                ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None,
                 authentication: Any = None, authorization_modes: list[str] | None = None) -> None:
-    """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening.
+    """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening: HTTPS with
+    ``ssl_context`` (:func:`components.apiserver.tls.server_context`), else plain HTTP.
 
     On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
     every watch stream cleanly (the chunked stream's terminating chunk: clients see the
@@ -52,7 +97,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        max_requests_inflight=max_requests_inflight,
                        max_mutating_requests_inflight=max_mutating_requests_inflight,
                        enable_priority_and_fairness=enable_priority_and_fairness,
-                       admission_plugins=admission_plugins, authentication=authentication,
+                       admission_plugins=admission_plugins, etcd_tls=etcd_tls, authentication=authentication,
                        authorization_modes=authorization_modes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -66,14 +111,15 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
         await server.store.close()
         return
     starting.result()
-    listener = await serving.listen(server.app, bind_address, port)
+    listener = await serving.listen(server.app, bind_address, port, ssl_context=ssl_context)
     actual = listener.port
     try:
         await server.ensure_kubernetes_service(bind_address if bind_address not in ("0.0.0.0", "::") else "127.0.0.1",
                                                actual)
     except Exception as e:  # never keeps the apiserver from serving
         event(log, "apiserver.kubernetes_service_error", logging.WARNING, error=str(e)[:200])
-    event(log, "apiserver.ready", url=f"http://{bind_address}:{actual}")
+    host = f"[{bind_address}]" if ":" in bind_address else bind_address
+    event(log, "apiserver.ready", url=f"{'https' if ssl_context else 'http'}://{host}:{actual}")
     await stop.wait()
     event(log, "apiserver.stopping", watches=server.watch.active)
     await listener.stop()
@@ -86,8 +132,20 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
               help="etcd client URL (http://HOST:PORT).")
 @click.option("--bind-address", default="127.0.0.1", show_default=True)
-@click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
-              help="HTTP port (0 = pick a free one).")
+@click.option("--secure-port", "--port", "port", default=6443, show_default=True, type=click.IntRange(0, 65535),
+              help="HTTPS port (0 = pick a free one); --port is the same flag.")
+@click.option("--tls-cert-file", default="", metavar="PATH",
+              help="serving certificate (PEM, the chain after it); without it a self-signed one in --cert-dir")
+@click.option("--tls-private-key-file", default="", metavar="PATH", help="key of --tls-cert-file")
+@click.option("--client-ca-file", default="", metavar="PATH",
+              help="CA bundle verifying client certificates (requested, not required)")
+@click.option("--cert-dir", default=DEFAULT_CERT_DIR, show_default=True, metavar="DIR",
+              help="where the self-signed certificate is kept when --tls-cert-file is not given")
+@click.option("--insecure-http", is_flag=True, default=False,
+              help="serve plain HTTP (no TLS) instead; only on a loopback --bind-address")
+@click.option("--etcd-cafile", default="", metavar="PATH", help="CA verifying etcd's serving certificate")
+@click.option("--etcd-certfile", default="", metavar="PATH", help="client certificate for etcd (https://)")
+@click.option("--etcd-keyfile", default="", metavar="PATH", help="key of --etcd-certfile")
 @click.option("--bookmark-interval", default=60.0, show_default=True,
               type=Seconds(min=0, min_open=True),
               help="Seconds between watch BOOKMARK events (kube-apiserver's cacher: about a minute).")
@@ -119,8 +177,10 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
             service_node_port_range: str, max_requests_inflight: int, max_mutating_requests_inflight: int,
             enable_priority_and_fairness: bool, enable_admission_plugins: str, disable_admission_plugins: str,
-            authorization_mode: str, **authn: Any) -> None:
-    """Kubernetes API server (HTTP) backed by etcd."""
+            tls_cert_file: str, tls_private_key_file: str, client_ca_file: str, cert_dir: str,
+            insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, authorization_mode: str,
+            **authn: Any) -> None:
+    """Kubernetes API server (HTTPS) backed by etcd."""
     authentication = authn_flags.from_flags(authn)
     from components.apiserver.admission import enabled_plugins
     from components.apiserver.authorization.union import parse_modes
@@ -148,6 +208,16 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
     except ValueError:
         raise click.BadParameter(f"{service_node_port_range!r}: expected FROM-TO, e.g. 30000-32767",
                                  param_hint="--service-node-port-range")
+    ssl_context = serving_tls(bind_address, tls_cert_file, tls_private_key_file, client_ca_file, cert_dir,
+                              insecure_http, service_cluster_ip_range)
+    if bool(etcd_certfile) != bool(etcd_keyfile):
+        raise click.UsageError("--etcd-certfile and --etcd-keyfile go together")
+    etcd_tls = EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile)
+    try:
+        if any(u.strip().startswith("https://") for u in etcd_servers.split(",")):
+            etcd_tls.credentials()  # unreadable files: one line now, not a retry loop later
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     try:
         if max_requests_inflight + max_mutating_requests_inflight <= 0 and enable_priority_and_fairness:
             raise click.BadParameter("with priority and fairness they must add up to something positive",
@@ -155,6 +225,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
         aio.run(serve(etcd_servers, bind_address, port, bookmark_interval, compaction_interval,
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
-                   plugins, authentication, modes))
+                   plugins, ssl_context=ssl_context, etcd_tls=etcd_tls, authentication=authentication,
+                   authorization_modes=modes))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

@@ -49,6 +49,7 @@ from controlplane.api.groups import scheduling
 from controlplane.log import event
 from controlplane.metrics import CONTENT_TYPE
 from controlplane.storage.errors import KeyExists, KeyNotFound, StorageError, Unavailable
+from controlplane.storage.etcd import EtcdTLS
 from controlplane.storage.store import Store, collection_prefix, object_key
 
 log = logging.getLogger("apiserver")
@@ -57,7 +58,8 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 
 
 class APIServer:
-    """One apiserver on etcd ``etcd_url`` (``http://host:port``).
+    """One apiserver on etcd ``etcd_url`` (``http://host:port``, or ``https://`` with ``etcd_tls``:
+    ``--etcd-cafile`` / ``--etcd-certfile`` / ``--etcd-keyfile``).
 
     ``await start()`` connects (retrying after 20 ms, backing off to every ``retry_interval`` s
     while etcd is down; ``etcd.unreachable`` logged every ``retry_interval`` s),
@@ -74,8 +76,8 @@ class APIServer:
                  enable_priority_and_fairness: bool = True,
                  admission_plugins: list[str] | None = None,
                  authentication: authn_config.Options | None = None,
-                 authorization_modes: list[str] | None = None) -> None:
-        self.store = Store(etcd_url)
+                 authorization_modes: list[str] | None = None, etcd_tls: EtcdTLS | None = None) -> None:
+        self.store = Store(etcd_url, tls=etcd_tls)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
         self.caches: dict[str, WatchCache] = {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from typing import Any
 
 from aiohttp import web
@@ -137,9 +138,12 @@ class Listener:
 
 async def listen(app: web.Application, host: str, port: int, *,
                  read_header_timeout: float = READ_HEADER_TIMEOUT,
-                 idle_timeout: float = IDLE_TIMEOUT, shutdown_timeout: float = 2.0) -> Listener:
-    """Serve ``app`` on ``host:port`` (0 = a free port; the chosen one is ``.port``).
-    Timeouts in seconds. Raises OSError when the address cannot be bound."""
+                 idle_timeout: float = IDLE_TIMEOUT, shutdown_timeout: float = 2.0,
+                 ssl_context: ssl.SSLContext | None = None) -> Listener:
+    """Serve ``app`` on ``host:port`` (0 = a free port; the chosen one is ``.port``), over TLS
+    with ``ssl_context`` (:func:`components.apiserver.tls.server_context`; the header timeout
+    then also bounds the TLS handshake, which Go's ``ReadHeaderTimeout`` covers too), else plain
+    HTTP. Timeouts in seconds. Raises OSError when the address cannot be bound."""
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout,
                            keepalive_timeout=idle_timeout)
     await runner.setup()
@@ -147,7 +151,8 @@ async def listen(app: web.Application, host: str, port: int, *,
     assert factory is not None
     try:
         server = await asyncio.get_running_loop().create_server(
-            lambda: HeaderTimeout(factory(), read_header_timeout), host, port, reuse_address=True)
+            lambda: HeaderTimeout(factory(), read_header_timeout), host, port, reuse_address=True,
+            ssl=ssl_context, ssl_handshake_timeout=read_header_timeout if ssl_context else None)
     except BaseException:
         await runner.cleanup()
         raise

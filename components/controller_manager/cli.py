@@ -26,13 +26,28 @@ from controlplane.metrics import HealthChecks, make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
+    config_or_exit,
     insecure_serving_options,
     leader_election_options,
     parse_duration,
     run_until_signalled,
-    server_or_exit,
     tracing_options,
 )
+
+
+def read_root_ca(path: str) -> str:
+    """The ``--root-ca-file`` bundle (PEM text; "" without the flag). ValueError (one line) when it
+    cannot be read or holds no certificate."""
+    if not path:
+        return ""
+    try:
+        with open(path) as f:
+            pem = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"--root-ca-file {path!r}: {getattr(e, 'strerror', None) or e}") from None
+    if "-----BEGIN CERTIFICATE-----" not in pem:
+        raise ValueError(f"--root-ca-file {path!r}: no PEM certificate in it")
+    return pem
 
 
 @click.command(name="controller-manager")
@@ -64,6 +79,8 @@ from controlplane.service import (
               metavar="DURATION", help="after a pod starts, how long its cpu samples may be skipped as not ready")
 @click.option("--horizontal-pod-autoscaler-initial-readiness-delay", default="30s", show_default=True,
               metavar="DURATION", help="after a pod starts, how long its readiness counts as initial")
+@click.option("--root-ca-file", default="", metavar="PATH",
+              help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 @insecure_serving_options("controller-manager")
 @tracing_options("controller-manager")
@@ -72,13 +89,14 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             max_endpoints_per_slice: int, horizontal_pod_autoscaler_sync_period: str,
             horizontal_pod_autoscaler_downscale_stabilization: str, horizontal_pod_autoscaler_tolerance: float,
             horizontal_pod_autoscaler_cpu_initialization_period: str,
-            horizontal_pod_autoscaler_initial_readiness_delay: str, leader_election: LeaderElection,
-            port: int, address: str) -> None:
+            horizontal_pod_autoscaler_initial_readiness_delay: str, root_ca_file: str,
+            leader_election: LeaderElection, port: int, address: str) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
     from .manager import ControllerManager, run_manager, select_controllers
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     try:
         names = select_controllers(controllers)
         config = ControllerConfig(
@@ -86,7 +104,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             node_monitor_grace_period=parse_duration(node_monitor_grace_period, "--node-monitor-grace-period"),
             node_startup_grace_period=parse_duration(node_startup_grace_period, "--node-startup-grace-period"),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
-            max_endpoints_per_slice=max_endpoints_per_slice,
+            max_endpoints_per_slice=max_endpoints_per_slice, root_ca=read_root_ca(root_ca_file),
             horizontal_pod_autoscaler_sync_period=parse_duration(
                 horizontal_pod_autoscaler_sync_period, "--horizontal-pod-autoscaler-sync-period"),
             horizontal_pod_autoscaler_downscale_stabilization=parse_duration(
@@ -104,7 +122,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
     async def main() -> None:
         health = HealthChecks()
         endpoint = await serve("controller-manager", address, port, make_app(health))
-        client = RestClient(server, "controller-manager")
+        client = RestClient(client_config, "controller-manager")
         try:
             await wait_ready(client)
             mgr = ControllerManager(client, names, config=config)

@@ -22,7 +22,7 @@ class ControllerConfig:
     ``pod_gc_period`` (20 s, gcCheckPeriod) and ``pod_gc_quarantine`` (40 s,
     quarantineTime: how long a node must stay missing before its pods are orphans);
     ``--max-endpoints-per-slice`` (100, from 1 to 1000; ``pkg/controller/endpointslice/config``):
-    endpoints per EndpointSlice;
+    endpoints per EndpointSlice; ``root_ca``: the ``--root-ca-file`` bundle (PEM);
     ``--horizontal-pod-autoscaler-sync-period`` (15 s): how often each HPA is reconciled;
     ``--horizontal-pod-autoscaler-downscale-stabilization`` (5 m): the scale-down window of an
     HPA without a behavior (or a scale-down rule without one);
@@ -38,6 +38,9 @@ class ControllerConfig:
     pod_gc_period: float = 20.0
     pod_gc_quarantine: float = 40.0
     max_endpoints_per_slice: int = 100
+    #: ``--root-ca-file``: the CA bundle the root-ca-cert-publisher puts in every namespace's
+    #: ``kube-root-ca.crt`` (PEM text; "" = none given, a placeholder CA)
+    root_ca: str = ""
     horizontal_pod_autoscaler_sync_period: float = 15.0
     horizontal_pod_autoscaler_downscale_stabilization: float = 300.0
     horizontal_pod_autoscaler_tolerance: float = 0.1

@@ -4,11 +4,10 @@ publisher.go``): every active namespace has a ``kube-root-ca.crt`` ConfigMap who
 put back when changed), with the ``kubernetes.io/description`` annotation Kubernetes sets.
 Pods read it through the projected volume the ServiceAccount admission plugin mounts.
 
-Until the apiserver serves TLS there is no real CA: the bundle is a placeholder
-self-signed certificate (``CN=controlplane-placeholder-ca``) generated with the
-``cryptography`` library once per cluster — the one already published in
-``kube-system`` is reused, so restarts keep it (kube-controller-manager reads
-``--root-ca-file`` instead).
+The bundle is kube-controller-manager's ``--root-ca-file`` (``controlplane up`` passes the
+cluster CA, ``<data-dir>/pki/ca.crt``). Without it the bundle is a placeholder self-signed
+certificate (``CN=controlplane-placeholder-ca``) generated with the ``cryptography`` library
+once per cluster — the one already published in ``kube-system`` is reused, so restarts keep it.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ class RootCACertPublisher(Controller):
 
     def __init__(self, ctx: ControllerContext, ca_pem: str | None = None) -> None:
         super().__init__(ctx)
-        self._pem = ca_pem
+        self._pem = ca_pem if ca_pem is not None else (ctx.config.root_ca or None)
         self.namespaces = ctx.informers.informer(NAMESPACES)
         self.configmaps = ctx.informers.informer(CONFIGMAPS)
         self.namespaces.add_handlers(lambda ns: self.enqueue(name_of(ns)),
@@ -74,7 +73,7 @@ class RootCACertPublisher(Controller):
             self.enqueue(str(meta(cm)["namespace"]))
 
     def ca_pem(self) -> str:
-        """The cluster's bundle: given, else already published in kube-system, else new."""
+        """The cluster's bundle: given (``--root-ca-file``), else already published in kube-system, else new."""
         if self._pem is None:
             home = self.configmaps.store.get(f"{HOME_NAMESPACE}/{NAME}")
             pem = ((home or {}).get("data") or {}).get(DATA_KEY)

@@ -4,6 +4,9 @@ Example::
 
     controlplane etcd --listen-client-urls http://127.0.0.1:0 --data-dir /tmp/etcd1
 
+With ``https://`` listen URLs it serves TLS (``--cert-file``, ``--key-file``; ``--client-cert-auth``
+with ``--trusted-ca-file`` requires client certificates), as etcd does.
+
 Logs ``event=etcd.ready listen=http://127.0.0.1:PORT`` once serving; SIGTERM/SIGINT stop it
 gracefully (WAL flushed, snapshot written, exit 0). An unusable data dir, one in use by another
 etcd (it is flock'ed, as etcd locks its WAL), or a bad flag value is a one-line error and exit
@@ -65,11 +68,18 @@ def _urls(value: str) -> list[str]:
 @click.option("--grpc-transport", type=click.Choice(["asyncio", "grpcio"]), default="asyncio",
               envvar="CONTROLPLANE_ETCD_GRPC_TRANSPORT", show_default=True,
               help="gRPC server: ours on the event loop (fast), or grpcio's grpc.aio.")
+@click.option("--cert-file", default="", metavar="PATH", help="Client server TLS certificate (for https:// "
+              "listen URLs).")
+@click.option("--key-file", default="", metavar="PATH", help="Client server TLS key.")
+@click.option("--trusted-ca-file", default="", metavar="PATH", help="CA verifying client certificates.")
+@click.option("--client-cert-auth", is_flag=True, default=False,
+              help="Require a client certificate signed by --trusted-ca-file (TLS connections).")
 @click.option("--log-level", default=None, help="Log level (default $CONTROLPLANE_LOG_LEVEL or INFO).")
 def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_peer_urls,
             initial_advertise_peer_urls, auto_compaction_mode, auto_compaction_retention,
             max_request_bytes, quota_backend_bytes, progress_interval, snapshot_count, keepalive_min_time,
-            keepalive_interval, keepalive_timeout, grpc_transport, log_level) -> None:
+            keepalive_interval, keepalive_timeout, grpc_transport, cert_file, key_file, trusted_ca_file,
+            client_cert_auth, log_level) -> None:
     """Embedded etcd3-compatible server (KV, Watch, Lease, Maintenance: Status/Alarm/Snapshot/Hash, Cluster.MemberList)."""
     try:
         interval = float(progress_interval) if progress_interval.isdigit() else apitime.parse_duration(progress_interval)
@@ -94,7 +104,8 @@ def command(name, data_dir, listen_client_urls, advertise_client_urls, listen_pe
             auto_compaction_retention=auto_compaction_retention,
             max_request_bytes=max_request_bytes, quota_backend_bytes=quota_backend_bytes,
             progress_notify_interval=interval, snapshot_count=snapshot_count, transport=grpc_transport,
-            **keepalive))
+            cert_file=cert_file, key_file=key_file, trusted_ca_file=trusted_ca_file,
+            client_cert_auth=client_cert_auth, **keepalive))
     except (DataDirError, ValueError, OSError) as e:
         cplog.event(log, "etcd.failed", logging.ERROR, error=str(e))
         click.echo(f"error: {e}", err=True)

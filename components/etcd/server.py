@@ -23,7 +23,15 @@ from .core import MAX_REQUEST_BYTES, QUOTA_BACKEND_BYTES, Core
 from .errors import EtcdError
 from .metrics import EtcdMetrics
 from .services import ETCD_VERSION, add_services
-from .transport import HANDSHAKE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_MIN_TIME, KEEPALIVE_TIMEOUT, TEXT, GrpcServer
+from .transport import (
+    HANDSHAKE_TIMEOUT,
+    KEEPALIVE_INTERVAL,
+    KEEPALIVE_MIN_TIME,
+    KEEPALIVE_TIMEOUT,
+    TEXT,
+    GrpcServer,
+    server_tls_context,
+)
 
 log = logging.getLogger("etcd")
 
@@ -35,10 +43,10 @@ TRANSPORTS = ("asyncio", "grpcio")
 
 
 def parse_url(url: str) -> tuple[str, int]:
-    """``http://host:port`` -> (host, port). Raises ValueError for other schemes or no port."""
+    """``http(s)://host:port`` -> (host, port). Raises ValueError for other schemes or no port."""
     u = urlsplit(url.strip())
-    if u.scheme not in ("http", ""):
-        raise ValueError(f"unsupported URL scheme in {url!r} (only http:// is served)")
+    if u.scheme not in ("http", "https", ""):
+        raise ValueError(f"unsupported URL scheme in {url!r} (only http:// and https:// are served)")
     host = u.hostname if u.scheme else url.rsplit(":", 1)[0]
     try:
         port = u.port if u.scheme else int(url.rsplit(":", 1)[1])
@@ -143,6 +151,15 @@ def _health_reason(core: Core, excluded: list[str]) -> str:
     return core._broken or ""
 
 
+def _grpcio_credentials(cert_file: str, key_file: str, trusted_ca_file: str, client_cert_auth: bool):
+    """grpcio's server credentials for the same files (``grpc.ssl_server_credentials``)."""
+    from controlplane.pki import read_bytes
+    pair = (read_bytes(key_file, "--key-file") or b"", read_bytes(cert_file, "--cert-file") or b"")
+    return grpc.ssl_server_credentials([pair],
+                                       root_certificates=read_bytes(trusted_ca_file, "--trusted-ca-file"),
+                                       require_client_auth=client_cert_auth)
+
+
 async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "default",
                 advertise: list[str] | None = None, peer_urls: list[str] | None = None,
                 auto_compaction_mode: str = "revision", auto_compaction_retention: str = "10000",
@@ -153,7 +170,8 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
                 grpc_keepalive_min_time: float = KEEPALIVE_MIN_TIME,
                 grpc_keepalive_interval: float = KEEPALIVE_INTERVAL,
                 grpc_keepalive_timeout: float = KEEPALIVE_TIMEOUT,
-                handshake_timeout: float = HANDSHAKE_TIMEOUT) -> EtcdServer:
+                handshake_timeout: float = HANDSHAKE_TIMEOUT, cert_file: str = "", key_file: str = "",
+                trusted_ca_file: str = "", client_cert_auth: bool = False) -> EtcdServer:
     """Start an embedded etcd3 server and return its handle once it is serving.
 
     ``listen``: client URLs (``http://host:port``; port 0 picks a free port). ``data_dir``: None
@@ -161,8 +179,12 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     actual listen URLs). ``transport``: ``asyncio`` (:mod:`.transport`, default) or ``grpcio``
     (grpc.aio). ``grpc_keepalive_*`` (seconds, etcd's ``--grpc-keepalive-*`` flags) and
     ``handshake_timeout`` (seconds to send the HTTP/2 preface or an HTTP/1.1 request head): the
-    connection limits of :class:`~.transport.GrpcServer` (the keepalive ones also for grpcio). Raises
-    ValueError for bad URLs / compaction settings / an unknown transport and
+    connection limits of :class:`~.transport.GrpcServer` (the keepalive ones also for grpcio).
+    ``https://`` listen URLs serve TLS with ``cert_file`` / ``key_file``, and with
+    ``client_cert_auth`` only to clients whose certificate ``trusted_ca_file`` signed (etcd's
+    ``--cert-file``, ``--key-file``, ``--trusted-ca-file``, ``--client-cert-auth``;
+    :func:`~.transport.server_tls_context`). Raises
+    ValueError for bad URLs / compaction settings / an unknown transport / TLS files and
     :class:`~.wal.DataDirError` for an unusable data dir.
     """
     if transport not in TRANSPORTS:
@@ -171,6 +193,12 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     addrs = [parse_url(u) for u in listen]
     if not addrs:
         raise ValueError("no --listen-client-urls given")
+    secure = [u.strip().startswith("https://") for u in listen]
+    tls_context = None
+    if any(secure):
+        if not (cert_file and key_file):
+            raise ValueError("https:// in --listen-client-urls needs --cert-file and --key-file")
+        tls_context = server_tls_context(cert_file, key_file, trusted_ca_file, client_cert_auth)
     kwargs: dict[str, Any] = {"snapshot_count": snapshot_count} if snapshot_count else {}
     core = Core(name=name, data_dir=data_dir or None, max_request_bytes=max_request_bytes,
                 quota_backend_bytes=quota_backend_bytes, **kwargs)
@@ -196,16 +224,23 @@ async def serve(listen: list[str], data_dir: str | None = None, *, name: str = "
     add_services(server, core, peer_urls)
     metrics.attach(core, server)
     urls, ports = [], []
-    for host, port in addrs:
+    for (host, port), tls in zip(addrs, secure):
         bind_host = f"[{host}]" if ":" in host else host
         try:
-            bound = server.add_insecure_port(f"{bind_host}:{port}")
+            if not tls:
+                bound = server.add_insecure_port(f"{bind_host}:{port}")
+            elif isinstance(server, GrpcServer):
+                assert tls_context is not None
+                bound = server.add_secure_port(f"{bind_host}:{port}", tls_context)
+            else:
+                bound = server.add_secure_port(f"{bind_host}:{port}", _grpcio_credentials(
+                    cert_file, key_file, trusted_ca_file, client_cert_auth))
         except (RuntimeError, OSError):
             bound = 0
         if not bound:
             raise ValueError(f"cannot listen on {host}:{port}")
         ports.append(bound)
-        urls.append(f"http://{bind_host}:{bound}")
+        urls.append(f"{'https' if tls else 'http'}://{bind_host}:{bound}")
     core.client_urls = list(advertise) if advertise else urls
     await server.start()
     tasks = [asyncio.create_task(_lease_loop(core)),

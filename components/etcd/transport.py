@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import ssl
 import struct
 from collections import deque
 from typing import Any, Callable
@@ -38,6 +39,7 @@ from hpack.exceptions import HPACKError
 from hpack.hpack import encode_integer
 
 from controlplane import log as cplog
+from controlplane import pki
 
 log = logging.getLogger("etcd")
 
@@ -782,6 +784,20 @@ class _Method:
             self.call_sync = sync.__get__(owner) if owner is not None else sync
 
 
+def server_tls_context(cert_file: str, key_file: str, trusted_ca_file: str = "",
+                       client_cert_auth: bool = False) -> ssl.SSLContext:
+    """etcd's client TLS (``--cert-file``, ``--key-file``, ``--trusted-ca-file``,
+    ``--client-cert-auth``; ``client/pkg/transport/listener.go`` ``TLSInfo.ServerConfig``): TLS 1.2+,
+    ALPN ``h2`` (gRPC clients insist on it) and ``http/1.1`` (``/health``, ``/version``), and with
+    ``client_cert_auth`` a client certificate signed by ``trusted_ca_file`` required
+    (``tls.RequireAndVerifyClientCert``; a client without one fails the handshake). Raises
+    ValueError naming a file that does not load."""
+    if client_cert_auth and not trusted_ca_file:
+        raise ValueError("--client-cert-auth needs --trusted-ca-file")
+    return pki.server_context(cert_file, key_file, trusted_ca_file or None, require_client_cert=client_cert_auth,
+                              alpn=("h2", "http/1.1"), flags=("--cert-file", "--key-file", "--trusted-ca-file"))
+
+
 class GrpcServer:
     """A gRPC server on the running event loop. Register with grpc's generated
     ``add_*Servicer_to_server(servicer, server)``; :meth:`add_insecure_port` then :meth:`start`.
@@ -812,6 +828,8 @@ class GrpcServer:
         self.connections: set[_Connection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         self.binds: list[socket.socket] = []
+        #: bound socket -> its TLS context (None: plain)
+        self.tls: dict[socket.socket, ssl.SSLContext | None] = {}
         self.stopping = False
         self.http_get = http_get or (lambda path: (b"404 page not found\n", "404 Not Found", TEXT))
         #: ``on_handled(method labels, code)`` once per finished call (grpc_server_handled_total)
@@ -829,6 +847,12 @@ class GrpcServer:
         for gh in handlers:
             for path, h in getattr(gh, "_method_handlers", {}).items():
                 self.methods.setdefault(path.encode(), _Method(h, path))
+
+    def add_secure_port(self, address: str, context: ssl.SSLContext) -> int:
+        """As :meth:`add_insecure_port`, serving TLS with ``context`` (:func:`server_tls_context`)."""
+        port = self.add_insecure_port(address)
+        self.tls[self.binds[-1]] = context
+        return port
 
     def add_insecure_port(self, address: str) -> int:
         """Bind ``host:port`` now (port 0 picks one); returns the bound port. Raises OSError."""
@@ -851,7 +875,9 @@ class GrpcServer:
         """Serve every bound port on the running loop (returns once listening)."""
         loop = asyncio.get_running_loop()
         for sock in self.binds:
-            srv = await loop.create_server(lambda: _Connection(self), sock=sock)
+            ctx = self.tls.get(sock)
+            srv = await loop.create_server(lambda: _Connection(self), sock=sock, ssl=ctx,
+                                           ssl_handshake_timeout=(self.handshake_timeout or None) if ctx else None)
             self.servers.append(srv)
 
     async def stop(self, grace: float | None = None) -> None:

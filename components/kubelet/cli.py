@@ -29,7 +29,7 @@ from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.clusterconfig import expand
 from controlplane.log import event, setup
-from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit, tracing_options
+from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled, tracing_options
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -93,7 +93,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             root_dir: str | None, trace: bool, service_account_tokens: str,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     try:
         labels = parse_labels(node_labels)
         taints = parse_taints(register_with_taints)
@@ -159,7 +160,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           image_backoff_seconds=image_pull_backoff_seconds,
                           image_backoff_max_seconds=max(image_pull_backoff_max_seconds,
                                                         image_pull_backoff_seconds))
-        async with RestClient(server, "kubelet") as client:
+        async with RestClient(client_config, "kubelet") as client:
             kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
                               service_account_tokens=service_account_tokens == "request"
                               or (service_account_tokens == "auto" and not hollow_nodes))

@@ -33,16 +33,16 @@ from components.scheduler.scheduler import Scheduler
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
-from controlplane.client.rest import RestClient, wait_ready
+from controlplane.client.rest import ClientConfig, RestClient, wait_ready
 from controlplane.log import event, setup
 from controlplane.metrics import HealthChecks, make_app, serve
 from controlplane.service import (
     LeaderElection,
     client_options,
+    config_or_exit,
     insecure_serving_options,
     leader_election_options,
     run_until_signalled,
-    server_or_exit,
     tracing_options,
 )
 from controlplane.trace.emitter import TraceEmitter
@@ -52,7 +52,7 @@ from controlplane.trace.emitter import TraceEmitter
 DEFAULT_EXPLAIN_MAX_NODES = 100
 
 
-async def run_scheduler(server: str, config, record_results: bool,
+async def run_scheduler(server: "str | ClientConfig", config, record_results: bool,
                         leader_elect: "bool | LeaderElection",
                         explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES,
                         address: str = "0.0.0.0", port: int = 0) -> None:
@@ -75,9 +75,10 @@ async def run_scheduler(server: str, config, record_results: bool,
         await endpoint.stop()
 
 
-async def _run(server: str, config, record_results: bool, le: LeaderElection, explain_max_nodes: int,
+async def _run(server: "str | ClientConfig", config, record_results: bool, le: LeaderElection, explain_max_nodes: int,
                log: logging.Logger, synced: asyncio.Event, health: HealthChecks) -> None:
     async with RestClient(server, "scheduler") as client:
+        server = client.server
         await wait_ready(client)
         informers = SharedInformers(client)
         nodes, pods = informers.informer(NODES), informers.informer(PODS)
@@ -148,7 +149,7 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
             record_results: bool, explain_max_nodes: int, leader_election: LeaderElection,
             port: int, address: str) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
     try:
         config = load_config(config_path)
     except ConfigError as e:
@@ -158,5 +159,5 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         le = replace(le, enabled=True)
         le.check()
     setup("scheduler")
-    run_until_signalled(lambda: run_scheduler(server, config, record_results, le, explain_max_nodes,
+    run_until_signalled(lambda: run_scheduler(client_config, config, record_results, le, explain_max_nodes,
                                               address, port))

@@ -7,6 +7,17 @@ lines a user types — with its log in ``<data-dir>/logs/<name>.log``. It waits
 for each to be ready, writes ``<data-dir>/kubeconfig``, restarts a process that
 dies (and says so), and stops everything in reverse order.
 
+Transport and identities are kubeadm's (``cmd/kubeadm/app/phases/certs``, ``kubeconfig``): the
+certificates live in ``<data-dir>/pki`` (:class:`controlplane.pki.PKI`, created on the first
+start and reused), the apiserver serves HTTPS with them and requests client certificates signed
+by ``pki/ca.crt``, and every client has a kubeconfig of its own in the data dir with the CA and
+its client certificate embedded: ``kubeconfig`` (``kubernetes-admin``, ``system:masters``: the
+user's, kubeadm's ``admin.conf``), ``controller-manager.conf``, ``scheduler.conf``,
+``kubelet-<node>.conf`` (``system:node:<node>``) and ``kubelet-hollow.conf`` for the process
+of hollow nodes (see :data:`controlplane.pki.HOLLOW_USER`); :func:`controlplane.pki.write_cluster`. etcd listens on loopback in plain HTTP unless
+``etcd_tls`` (then ``pki/etcd/``: server certificate, client-certificate auth, and the
+apiserver's ``apiserver-etcd-client`` certificate).
+
 The children end with the supervisor however it ends (``kill -9`` too): each is
 started with :func:`controlplane.lifeline.child_kwargs` (SIGTERM on the parent's
 death, PR_SET_PDEATHSIG on Linux) and inherits the open ``<data-dir>/.lock`` whose
@@ -30,26 +41,10 @@ from typing import Any, Awaitable, Callable, TextIO
 import aiohttp
 import yaml
 
+from controlplane import pki
+from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.lifeline import child_kwargs
-
-KUBECONFIG_TEMPLATE = """apiVersion: v1
-kind: Config
-clusters:
-- name: controlplane
-  cluster:
-    server: {server}
-contexts:
-- name: controlplane
-  context:
-    cluster: controlplane
-    user: admin
-    namespace: default
-current-context: controlplane
-users:
-- name: admin
-  user: {{}}
-"""
 
 
 def short_path(path: str) -> str:
@@ -128,6 +123,9 @@ class LocalCluster:
     ``etcd_servers``: external etcd URLs (comma list) — then no etcd is started.
     ``apiserver_port`` / ``etcd_port``: 0 picks free ports. ``nodes``: node
     names, one kubelet process each. ``say`` prints a line for the user.
+    ``etcd_tls``: the embedded etcd serves TLS with client-certificate auth (kubeadm's default;
+    ours stays plain HTTP on loopback unless asked). ``apiserver_cert_extra_sans``: more names
+    and IPs in the apiserver's serving certificate (kubeadm's ``--apiserver-cert-extra-sans``).
     ``tracing_endpoint``: an OTLP/HTTP collector (``host:port``) every process but etcd sends its
     OpenTelemetry spans to, sampling ``tracing_sampling_rate_per_million`` new roots per million.
     ``parallel``: start every process at once (the apiserver waits for etcd, the
@@ -145,7 +143,8 @@ class LocalCluster:
                  say: Callable[[str], None] = print, restart: bool = True,
                  parallel: bool = False, config: ClusterConfig | None = None,
                  tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
-                 authorization_mode: str | None = None) -> None:
+                 authorization_mode: str | None = None,
+                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -168,8 +167,12 @@ class LocalCluster:
         #: ``Node`` the NodeRestriction admission plugin is enabled too, as kubeadm does
         self.authorization_mode = authorization_mode
         self.services: list[Service] = []
-        self.server = f"http://127.0.0.1:{self.apiserver_port}"
+        self.server = f"https://127.0.0.1:{self.apiserver_port}"
         self.kubeconfig = os.path.join(self.data_dir, "kubeconfig")
+        self.pki = pki.PKI(os.path.join(self.data_dir, "pki"))
+        self.etcd_tls = etcd_tls
+        self.apiserver_cert_extra_sans = apiserver_cert_extra_sans
+        self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
         #: every process's metrics endpoint (filled as the services are built)
@@ -225,6 +228,7 @@ class LocalCluster:
             raise RuntimeError(f"cannot use data dir {self.data_dir!r}: {e.strerror or e}") from None
         self._lock_data_dir()
         self._preflight()
+        self._write_pki()
         if self.parallel:
             await self._start_parallel()
             return
@@ -235,7 +239,6 @@ class LocalCluster:
             await self._wait_tcp(self.etcd_port, "etcd")
         await self._spawn(self._apiserver_service(etcd_url))
         await self._wait_http(self.server + "/readyz", "apiserver")
-        self._write_kubeconfig()
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
@@ -249,7 +252,6 @@ class LocalCluster:
         work, ``pkg/controller/serviceaccount/serviceaccounts_controller.go``). A service that
         exits meanwhile ends the wait with RuntimeError naming it and its last log line."""
         etcd_url = self.etcd_servers
-        self._write_kubeconfig()
         if not etcd_url:
             etcd_url = self._etcd_url
             await self._spawn(self._etcd_service())
@@ -283,17 +285,31 @@ class LocalCluster:
 
     @property
     def _etcd_url(self) -> str:
-        return f"http://127.0.0.1:{self.etcd_port}"
+        return f"{'https' if self.etcd_tls else 'http'}://127.0.0.1:{self.etcd_port}"
 
     def _etcd_service(self) -> Service:
-        return Service("etcd", [
-            "etcd", "--name", "controlplane",
-            "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
-            "--data-dir", os.path.join(self.data_dir, "etcd")])
+        args = ["etcd", "--name", "controlplane",
+                "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
+                "--data-dir", os.path.join(self.data_dir, "etcd")]
+        if self.etcd_tls:  # kubeadm's etcd static pod: etcd/server.crt, client-cert auth on etcd/ca.crt
+            server = os.path.join("etcd", "server")
+            args += ["--cert-file", self.pki.path(server), "--key-file", self.pki.path(server, "key"),
+                     "--trusted-ca-file", self.pki.path(os.path.join("etcd", "ca")), "--client-cert-auth"]
+        return Service("etcd", args)
 
     def _apiserver_service(self, etcd_url: str) -> Service:
+        p = self.pki
         args = ["apiserver", "--etcd-servers", etcd_url, "--bind-address", "127.0.0.1",
-                "--port", str(self.apiserver_port), *self.tracing]
+                "--secure-port", str(self.apiserver_port),
+                "--tls-cert-file", p.path("apiserver"), "--tls-private-key-file", p.path("apiserver", "key"),
+                "--client-ca-file", p.ca_file,
+                # kubeadm's sa.key / sa.pub: service-account tokens outlive an apiserver restart
+                "--service-account-key-file", p.path("sa", "pub"),
+                "--service-account-signing-key-file", p.path("sa", "key"), *self.tracing]
+        if self.etcd_tls and not self.etcd_servers:
+            args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
+                     "--etcd-certfile", p.path("apiserver-etcd-client"),
+                     "--etcd-keyfile", p.path("apiserver-etcd-client", "key")]
         enable = list(self.config.enable_admission_plugins) if self.config is not None else []
         if self.authorization_mode:
             args += ["--authorization-mode", self.authorization_mode]
@@ -316,22 +332,31 @@ class LocalCluster:
         self._given.add(port)
         return port
 
+    def kubeconfig_of(self, component: str) -> str:
+        """Path of a component's kubeconfig (kubeadm's names): ``controller-manager.conf``,
+        ``scheduler.conf``, ``kubelet-<node>.conf``, ``kubelet-hollow.conf``."""
+        return pki.component_kubeconfig(self.data_dir, component)
+
     def _client_services(self) -> list[Service]:
         """The controller-manager, the scheduler and the kubelets, in start order, each with its
+        own kubeconfig (its identity; every hollow-node process shares ``kubelet-hollow``) and its
         own metrics / health port on 127.0.0.1 (recorded in :attr:`endpoints`)."""
-        master = ["--master", self.server, *self.tracing]
+        def kc(service: str) -> list[str]:
+            identity = "kubelet-hollow" if service.startswith("kubelet-hollow") else service
+            return ["--kubeconfig", self.kubeconfig_of(identity), *self.tracing]
         if not self.etcd_servers:
             self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
         self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))
         cfg = self.config
         cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
         out = []
+        cm_args = [*cm_args, "--root-ca-file", self.pki.ca_file]  # published as kube-root-ca.crt
         for name, job, extra in (("controller-manager", "kube-controller-manager", cm_args),
                                  ("scheduler", "kube-scheduler", self._scheduler_config_args())):
             port = self._port(DEFAULT_PORTS[name])
             url = f"http://127.0.0.1:{port}"
             self.endpoints.append(MetricsEndpoint(job, name, url, url + "/healthz"))
-            out.append(Service(name, [name, *master, *extra, "--address", "127.0.0.1", "--port", str(port)]))
+            out.append(Service(name, [name, *kc(name), *extra, "--address", "127.0.0.1", "--port", str(port)]))
         # (service name, the kubelet's node arguments)
         kubelets: list[tuple[str, list[str]]]
         if cfg is not None:
@@ -355,7 +380,7 @@ class LocalCluster:
                 self._port(DEFAULT_PORTS["kubelet-read-only"])
             url = f"http://127.0.0.1:{read_only}"
             self.endpoints.append(MetricsEndpoint("kubelet", name, url, f"http://127.0.0.1:{healthz}/healthz"))
-            out.append(Service(name, ["kubelet", *master, *node_args, "--healthz-port", str(healthz),
+            out.append(Service(name, ["kubelet", *kc(name), *node_args, "--healthz-port", str(healthz),
                                       "--read-only-port", str(read_only), "--address", "127.0.0.1",
                                       *self.kubelet_args]))
         return out
@@ -479,7 +504,7 @@ class LocalCluster:
     async def _wait_http(self, url: str, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:
             try:
-                async with aiohttp.ClientSession() as s, \
+                async with self._session() as s, \
                         s.get(url, timeout=aiohttp.ClientTimeout(total=2)) as r:
                     return r.status == 200
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
@@ -498,7 +523,7 @@ class LocalCluster:
 
         async def check() -> bool:
             try:
-                async with aiohttp.ClientSession() as s, s.get(
+                async with self._session() as s, s.get(
                         self.server + "/api/v1/nodes",
                         params={"resourceVersion": "0"},
                         timeout=aiohttp.ClientTimeout(total=2)) as r:
@@ -525,7 +550,7 @@ class LocalCluster:
         sep = "&" if "?" in path else "?"
 
         async def watch() -> None:
-            async with aiohttp.ClientSession() as s:
+            async with self._session() as s:
                 while True:
                     objects.clear()
                     async with s.get(f"{self.server}{path}{sep}watch=1",
@@ -580,8 +605,19 @@ class LocalCluster:
         await self._watch_until("/apis/storage.k8s.io/v1/storageclasses", done, "the default StorageClass",
                                 timeout=60)
 
-    def _write_kubeconfig(self) -> None:
-        tmp = self.kubeconfig + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(KUBECONFIG_TEMPLATE.format(server=self.server))
-        os.replace(tmp, self.kubeconfig)
+    def _write_pki(self) -> None:
+        """Create (or reuse) the certificates in ``<data-dir>/pki`` and write every kubeconfig,
+        each with the CA and its client certificate embedded; the admin's is ``kubeconfig``
+        (namespace ``default``). RuntimeError (one line) when the files cannot be written."""
+        try:
+            pki.write_cluster(self.data_dir, self.server, self.nodes, hollow=bool(self.hollow_nodes),
+                              extra_sans=self.apiserver_cert_extra_sans,
+                              etcd_tls=self.etcd_tls and not self.etcd_servers)
+        except OSError as e:
+            raise RuntimeError(f"cannot write the certificates in {short_path(self.pki.dir)}: "
+                               f"{e.strerror or e}") from None
+        self._ssl = load_kubeconfig(self.kubeconfig).ssl_context()
+
+    def _session(self) -> aiohttp.ClientSession:
+        """An aiohttp session speaking to the apiserver as the admin (its CA and certificate)."""
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self._ssl if self._ssl else True))

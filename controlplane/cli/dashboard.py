@@ -15,7 +15,7 @@ import asyncio
 import click
 
 from controlplane.dashboard.server import serve_first_free
-from controlplane.service import client_options, run_until_signalled, server_or_exit
+from controlplane.service import client_options, config_or_exit, run_until_signalled
 
 
 @click.command("dashboard")
@@ -24,11 +24,12 @@ from controlplane.service import client_options, run_until_signalled, server_or_
               help="port on 127.0.0.1 (the next free one if taken; 0: any free port)")
 def command(kubeconfig: str | None, master: str | None, port: int) -> None:
     """Serve the live dashboard (nodes, pods, the 13 steps as a sequence diagram)."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
 
     async def main() -> None:
         try:
-            dash, runner, bound = await serve_first_free(server, port)
+            dash, runner, bound = await serve_first_free(client_config, port)
         except OSError as e:
             raise click.ClickException(str(e)) from None
         click.echo(f"dashboard: http://127.0.0.1:{bound}/  (apiserver {server}; Ctrl-C stops it)")

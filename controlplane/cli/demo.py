@@ -36,7 +36,8 @@ from controlplane.cli import scenario as scenarios
 from controlplane.cli.cluster import LocalCluster
 from controlplane.cli.common import apiserver_errors, request_timeout_option
 from controlplane.cli.manifest import DemoError, load_manifest
-from controlplane.client.rest import ApiError, RestClient, resolve_server
+from controlplane.client.config import load_config, load_kubeconfig
+from controlplane.client.rest import ApiError, RestClient
 from controlplane.dashboard.sequence import render_sequence_html
 from controlplane.service import Seconds, run_until_signalled
 from controlplane.trace import stream
@@ -329,7 +330,8 @@ async def demo_cluster(kubeconfig: str | None, master: str | None, data_dir: str
     cluster = None
     if kubeconfig or master:
         try:
-            server = resolve_server(master, kubeconfig)
+            client_config = load_config(master, kubeconfig)
+            client_config.ssl_context()
         except ValueError as e:
             raise DemoError(str(e)) from None
     else:
@@ -337,8 +339,7 @@ async def demo_cluster(kubeconfig: str | None, master: str | None, data_dir: str
         click.echo(f"Starting a control plane (data dir {ddir}) — every component is its own process:")
         cluster = LocalCluster(ddir, etcd_servers=etcd_servers, apiserver_port=0, etcd_port=0,
                                say=lambda s: click.echo(f"  {s}"), restart=False)
-        server = cluster.server
-    client = RestClient(server, "demo", timeout=request_timeout)
+    client: RestClient | None = None
     try:
         if cluster:
             try:
@@ -346,14 +347,17 @@ async def demo_cluster(kubeconfig: str | None, master: str | None, data_dir: str
             except RuntimeError as e:
                 raise DemoError(str(e)) from None
             click.echo(f"  kubeconfig: {cluster.kubeconfig}")
-        with apiserver_errors(server, DemoError):
+            client_config = load_kubeconfig(cluster.kubeconfig)  # the admin's, over HTTPS
+        client = RestClient(client_config, "demo", timeout=request_timeout)
+        with apiserver_errors(client_config.host, DemoError):
             yield client
         if cluster and keep:
             click.echo(f"\nThe cluster keeps running: kubectl --kubeconfig {cluster.kubeconfig} get pods -o wide"
                        f"\nCtrl-C stops it.")
             await asyncio.Event().wait()
     finally:
-        await client.close()
+        if client is not None:
+            await client.close()
         if cluster:
             await asyncio.shield(cluster.stop())
             if not data_dir and not keep:

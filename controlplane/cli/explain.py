@@ -21,7 +21,7 @@ import click
 from controlplane.api.resources import PODS
 from controlplane.cli.common import apiserver_errors, current_object, request_timeout_option
 from controlplane.client.rest import RestClient
-from controlplane.service import client_options, run_until_signalled, server_or_exit
+from controlplane.service import client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
 from controlplane.trace.explain import bypassed, last_step9, render, step9_records
 
@@ -40,10 +40,11 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
     """Show the scheduler's per-node filter verdicts and scores for a pod."""
     if kind.lower() not in ("pod", "pods", "po"):
         raise click.UsageError(f"explain supports pods only, not {kind!r}")
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
 
     async def main() -> None:
-        client = RestClient(server, "explain", timeout=request_timeout)
+        client = RestClient(client_config, "explain", timeout=request_timeout)
         try:
             with apiserver_errors(server):
                 pod = await current_object(client, PODS, name, namespace)

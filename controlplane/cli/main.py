@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "Print the numbered, timed records of the 13-step flow."),
     "explain": ("controlplane.cli.explain:command",
                 "Show the scheduler's per-node filter verdicts and scores for a pod."),
+    "pki": ("controlplane.cli.pki:command",
+            "Write the cluster's certificates and one kubeconfig per component."),
     "dashboard": ("controlplane.cli.dashboard:command",
                   "Serve the live dashboard (nodes, pods, the 13 steps as a sequence diagram)."),
     "etcd": ("components.etcd.cli:command", "Run the embedded etcd3-compatible server."),

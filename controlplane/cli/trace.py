@@ -29,7 +29,7 @@ from controlplane.api.resources import by_kind
 from controlplane.cli.common import apiserver_errors, current_object, request_timeout_option
 from controlplane.client.rest import RestClient
 from controlplane.dashboard.sequence import render_sequence_html
-from controlplane.service import Seconds, client_options, run_until_signalled, server_or_exit
+from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
 from controlplane.trace.perfetto import chrome_trace
 from controlplane.trace.record import StepRecord
@@ -85,7 +85,8 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
             namespace: str, history: bool, since: float, follow: bool, output: str, file: str | None,
             request_timeout: float) -> None:
     """Print the numbered, timed records of the 13-step flow (to FILE when given)."""
-    server = server_or_exit(master, kubeconfig)
+    client_config = config_or_exit(master, kubeconfig)
+    server = client_config.host
     if bool(kind) != bool(name):
         raise click.UsageError("--kind and --name go together")
     if history and not kind:
@@ -102,7 +103,7 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
         click.echo(text, file=out)
 
     async def main() -> None:
-        client = RestClient(server, "trace", timeout=request_timeout)
+        client = RestClient(client_config, "trace", timeout=request_timeout)
         flow = Flow(kind, namespace, name, history=history) if kind and name else None  # both or neither
         t0: list[float] = []
 

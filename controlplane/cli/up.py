@@ -1,9 +1,10 @@
 """``controlplane up``: the whole control plane as separate OS processes.
 
 Starts etcd (embedded, data in ``--data-dir``; or uses ``--etcd-servers``),
-the apiserver, the controller-manager, the scheduler and one kubelet per node
-(node01 and node02 by default, as in the seeds), writes
-``<data-dir>/kubeconfig``, serves the live dashboard (:mod:`controlplane.dashboard`:
+the apiserver (HTTPS, certificates in ``<data-dir>/pki``), the controller-manager,
+the scheduler and one kubelet per node (node01 and node02 by default, as in the
+seeds), each with its own kubeconfig and client certificate, writes
+``<data-dir>/kubeconfig`` (the admin's), serves the live dashboard (:mod:`controlplane.dashboard`:
 ``--dashboard-port``, default 8080 or the next free port, printed as ``dashboard:
 http://127.0.0.1:PORT/``; its log in ``<data-dir>/logs/dashboard.log``; ``--no-dashboard``),
 prints how to use kubectl, reports and restarts any process that dies, and stops
@@ -20,6 +21,7 @@ import click
 from controlplane import log
 from controlplane.cli.cluster import LocalCluster, MetricsEndpoint, short_path
 from controlplane.cli.prometheus import write_scrape_config
+from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ConfigError, load
 from controlplane.dashboard.server import serve_first_free
 from controlplane.service import run_until_signalled
@@ -77,11 +79,16 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--authorization-mode", default=None, metavar="MODES",
               help="the apiserver's --authorization-mode (e.g. Node,RBAC; default: the apiserver's, "
                    "AlwaysAllow)")
+@click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
+              help="the embedded etcd serves TLS with client-certificate auth (certificates in "
+                   "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
+@click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
+              help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
-            no_dashboard: bool, authorization_mode: str | None) -> None:
+            no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -106,13 +113,17 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
                                authorization_mode=authorization_mode,
+                               etcd_tls=etcd_tls, apiserver_cert_extra_sans=tuple(
+                                   n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         dash = None
         try:
             await cluster.start()
             if prometheus_file:
                 try:
-                    write_scrape_config(prometheus_file, cluster.endpoints)
+                    write_scrape_config(prometheus_file, cluster.endpoints, tls={
+                        "ca_file": cluster.pki.ca_file, "cert_file": cluster.pki.path("admin"),
+                        "key_file": cluster.pki.path("admin", "key")})
                 except OSError as e:
                     raise RuntimeError(f"cannot write --prometheus {prometheus_file}: {e.strerror or e}") from None
             click.echo(endpoints_text(cluster.endpoints, prometheus_file), err=True)
@@ -121,7 +132,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                 # the dashboard's own lines (its informers' reconnects) go to its log, not to ours
                 log.setup("dashboard", path=os.path.join(cluster.data_dir, "logs", "dashboard.log"))
                 try:
-                    dash = await serve_first_free(cluster.server, dashboard_port)
+                    dash = await serve_first_free(load_kubeconfig(cluster.kubeconfig), dashboard_port)
                     dash_line = f"  dashboard: http://127.0.0.1:{dash[2]}/\n"
                 except OSError as e:
                     dash_line = f"  (no dashboard: {e})\n"

@@ -11,23 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import Any, AsyncIterator
 from urllib.parse import urlparse
 
 import aiohttp
 
-from controlplane import KUBE_VERSION, __version__, otel, yamlfile
+from controlplane import KUBE_VERSION, __version__, otel
 from controlplane import metrics as m
 from controlplane.api import codec
 from controlplane.api.resources import Resource
+from controlplane.client.config import DEFAULT_UP_KUBECONFIG, ClientConfig, load_config, load_kubeconfig
 from controlplane.log import event
 
 log = logging.getLogger("client")
 
-#: where ``controlplane up`` (run in the working directory) writes its kubeconfig
-DEFAULT_UP_KUBECONFIG = os.path.join(".controlplane", "kubeconfig")
+__all__ = ["DEFAULT_UP_KUBECONFIG", "ApiError", "ClientConfig", "RequestTimeout", "RestClient",
+           "resolve_server", "server_from_kubeconfig", "wait_ready"]
 #: seconds a watch asking for bookmarks may stay silent before its connection is taken for dead
 #: (a Kubernetes apiserver bookmarks an idle watch every minute, ``cacher.go`` bookmarkFrequency)
 WATCH_IDLE_TIMEOUT = 90
@@ -61,50 +61,18 @@ def server_from_kubeconfig(path: str) -> str:
 
     Raises ValueError with a one-line message when the file is missing or malformed.
     """
-    try:
-        docs = yamlfile.load_file(path)
-        cfg = (docs[0] if docs else None) or {}
-        ctx_name = cfg.get("current-context")
-        ctx = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name),
-                   cfg["contexts"][0]["context"] if cfg.get("contexts") else {})
-        cluster_name = ctx.get("cluster")
-        clusters = cfg.get("clusters") or []
-        cluster: dict[str, Any] | None = next(
-            (c["cluster"] for c in clusters if c.get("name") == cluster_name),
-            clusters[0]["cluster"] if clusters else None)
-        if cluster is None:  # as indexing None did: the malformed answer below
-            raise TypeError("no cluster")
-        server: str = cluster["server"]
-        return server
-    except yamlfile.YAMLFileError as e:
-        raise ValueError(f"kubeconfig {path!r}: {e}") from None
-    except (KeyError, IndexError, TypeError, AttributeError) as e:
-        raise ValueError(f"kubeconfig {path!r} is malformed: {e}") from None
+    return load_kubeconfig(path).host
 
 
 def resolve_server(master: str | None, kubeconfig: str | None) -> str:
     """Pick the apiserver URL: ``--master`` wins, then ``--kubeconfig``, then
     ``$KUBECONFIG``, then ``./.controlplane/kubeconfig`` (what ``controlplane up``
-    writes in the working directory), then ``http://127.0.0.1:6443``.
+    writes in the working directory), then ``http://127.0.0.1:6443``
+    (:func:`controlplane.client.config.load_config`'s host).
 
     Raises ValueError (one line) for a URL that is not ``http(s)://host[:port]``.
     """
-    if master:
-        if "://" not in master and "/" in master:
-            raise ValueError(f"invalid apiserver URL {master!r}: expected http(s)://host:port")
-        url = master if "://" in master else f"http://{master}"
-    else:
-        path = kubeconfig or os.environ.get("KUBECONFIG") or (
-            DEFAULT_UP_KUBECONFIG if os.path.exists(DEFAULT_UP_KUBECONFIG) else None)
-        url = server_from_kubeconfig(path) if path else "http://127.0.0.1:6443"
-    u = urlparse(url)
-    try:
-        port_ok = u.port is not None or ":" not in u.netloc
-    except ValueError:
-        port_ok = False
-    if u.scheme not in ("http", "https") or not u.hostname or not port_ok:
-        raise ValueError(f"invalid apiserver URL {url!r}: expected http(s)://host:port")
-    return url.rstrip("/")
+    return load_config(master, kubeconfig).host
 
 
 #: component -> the User-Agent name of its Kubernetes counterpart (client-go's
@@ -148,11 +116,22 @@ class RestClient:
     connection, watches included. A watch is bounded by a read timeout (its ``timeoutSeconds``
     plus 30 s, at most :data:`WATCH_IDLE_TIMEOUT` with bookmarks), an endless stream
     (:meth:`open_stream`) by ``timeout`` until its response headers arrive.
+
+    ``server`` is a URL (``http://…``, no credentials; an ``https://`` URL is verified against the
+    system's trust store) or a :class:`~controlplane.client.config.ClientConfig` (client-go's
+    ``rest.Config``: CA, client certificate, bearer token, ``insecure-skip-tls-verify``,
+    ``tls-server-name``). One ``ssl.SSLContext`` (CA and client certificate loaded once) serves
+    every connection of the client, and connections are kept alive (up to 64), so a handshake is
+    paid per connection, not per request (Python's ``ssl`` does not resume sessions across
+    connections by itself). ValueError when the config's certificates cannot be loaded.
     """
 
-    def __init__(self, server: str, component: str = "client", timeout: float | None = 30.0,
+    def __init__(self, server: str | ClientConfig, component: str = "client", timeout: float | None = 30.0,
                  connect_timeout: float = 10.0) -> None:
-        self.server = server.rstrip("/")
+        self.config = server if isinstance(server, ClientConfig) else ClientConfig(host=server.rstrip("/"))
+        self.server = self.config.host.rstrip("/")
+        #: the TLS context of every connection (None for http://): CA and client certificate loaded once
+        self.ssl_context = self.config.ssl_context()
         self.component = component
         kube = KUBE_AGENTS.get(component)
         self.user_agent = (f"{kube}/{KUBE_VERSION} (linux/amd64) controlplane/{__version__}" if kube
@@ -169,9 +148,18 @@ class RestClient:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers={"User-Agent": self.user_agent},
-                connector=aiohttp.TCPConnector(limit=64),
+                connector=aiohttp.TCPConnector(limit=64, ssl=self.ssl_context if self.ssl_context else True),
             )
         return self._session
+
+    def request_kwargs(self, headers: dict[str, str]) -> dict[str, Any]:
+        """The keywords of every ``session.request`` besides the URL: ``headers`` plus the
+        credentials' (``Authorization: Bearer``, the token file read again every minute) and,
+        with a kubeconfig's ``tls-server-name``, the name checked in the serving certificate."""
+        kw: dict[str, Any] = {"headers": {**headers, **self.config.headers()}}
+        if self.config.server_name and self.ssl_context is not None:
+            kw["server_hostname"] = self.config.server_name
+        return kw
 
     async def close(self) -> None:
         """Close the HTTP session (idempotent; a later request opens a new one)."""
@@ -205,7 +193,7 @@ class RestClient:
             for attempt in range(MAX_RETRIES + 1):
                 t0, code = time.monotonic(), "<error>"
                 async with self.session.request(
-                        method, self.server + path, params=params, data=data, headers=headers,
+                        method, self.server + path, params=params, data=data, **self.request_kwargs(headers),
                         timeout=aiohttp.ClientTimeout(total=total, sock_connect=self.connect_timeout)) as resp:
                     code = str(resp.status)
                     wait = resp.headers.get("Retry-After", "") if resp.status == 429 else ""
@@ -237,7 +225,7 @@ class RestClient:
         url = self.server + path
         try:
             async with asyncio.timeout(self.timeout):
-                resp = await self.session.get(url, params=params, headers={"Accept": "application/json"},
+                resp = await self.session.get(url, params=params, **self.request_kwargs({"Accept": "application/json"}),
                                               timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout))
                 if resp.status >= 300:
                     try:
@@ -345,7 +333,7 @@ class RestClient:
                                         sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
         t0 = time.monotonic()
         async with self.session.get(self.server + res.path(namespace), params=params,
-                                    headers={"Accept": "application/json"},
+                                    **self.request_kwargs({"Accept": "application/json"}),
                                     timeout=timeout) as resp:
             _observe("GET", self.host, str(resp.status), t0)
             if resp.status >= 300:
@@ -408,7 +396,7 @@ async def wait_ready(client: RestClient, timeout: float | None = None) -> None:
     while True:
         err = ""
         try:
-            async with client.session.get(client.server + "/readyz",
+            async with client.session.get(client.server + "/readyz", **client.request_kwargs({}),
                                           timeout=aiohttp.ClientTimeout(total=2)) as r:
                 if r.status == 200:
                     if next_log > start:

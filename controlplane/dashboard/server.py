@@ -36,7 +36,7 @@ from aiohttp import web
 from controlplane.aio import cancel_and_wait
 from controlplane.api.resources import EVENTS, NODES, PODS
 from controlplane.client.informer import Informer
-from controlplane.client.rest import RestClient
+from controlplane.client.rest import ClientConfig, RestClient
 from controlplane.dashboard.sequence import steps_js
 from controlplane.trace import stream
 from controlplane.trace.explain import bypassed, explain_table, last_step9
@@ -102,9 +102,9 @@ class Dashboard:
     aiohttp app serving it (:attr:`app`). ``start()`` begins the list-watches,
     ``stop()`` ends them and every browser's stream."""
 
-    def __init__(self, server: str, timeout: float = 30.0) -> None:
-        self.server = server
+    def __init__(self, server: "str | ClientConfig", timeout: float = 30.0) -> None:
         self.client = RestClient(server, "dashboard", timeout=timeout)
+        self.server = self.client.server
         self.informers = {kind: Informer(self.client, res, transform=view_of(fn))
                           for kind, res, fn in (("node", NODES, node_view), ("pod", PODS, pod_view),
                                                 ("event", EVENTS, event_view))}
@@ -262,9 +262,10 @@ def view_of(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[st
     return transform
 
 
-async def serve(server: str, port: int, host: str = "127.0.0.1",
+async def serve(server: "str | ClientConfig", port: int, host: str = "127.0.0.1",
                 sync_timeout: float = 10.0) -> tuple[Dashboard, web.AppRunner, int]:
-    """Start a :class:`Dashboard` for the apiserver at ``server`` on ``host:port`` (0: any
+    """Start a :class:`Dashboard` for the apiserver at ``server`` (a URL or a
+    :class:`~controlplane.client.config.ClientConfig`: its CA and credentials) on ``host:port`` (0: any
     free port) and wait up to ``sync_timeout`` seconds for its first lists (so the first page
     shows the cluster; an apiserver slower than that fills it in live); returns it, its
     runner (``await runner.cleanup()`` after ``dash.stop()``) and the port bound. Raises
@@ -285,7 +286,7 @@ async def serve(server: str, port: int, host: str = "127.0.0.1",
     return dash, runner, bound
 
 
-async def serve_first_free(server: str, port: int, tries: int = 20) -> tuple[Dashboard, web.AppRunner, int]:
+async def serve_first_free(server: "str | ClientConfig", port: int, tries: int = 20) -> tuple[Dashboard, web.AppRunner, int]:
     """:func:`serve` on ``port`` or, when it is taken, the next free one of ``tries``
     ports after it (``port`` 0: any free port)."""
     last: OSError | None = None

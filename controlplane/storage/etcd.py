@@ -21,21 +21,45 @@ from controlplane.storage.errors import Expired, StorageError, TooLargeResourceV
 
 
 def parse_endpoint(url: str) -> str:
-    """``http://host:port`` (or ``host:port``) → gRPC target ``host:port``.
+    """``http(s)://host:port`` (or ``host:port``) → gRPC target ``host:port``.
 
-    Raises ValueError for anything else (https is not supported yet).
+    Raises ValueError for anything else.
     """
+    return _parse(url)[0]
+
+
+def _parse(url: str) -> tuple[str, bool]:
     u = url.strip()
     if "://" not in u:
         u = "http://" + u
     p = urlparse(u)
-    if p.scheme != "http" or not p.hostname or p.path not in ("", "/"):
+    if p.scheme not in ("http", "https") or not p.hostname or p.path not in ("", "/"):
         raise ValueError(f"invalid etcd server URL {url!r}: expected http://HOST:PORT")
     try:
         port = p.port or 2379
     except ValueError:
         raise ValueError(f"invalid etcd server URL {url!r}: bad port") from None
-    return f"{p.hostname}:{port}"
+    return f"{p.hostname}:{port}", p.scheme == "https"
+
+
+@dataclasses.dataclass(frozen=True)
+class EtcdTLS:
+    """The apiserver's ``--etcd-cafile`` / ``--etcd-certfile`` / ``--etcd-keyfile``
+    (``staging/src/k8s.io/apiserver/pkg/storage/storagebackend/config.go`` ``TransportConfig``):
+    paths of PEM files; an empty one is not used (no CA: the system's roots)."""
+
+    ca_file: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+
+    def credentials(self) -> Any:
+        """``grpc.ssl_channel_credentials`` from the files; ValueError naming an unreadable one."""
+        import grpc
+
+        from controlplane.pki import read_bytes
+        return grpc.ssl_channel_credentials(root_certificates=read_bytes(self.ca_file, "--etcd-cafile"),
+                                            private_key=read_bytes(self.key_file, "--etcd-keyfile"),
+                                            certificate_chain=read_bytes(self.cert_file, "--etcd-certfile"))
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -94,29 +118,39 @@ def progress_trustworthy(version: str) -> bool:
 
 
 class EtcdClient:
-    """Connection to one etcd endpoint (``http://host:port``); call :meth:`close` when done.
+    """Connection to one etcd endpoint (``http://host:port``, or ``https://`` with ``tls``: a gRPC
+    secure channel verified against ``tls.ca_file``, presenting ``tls.cert_file`` / ``key_file``);
+    call :meth:`close` when done.
 
     Every :meth:`watch` is a new :class:`WatchStream`: one gRPC call per watch attempt."""
 
-    def __init__(self, endpoint: str, timeout: float = 10.0) -> None:
-        self.target = parse_endpoint(endpoint)
+    #: the gRPC channel's options
+    OPTIONS = [
+        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+        ("grpc.max_send_message_length", 16 * 1024 * 1024),
+        # a restarted etcd is reconnected to within 2 s (gRPC's default back-off grows to 120 s)
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.min_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 2000),
+        # a half-dead connection fails its calls (and their watches) after 30 s + 10 s: the
+        # apiserver's etcd client keepalive (``storagebackend/factory/etcd3.go``)
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+    ]
+
+    def __init__(self, endpoint: str, timeout: float = 10.0, tls: EtcdTLS | None = None) -> None:
+        self.target, secure = _parse(endpoint)
         self.timeout = timeout
-        self.channel = rpc.insecure_channel(self.target, options=[
-            ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-            ("grpc.max_send_message_length", 16 * 1024 * 1024),
-            # a restarted etcd is reconnected to within 2 s (gRPC's default back-off grows to 120 s)
-            ("grpc.initial_reconnect_backoff_ms", 100),
-            ("grpc.min_reconnect_backoff_ms", 100),
-            ("grpc.max_reconnect_backoff_ms", 2000),
-            # a half-dead connection fails its calls (and their watches) after 30 s + 10 s: the
-            # apiserver's etcd client keepalive (``storagebackend/factory/etcd3.go``)
-            ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.keepalive_timeout_ms", 10_000),
-        ])
+        if secure:  # as etcd's clientv3: the URL's scheme decides (``client/v3/internal/endpoint``)
+            creds = (tls or EtcdTLS()).credentials()
+            self.channel = rpc.secure_channel(self.target, creds, options=self.OPTIONS)
+        else:
+            self.channel = rpc.insecure_channel(self.target, options=self.OPTIONS)
         self.kv = rpc.KVStub(self.channel)
         self.watch_stub = rpc.WatchStub(self.channel)
         self.maintenance = rpc.MaintenanceStub(self.channel)
         self._progress_ok: bool | None = None
+
 
     async def close(self) -> None:
         await self.channel.close()

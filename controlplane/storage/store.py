@@ -32,7 +32,7 @@ from controlplane import otel
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.errors import Conflict, CorruptObject, Expired, KeyExists, KeyNotFound
-from controlplane.storage.etcd import EtcdClient, WatchStream, prefix_end
+from controlplane.storage.etcd import EtcdClient, EtcdTLS, WatchStream, prefix_end
 
 _log = logging.getLogger("storage")
 
@@ -225,8 +225,8 @@ class Store:
     ``observe(operation, type, seconds)``, when set, is called after every create / get / list /
     update / delete (the apiserver's ``etcd_request_duration_seconds``)."""
 
-    def __init__(self, endpoint: str, timeout: float = 10.0) -> None:
-        self.etcd = EtcdClient(endpoint, timeout)
+    def __init__(self, endpoint: str, timeout: float = 10.0, tls: EtcdTLS | None = None) -> None:
+        self.etcd = EtcdClient(endpoint, timeout, tls)
         self.observe: Callable[[str, str, float], None] | None = None
 
     async def close(self) -> None:

@@ -15,6 +15,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import ssl
 import threading
 import time
 import urllib.parse
@@ -73,8 +74,32 @@ class ClusterHandle:
     # -- what tests use ----------------------------------------------------------
     @property
     def server(self) -> str:
-        """The apiserver's URL, ``http://127.0.0.1:PORT``."""
+        """The apiserver's URL, ``https://127.0.0.1:PORT``."""
         return self._cluster.server
+
+    @property
+    def ca_file(self) -> str:
+        """The cluster CA (``<data-dir>/pki/ca.crt``): it signed the apiserver's serving certificate."""
+        return self._cluster.pki.ca_file
+
+    @property
+    def admin_cert_files(self) -> tuple[str, str]:
+        """``(certificate, key)`` paths of the admin's client certificate (``kubernetes-admin``,
+        ``system:masters``; the one embedded in :attr:`kubeconfig`)."""
+        return self._cluster.pki.path("admin"), self._cluster.pki.path("admin", "key")
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client TLS context trusting :attr:`ca_file` and presenting the admin's certificate."""
+        ctx = ssl.create_default_context(cafile=self.ca_file)
+        ctx.load_cert_chain(*self.admin_cert_files)
+        return ctx
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        u = urllib.parse.urlsplit(self.server)
+        if u.scheme == "https":
+            return http.client.HTTPSConnection(u.hostname or "127.0.0.1", u.port, timeout=timeout,
+                                               context=self.ssl_context())
+        return http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=timeout)
 
     @property
     def kubeconfig(self) -> str:
@@ -135,8 +160,7 @@ class ClusterHandle:
     def request(self, method: str, path: str, body: dict[str, Any] | None = None,
                 timeout: float = 30) -> tuple[int, dict[str, Any]]:
         """One apiserver request: (HTTP status, decoded JSON body). OSError when unreachable."""
-        u = urllib.parse.urlsplit(self.server)
-        conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=timeout)
+        conn = self._connection(timeout)
         try:
             data = json.dumps(body).encode() if body is not None else None
             conn.request(method, path, body=data, headers={"Content-Type": "application/json",
@@ -156,7 +180,6 @@ class ClusterHandle:
         The stream is opened again when the apiserver ends it; TimeoutError after ``timeout`` s,
         RuntimeError when the apiserver refuses the watch."""
         deadline = time.monotonic() + timeout
-        u = urllib.parse.urlsplit(self.server)
         sep = "&" if "?" in path else "?"
         query = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
         while True:
@@ -165,7 +188,7 @@ class ClusterHandle:
                 raise TimeoutError(f"watch {path}: condition not met after {timeout:g}s")
             objects: dict[str, dict[str, Any]] = {}
             synced = False
-            conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=left)
+            conn = self._connection(left)
             try:
                 conn.request("GET", f"{path}{sep}{query}&timeoutSeconds={max(1, int(left))}")
                 r = conn.getresponse()

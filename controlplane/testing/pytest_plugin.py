@@ -193,6 +193,8 @@ def k8s_client(cluster: ClusterHandle) -> Iterator[Any]:
     """A ``kubernetes.client.ApiClient`` on the session cluster; skipped without ``kubernetes``."""
     kubernetes = pytest.importorskip("kubernetes", reason="k8s_client needs the kubernetes package")
     conf = kubernetes.client.Configuration(host=cluster.server)
+    conf.ssl_ca_cert = cluster.ca_file
+    conf.cert_file, conf.key_file = cluster.admin_cert_files
     client = kubernetes.client.ApiClient(conf)
     try:
         yield client
@@ -210,6 +212,8 @@ try:
         kubernetes_asyncio = pytest.importorskip(
             "kubernetes_asyncio", reason="k8s_async_client needs the kubernetes_asyncio package")
         conf = kubernetes_asyncio.client.Configuration(host=controlplane.server)
+        conf.ssl_ca_cert = controlplane.ca_file
+        conf.cert_file, conf.key_file = controlplane.admin_cert_files
         client = kubernetes_asyncio.client.ApiClient(conf)
         try:
             yield client

@@ -138,7 +138,13 @@ class Cluster:
         self.out.wait_for("control plane is up", 120)
         kc = os.path.join(self.data_dir, "kubeconfig")
         self.server = next(l for l in open(kc) if "server:" in l).split("server:")[1].strip()
+        self.kubeconfig = kc
         self.kills: dict[str, int] = {}
+
+    def ssl_context(self):
+        """The admin's TLS context (the cluster CA, the admin's client certificate)."""
+        from controlplane.client.config import load_kubeconfig
+        return load_kubeconfig(self.kubeconfig).ssl_context()
 
     def pid(self, service: str) -> int:
         """The pid the supervisor last reported for ``service`` (e.g. ``kubelet-node01``)."""

@@ -94,7 +94,7 @@ class Scenario:
         t0 = time.monotonic()
         FIGURES.append(self.fig)
         try:
-            async with aiohttp.ClientSession() as session:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self.cluster.ssl_context())) as session:
                 await self._run(Api(session, self.cluster.server))
         finally:
             self.fig["seconds"] = round(time.monotonic() - t0, 1)

@@ -1,7 +1,13 @@
 """Fixtures that start real processes: etcd (ours or the real one), the whole
 control plane through ``controlplane up``, and the real ``/usr/bin/kubectl``
 with its own cache dir. Readiness is read from the processes' own output (no
-sleeps)."""
+sleeps).
+
+Every apiserver serves HTTPS: those started here (:func:`spawn`, :func:`start_apiserver`) with the
+session's certificates (:mod:`tests.support.tls`), ``controlplane up`` with its own. ``$KUBECONFIG``
+names the session's admin kubeconfig for the whole run, so a component started with ``--master URL``
+and ``kubectl --server URL`` trust the CA and authenticate with the admin's client certificate
+(client-go keeps the kubeconfig's credentials when ``--master`` / ``--server`` replace its server)."""
 
 from __future__ import annotations
 
@@ -23,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.support.tls import harness
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -74,8 +82,33 @@ class LineReader:
                 return line
 
 
+@pytest.fixture(scope="session", autouse=True)
+def tls_kubeconfig() -> Iterator[str]:
+    """``$KUBECONFIG`` = the session's admin kubeconfig while the integration tests run."""
+    old = os.environ.get("KUBECONFIG")
+    os.environ["KUBECONFIG"] = harness().kubeconfig
+    try:
+        yield harness().kubeconfig
+    finally:
+        if old is None:
+            os.environ.pop("KUBECONFIG", None)
+        else:
+            os.environ["KUBECONFIG"] = old
+
+
+def urlopen(req, timeout: float | None = None, client_cert: bool = True):
+    """``urllib.request.urlopen`` trusting the session CA (and, with ``client_cert``, as the admin)."""
+    import urllib.request
+    kw = {} if timeout is None else {"timeout": timeout}
+    return urllib.request.urlopen(req, context=harness().ssl_context(client_cert), **kw)
+
+
 def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
-    """``python -m controlplane ARGS`` in its own session, its log lines read by a :class:`LineReader`."""
+    """``python -m controlplane ARGS`` in its own session, its log lines read by a :class:`LineReader`.
+    An ``apiserver`` gets the session's TLS flags unless ``args`` choose (``--tls-cert-file``,
+    ``--insecure-http``)."""
+    if args and args[0] == "apiserver" and not {"--tls-cert-file", "--insecure-http"} & set(args):
+        args = (*args, *harness().apiserver_args())
     p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
     return p, LineReader(p, p.stdout)
@@ -131,7 +164,7 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 20)
 def apiserver_on_test_etcd(d: Path, *args: str) -> Iterator[dict]:
     """``python -m controlplane apiserver`` (with flags ``args``) on a test etcd
     (:class:`controlplane.storage.testing.EtcdProcess`) and a kubeconfig for it in ``d`` (namespace
-    ``default``, no credentials). Yields ``{"url", "kubeconfig", "dir", "proc"}``; both processes
+    ``default``, the session's admin). Yields ``{"url", "kubeconfig", "dir", "proc"}``; both processes
     are stopped on exit."""
     from controlplane.storage import testing
     etcd = testing.EtcdProcess()
@@ -139,13 +172,7 @@ def apiserver_on_test_etcd(d: Path, *args: str) -> Iterator[dict]:
     proc, _, url = start_apiserver(etcd_url, args=args)
     try:
         kubeconfig = d / "kubeconfig"
-        kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
+        kubeconfig.write_text(harness().kubeconfig_text(url))
         yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
     finally:
         stop(proc)

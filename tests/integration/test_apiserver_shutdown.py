@@ -23,7 +23,8 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import KUBECTL, LineReader, start_apiserver, stop
+from tests.integration.conftest import KUBECTL, LineReader, start_apiserver, stop, urlopen
+from tests.support.tls import harness
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists(KUBECTL)),
@@ -50,7 +51,7 @@ def create_pod(url: str, name: str) -> None:
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     req = urllib.request.Request(url + "/api/v1/namespaces/default/pods", data=json.dumps(pod).encode(),
                                  method="POST", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urlopen(req, timeout=30) as r:
         assert r.status == 201
 
 
@@ -78,7 +79,8 @@ def test_sigterm_ends_kubectl_get_pods_watch_with_exit_0_and_no_message(apiserve
 def test_sigterm_ends_a_watch_stream_with_its_terminating_chunk(apiserver):
     proc, out, url = apiserver
     u = urllib.parse.urlparse(url)
-    with socket.create_connection((u.hostname, u.port), timeout=30) as s:
+    with socket.create_connection((u.hostname, u.port), timeout=30) as raw, \
+            harness().ssl_context().wrap_socket(raw, server_hostname=u.hostname) as s:
         s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\n"
                   b"Host: x\r\nAccept: application/json\r\n\r\n")
         out.wait_for("event=watch.start resource=configmaps", 60)

@@ -1,4 +1,4 @@
-"""Authentication with real processes and the real kubectl over HTTP: ``kubectl create token``
+"""Authentication with real processes and the real kubectl over HTTPS (the harness's CA and admin certificate): ``kubectl create token``
 (a JWT whose claims decode right), the token at the apiserver (SelfSubjectReview, TokenReview),
 a bad token's 401, a token-file user, and impersonation with ``--as`` / ``--as-group``.
 
@@ -18,7 +18,8 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import apiserver_on_test_etcd
+from tests.integration.conftest import apiserver_on_test_etcd, urlopen
+from tests.support.tls import harness
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -63,7 +64,7 @@ def call(c, method: str, path: str, body: dict | None = None, token: str | None 
     req = urllib.request.Request(c["url"] + path, method=method, headers=headers,
                                  data=json.dumps(body).encode() if body is not None else None)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urlopen(req, timeout=30, client_cert=False) as r:  # the token alone: no client certificate
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
@@ -116,7 +117,8 @@ def test_service_account_token_at_the_apiserver(cluster):
 
 def test_bad_token_is_401(cluster):
     assert call(cluster, "GET", "/api/v1/namespaces/default/pods", token="not-a-token") == (401, UNAUTHORIZED)
-    out = subprocess.run(["curl", "-s", "-H", "Authorization: Bearer not-a-token", cluster["url"] + "/api/v1/pods"],
+    out = subprocess.run(["curl", "-s", "--cacert", harness().ca_file, "-H", "Authorization: Bearer not-a-token",
+                          cluster["url"] + "/api/v1/pods"],
                          capture_output=True, text=True, timeout=30).stdout
     assert json.loads(out) == UNAUTHORIZED
 
@@ -136,7 +138,9 @@ def test_whoami_impersonating(cluster):
 
 
 def test_anonymous_without_credentials(cluster):
-    assert ok(cluster, "auth", "whoami").splitlines() == [
+    anonymous = cluster["dir"] / "anonymous.kubeconfig"  # the CA, no client certificate
+    anonymous.write_text(harness().kubeconfig_text(cluster["url"], client_cert=False))
+    assert ok({**cluster, "kubeconfig": str(anonymous)}, "auth", "whoami").splitlines() == [
         "ATTRIBUTE   VALUE", "Username    system:anonymous", "Groups      [system:unauthenticated]"]
 
 

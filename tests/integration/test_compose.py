@@ -26,8 +26,10 @@ import re
 import shlex
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -41,8 +43,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COMPOSE_FILE = os.path.join(ROOT, "docker-compose.yml")
 HEALTHCHECK = os.path.join(ROOT, "docker", "healthcheck.py")
 IMAGE = "controlplane:local"
-SERVICES = {"etcd", "apiserver", "controller-manager", "scheduler",
+SERVICES = {"pki", "etcd", "apiserver", "controller-manager", "scheduler",
             "kubelet-node01", "kubelet-node02", "demo"}
+#: the kubeconfig each client service runs with, in the shared pki volume (kubeadm's names)
+KUBECONFIGS = {"controller-manager": "/data/pki/controller-manager.conf", "scheduler": "/data/pki/scheduler.conf",
+               "kubelet-node01": "/data/pki/kubelet-node01.conf", "kubelet-node02": "/data/pki/kubelet-node02.conf",
+               "demo": "/data/pki/kubeconfig"}
 
 pytestmark = pytest.mark.integration
 
@@ -120,23 +126,30 @@ def test_compose_file_runs_every_component_on_the_host_network():
         assert svc["network_mode"] == "host", name
         command = svc["command"] if isinstance(svc["command"], str) else " ".join(svc["command"])
         assert command.startswith("controlplane "), name
-        # The ports chosen on the host reach every command line (or its env).
-        if name not in ("etcd", "apiserver"):
+        # Every client runs with its own kubeconfig (its identity) from the pki volume (or its env).
+        if name in KUBECONFIGS:
             blob = command + " " + " ".join(str(v) for v in (svc.get("environment") or {}).values())
-            assert "http://127.0.0.1:41002" in blob, name
+            assert KUBECONFIGS[name] in blob, name
+        if name != "etcd":
+            volumes = [v if isinstance(v, str) else f"{v['source']}:{v['target']}" for v in svc["volumes"]]
+            assert any(v.startswith("pki:/data/pki") for v in volumes), (name, volumes)
+    # The ports chosen on the host reach the pki step (the kubeconfigs' server) and the apiserver.
+    assert "--server https://127.0.0.1:41002" in services["pki"]["command"]
     assert "--listen-client-urls http://127.0.0.1:41001" in services["etcd"]["command"]
     assert "--etcd-servers http://127.0.0.1:41001" in services["apiserver"]["command"]
-    assert services["apiserver"]["healthcheck"]["test"][-1] == "http://127.0.0.1:41002/readyz"
+    assert services["apiserver"]["healthcheck"]["test"][-1] == "https://127.0.0.1:41002/readyz"
+    assert "--client-ca-file /data/pki/pki/ca.crt" in services["apiserver"]["command"]
+    assert services["apiserver"]["depends_on"]["pki"]["condition"] == "service_completed_successfully"
     # compose v1 prints "etcd-data:/data/etcd:rw", v2 a {type, source, target} mapping
     volumes = [v if isinstance(v, str) else f"{v['source']}:{v['target']}" for v in services["etcd"]["volumes"]]
     assert any(v.startswith("etcd-data:/data/etcd") for v in volumes), volumes
-    assert "--port 41002" in services["apiserver"]["command"]
+    assert "--secure-port 41002" in services["apiserver"]["command"]
     assert "etcd-data" in config["volumes"]
     for name in SERVICES - {"demo"}:
         assert services[name]["restart"] == "on-failure", name
     assert services["demo"]["restart"] == "no"
     demo_deps = services["demo"]["depends_on"]
-    assert set(demo_deps) == SERVICES - {"demo", "etcd"}
+    assert set(demo_deps) == SERVICES - {"demo", "etcd", "pki"}
     assert demo_deps["apiserver"]["condition"] == "service_healthy"
 
 
@@ -193,6 +206,31 @@ def test_healthcheck_probes_report_healthy_unhealthy_and_bad_usage():
         r = run_probe(*args)
         assert r.returncode in (1, 2) and len(r.stderr.strip().splitlines()) == 1, args
     assert run_probe("ftp", "x").returncode == 2
+    assert run_probe("--cacert").returncode == 2
+
+
+def test_healthcheck_probe_over_https_with_the_ca_and_a_client_certificate():
+    from tests.support.tls import harness
+    h = harness()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(h.pki.path("apiserver"), h.pki.path("apiserver", "key"))
+    ctx.load_verify_locations(h.ca_file)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/readyz"
+        tls = ["--cacert", h.ca_file, "--cert", h.cert_file, "--key", h.key_file]
+        assert run_probe(*tls, "http", url).returncode == 0
+        no_ca = run_probe("http", url)
+        assert no_ca.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in no_ca.stderr
+        no_cert = run_probe("--cacert", h.ca_file, "http", url)
+        assert no_cert.returncode == 1 and no_cert.stderr.startswith("unhealthy: http")
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # --- expensive: build the image and run the compose demo ---------------------------------
@@ -238,7 +276,27 @@ class Project:
         self.etcd_port, self.apiserver_port = free_port(), free_port()
         self.env = compose_env(self.etcd_port, self.apiserver_port)
         self.base = [*compose, "-f", COMPOSE_FILE, "-p", self.name]
-        self.server = f"http://127.0.0.1:{self.apiserver_port}"
+        self.server = f"https://127.0.0.1:{self.apiserver_port}"
+        self._ssl: ssl.SSLContext | None = None
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """Trusting the cluster CA, as the admin: the files the ``pki`` service wrote into the
+        project's ``pki`` volume, read with the image itself."""
+        if self._ssl is None:
+            files = {}
+            for name in ("ca.crt", "admin.crt", "admin.key"):
+                r = subprocess.run(["docker", "run", "--rm", "--network", "none", "-v", f"{self.name}_pki:/data/pki",
+                                    IMAGE, "cat", f"/data/pki/pki/{name}"], capture_output=True, timeout=120)
+                assert r.returncode == 0, r.stderr[-2000:]
+                files[name] = r.stdout
+            d = tempfile.mkdtemp(prefix="cptest-pki-")
+            for name, data in files.items():
+                with open(os.path.join(d, name), "wb") as f:
+                    f.write(data)
+            ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+            ctx.load_cert_chain(os.path.join(d, "admin.crt"), os.path.join(d, "admin.key"))
+            self._ssl = ctx
+        return self._ssl
 
     def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         return subprocess.run([*self.base, *args], capture_output=True, text=True, env=self.env, timeout=timeout)
@@ -248,7 +306,7 @@ class Project:
         req = urllib.request.Request(self.server + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
+            with urllib.request.urlopen(req, timeout=10, context=self.ssl_context()) as resp:
                 return resp.status, json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
@@ -259,7 +317,7 @@ class Project:
         tick = threading.Event()
         while True:
             try:
-                with urllib.request.urlopen(self.server + "/readyz", timeout=2) as resp:
+                with urllib.request.urlopen(self.server + "/readyz", timeout=2, context=self.ssl_context()) as resp:
                     if resp.status == 200:
                         return
             except OSError:

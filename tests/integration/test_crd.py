@@ -210,8 +210,10 @@ def test_python_client_sees_a_crd_at_once(cluster):
     from kubernetes import client, dynamic, watch
     from kubernetes.client.rest import ApiException
 
+    from tests.support.tls import harness
     cfg = client.Configuration()
     cfg.host = cluster["url"]
+    cfg.ssl_ca_cert, cfg.cert_file, cfg.key_file = harness().ca_file, harness().cert_file, harness().key_file
     with client.ApiClient(cfg) as api_client:
         ext = client.ApiextensionsV1Api(api_client)
         body = yaml.safe_load(CRD.replace("widgets", "gizmos").replace("widget", "gizmo").replace("Widget", "Gizmo")

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from controlplane import pki
 from tests.integration.conftest import KUBECTL, LineReader, free_port, spawn, stop
 
 pytestmark = pytest.mark.integration
@@ -32,6 +33,7 @@ class Up:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         self.out = LineReader(self.proc, self.proc.stdout)
         self.out.wait_for("control plane is up", 120)
+        self.data_dir = data_dir
         self.kubeconfig = os.path.join(data_dir, "kubeconfig")
         self.server = next(line for line in open(self.kubeconfig) if "server:" in line).split("server:")[1].strip()
         self.cache = os.path.join(tmp, "kube-cache")
@@ -100,7 +102,12 @@ def test_rollout_undo_restores_the_first_template(up: Up):
 
 
 def test_node_added_later_gets_its_pod_and_a_deleted_node_loses_it(up: Up):
-    kubelet, out = spawn("kubelet", "--master", up.server, "--node-name", "node04")
+    # a node joining later gets its identity from the cluster's CA, as ``kubeadm join`` does
+    kc = os.path.join(up.data_dir, "kubelet-node04.conf")
+    certs = pki.PKI(os.path.join(up.data_dir, "pki"))
+    pki.write_kubeconfig(kc, pki.kubeconfig(up.server, user=pki.node_user("node04"), ca=certs.ca().cert,
+                                            client=certs.kubelet("node04")))
+    kubelet, out = spawn("kubelet", "--kubeconfig", kc, "--node-name", "node04")
     try:
         out.wait_for("kubelet.nodes_registered", 60)
         up.kubectl("wait", "--for=condition=Ready", "node/node04", "--timeout=60s")

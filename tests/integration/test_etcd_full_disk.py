@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.conftest import free_port, spawn, start_apiserver, stop
+from tests.integration.conftest import free_port, spawn, start_apiserver, stop, urlopen
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +51,7 @@ def http(method: str, url: str, body: dict | None = None) -> tuple[int, dict | s
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urlopen(req, timeout=30) as r:
             code, text = r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         code, text = e.code, e.read().decode()

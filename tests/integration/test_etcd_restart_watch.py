@@ -24,7 +24,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.integration.conftest import LineReader, free_port, spawn, start_apiserver, stop
+from tests.integration.conftest import LineReader, free_port, spawn, start_apiserver, stop, urlopen
+from tests.support.tls import harness
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +65,7 @@ class Watch:
 
     def __init__(self, server: str, path: str) -> None:
         u = urlparse(server)
-        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+        self.conn = http.client.HTTPSConnection(u.hostname, u.port, timeout=120, context=harness().ssl_context())
         self.conn.request("GET", path)
         self.resp = self.conn.getresponse()
         assert self.resp.status == 200, self.resp.read()
@@ -111,7 +112,7 @@ def request(server: str, method: str, path: str, body: dict | None = None) -> tu
     req = urllib.request.Request(server + path, method=method, data=json.dumps(body).encode() if body else None,
                                  headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"{}")

@@ -15,6 +15,7 @@ from controlplane.api.resources import get
 from controlplane.client.informer import Informer
 from controlplane.client.rest import RestClient
 from tests.integration.conftest import free_port, spawn, stop
+from tests.support.tls import harness
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,7 @@ async def test_informer_follows_an_apiserver_restart(tmp_path, caplog):
     await asyncio.to_thread(out.wait_for, "event=etcd.ready", 60)
     port = free_port()
     api, url = await apiserver(etcd_url, port)
-    client = RestClient(url, "test")
+    client = RestClient(harness().client_config(url), "test")
     inf = Informer(client, CM, namespace="default")
     changes = Changes()
     inf.add_handlers(changes.handler("add"), changes.handler("update"), changes.handler("delete"))
@@ -82,7 +83,7 @@ async def test_informer_follows_an_apiserver_restart(tmp_path, caplog):
         await asyncio.to_thread(api.wait, 20)
         # while the informer's apiserver is down, another one changes what it watches
         side, side_url = await apiserver(etcd_url, 0)
-        other = RestClient(side_url, "test")
+        other = RestClient(harness().client_config(side_url), "test")
         await other.delete(CM, "a", "default")
         await other.create(CM, cm("c"), "default")
         await other.close()

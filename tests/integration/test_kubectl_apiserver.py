@@ -12,7 +12,8 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import start_apiserver, stop
+from tests.integration.conftest import start_apiserver, stop, urlopen
+from tests.support.tls import harness
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -63,13 +64,7 @@ def cluster(tmp_path_factory):
     etcd_url = asyncio.run(etcd.start())
     proc, _, url = start_apiserver(etcd_url)
     kubeconfig = d / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u, namespace: default}}}}]
-current-context: x
-""")
+    kubeconfig.write_text(harness().kubeconfig_text(url))  # the session CA and admin certificate
     yield {"url": url, "kubeconfig": str(kubeconfig), "dir": d, "proc": proc}
     stop(proc)
     asyncio.run(etcd.stop())
@@ -85,7 +80,7 @@ def kubectl(c, *args, stdin=None):
 def post(c, path, obj):
     req = urllib.request.Request(c["url"] + path, data=json.dumps(obj).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as r:
+    with urlopen(req) as r:
         return json.loads(r.read())
 
 

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from controlplane.storage import testing
-from tests.integration.conftest import apiserver_on_test_etcd
+from tests.integration.conftest import apiserver_on_test_etcd, urlopen
 from tests.integration.test_kubectl_apiserver import kubectl
 
 pytestmark = [pytest.mark.integration,
@@ -71,7 +71,7 @@ def _patch_status(c, ns, name, body):
     req = urllib.request.Request(f"{c['url']}/api/v1/namespaces/{ns}/pods/{name}/status",
                                  data=json.dumps(body).encode(), method="PATCH",
                                  headers={"Content-Type": "application/merge-patch+json"})
-    with urllib.request.urlopen(req) as r:
+    with urlopen(req) as r:
         assert r.status == 200
 
 

@@ -13,7 +13,9 @@ import http.client
 import json
 import os
 import secrets
+import ssl
 import threading
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -95,10 +97,10 @@ def traced_cluster(tmp_path_factory, receiver) -> Iterator[ClusterHandle]:
     c.stop()
 
 
-def get(url: str) -> tuple[int, str, str]:
-    """(status, content type, body) of a GET."""
+def get(url: str, context: ssl.SSLContext | None = None) -> tuple[int, str, str]:
+    """(status, content type, body) of a GET (an https one trusting ``context``'s CA)."""
     try:
-        with urllib.request.urlopen(url, timeout=10) as r:
+        with urllib.request.urlopen(url, timeout=10, context=context) as r:
             return r.status, r.headers.get("Content-Type", ""), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("Content-Type", ""), e.read().decode()
@@ -107,7 +109,7 @@ def get(url: str) -> tuple[int, str, str]:
 def scrape(cluster: ClusterHandle, job: str) -> dict[str, Any]:
     """Family name → family, parsed from the /metrics of the first endpoint of ``job``."""
     ep = next(e for e in cluster.endpoints if e.job == job)
-    status, ctype, text = get(ep.url + "/metrics")
+    status, ctype, text = get(ep.url + "/metrics", cluster.ssl_context())
     assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
     return {f.name: f for f in text_string_to_metric_families(text)}
 
@@ -116,8 +118,8 @@ def run_pod(cluster: ClusterHandle, name: str, headers: dict[str, str] | None = 
     """Create a one-container pod in ``default`` (with extra request ``headers``) and wait until it runs."""
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
-    host, port = cluster.server.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    u = urllib.parse.urlsplit(cluster.server)
+    conn = http.client.HTTPSConnection(u.hostname or "127.0.0.1", u.port, timeout=30, context=cluster.ssl_context())
     try:
         conn.request("POST", "/api/v1/namespaces/default/pods", body=json.dumps(body).encode(),
                      headers={"Content-Type": "application/json", **(headers or {})})
@@ -200,7 +202,7 @@ def test_schedule_attempts_count_the_scheduled_pod(traced_cluster):
 ])
 def test_health_endpoints(traced_cluster, job, path, body):
     ep = next(e for e in traced_cluster.endpoints if e.job == job)
-    status, _, text = get(ep.url + path)
+    status, _, text = get(ep.url + path, traced_cluster.ssl_context())
     assert status == 200 and body in text, text
 
 
@@ -224,7 +226,9 @@ def test_prometheus_scrape_config_names_every_endpoint(traced_cluster, tmp_path)
     jobs = {j["job_name"]: [t for sc in j["static_configs"] for t in sc["targets"]] for j in doc["scrape_configs"]}
     assert set(jobs) == {"etcd", "apiserver", "kube-scheduler", "kube-controller-manager", "kubelet"}
     for e in traced_cluster.endpoints:
-        assert e.url.removeprefix("http://") in jobs[e.job]
+        assert urllib.parse.urlsplit(e.url).netloc in jobs[e.job]
+    schemes = {j["job_name"]: j["scheme"] for j in doc["scrape_configs"]}
+    assert schemes["apiserver"] == "https" and schemes["kubelet"] == "http"  # the apiserver serves TLS only
     promtool = "/usr/bin/promtool"
     if os.path.exists(promtool):
         import subprocess
@@ -306,8 +310,9 @@ def test_a_deployments_pods_join_its_trace_through_the_controller_manager(traced
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "traced-web"}},
                      "template": {"metadata": {"labels": {"app": "traced-web"}},
                                   "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
-    host, port = traced_cluster.server.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    u = urllib.parse.urlsplit(traced_cluster.server)
+    conn = http.client.HTTPSConnection(u.hostname or "127.0.0.1", u.port, timeout=30,
+                                       context=traced_cluster.ssl_context())
     try:
         conn.request("POST", "/apis/apps/v1/namespaces/default/deployments", body=json.dumps(body).encode(),
                      headers={"Content-Type": "application/json",

@@ -17,6 +17,7 @@ from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
 from tests.integration.conftest import start_apiserver, stop  # noqa: E402
+from tests.support.tls import harness  # noqa: E402
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not testing.available(), reason="needs /usr/bin/etcd")]
@@ -30,6 +31,7 @@ def api():
     proc, _, server = start_apiserver(url)
     cfg = client.Configuration()
     cfg.host = server
+    cfg.ssl_ca_cert, cfg.cert_file, cfg.key_file = harness().ca_file, harness().cert_file, harness().key_file
     api_client = client.ApiClient(cfg)
     yield client.CoreV1Api(api_client)
     api_client.close()

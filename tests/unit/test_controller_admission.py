@@ -150,6 +150,32 @@ async def test_root_ca_reused_from_kube_system():
     assert client.stored(CONFIGMAPS, "kube-root-ca.crt", "team")["data"]["ca.crt"] == "EXISTING"
 
 
+async def test_root_ca_file_is_the_published_bundle():
+    from components.controller_manager.config import ControllerConfig
+    client, ctx, _ = fake_context(ControllerConfig(root_ca="-----BEGIN CERTIFICATE-----\nCLUSTER\n"))
+    pub = RootCACertPublisher(ctx)
+    client.seed(CONFIGMAPS, {"metadata": {"name": "kube-root-ca.crt", "namespace": "kube-system"},
+                             "data": {"ca.crt": "PLACEHOLDER-FROM-BEFORE"}})
+    client.seed(NAMESPACES, {"metadata": {"name": "kube-system"}, "status": {"phase": "Active"}})
+    client.seed(NAMESPACES, {"metadata": {"name": "team"}, "status": {"phase": "Active"}})
+    await settle(pub)
+    for ns in ("team", "kube-system"):  # the given CA wins over the one published before
+        assert client.stored(CONFIGMAPS, "kube-root-ca.crt", ns)["data"]["ca.crt"] == \
+            "-----BEGIN CERTIFICATE-----\nCLUSTER\n"
+
+
+@pytest.mark.parametrize("content,message", [(None, "No such file"), ("not a certificate", "no PEM certificate")],
+                         ids=["missing", "not-pem"])
+def test_root_ca_file_errors(tmp_path, content, message):
+    from components.controller_manager.cli import read_root_ca
+    path = tmp_path / "ca.crt"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        read_root_ca(str(path))
+    assert read_root_ca("") == ""
+
+
 def test_placeholder_ca_is_a_ca_certificate():
     from cryptography import x509
     cert = x509.load_pem_x509_certificate(placeholder_ca_pem().encode())
