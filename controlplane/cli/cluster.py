@@ -117,6 +117,11 @@ class Service:
     watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
+#: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
+#: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
+DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
+
+
 class LocalCluster:
     """A control plane of separate processes.
 
@@ -143,7 +148,7 @@ class LocalCluster:
                  say: Callable[[str], None] = print, restart: bool = True,
                  parallel: bool = False, config: ClusterConfig | None = None,
                  tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
-                 authorization_mode: str | None = None,
+                 authorization_mode: str | None = DEFAULT_AUTHORIZATION_MODE,
                  etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers

@@ -19,7 +19,7 @@ import os
 import click
 
 from controlplane import log
-from controlplane.cli.cluster import LocalCluster, MetricsEndpoint, short_path
+from controlplane.cli.cluster import DEFAULT_AUTHORIZATION_MODE, LocalCluster, MetricsEndpoint, short_path
 from controlplane.cli.prometheus import write_scrape_config
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ConfigError, load
@@ -76,9 +76,8 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--dashboard-port", default=8080, show_default=True, type=click.IntRange(0, 65535),
               help="serve the live dashboard on 127.0.0.1:PORT (the next free port if taken; 0: any free port)")
 @click.option("--no-dashboard", is_flag=True, help="do not serve the dashboard")
-@click.option("--authorization-mode", default=None, metavar="MODES",
-              help="the apiserver's --authorization-mode (e.g. Node,RBAC; default: the apiserver's, "
-                   "AlwaysAllow)")
+@click.option("--authorization-mode", default=DEFAULT_AUTHORIZATION_MODE, show_default=True, metavar="MODES",
+              help="the apiserver's --authorization-mode, as kubeadm sets it (AlwaysAllow: no authorization)")
 @click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
               help="the embedded etcd serves TLS with client-certificate auth (certificates in "
                    "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")

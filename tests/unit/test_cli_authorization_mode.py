@@ -24,8 +24,15 @@ def test_bad_authorization_mode_is_a_usage_error(value, message):
     (None, []),
     ("RBAC", ["--authorization-mode", "RBAC"]),
     ("Node,RBAC", ["--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction"]),
-], ids=["default-off", "rbac", "node-rbac"])
+], ids=["none-apiserver-default", "rbac", "node-rbac"])
 def test_up_passes_the_mode_to_the_apiserver(tmp_path, mode, extra):
     c = LocalCluster(str(tmp_path), apiserver_port=6443, authorization_mode=mode)
     args = c._apiserver_service("http://127.0.0.1:2379").args
-    assert args[args.index("--port") + 2:] == extra
+    tail = args[args.index("--authorization-mode"):] if "--authorization-mode" in args else []
+    assert tail == extra
+    assert ("--enable-admission-plugins" in args) == bool(mode and "Node" in mode)
+
+
+def test_up_defaults_to_node_rbac(tmp_path):
+    args = LocalCluster(str(tmp_path), apiserver_port=6443)._apiserver_service("http://127.0.0.1:2379").args
+    assert args[args.index("--authorization-mode") + 1] == "Node,RBAC"

@@ -46,6 +46,9 @@ CONTROLPLANE_ROLE = "system:controlplane:components"
 #: ``--use-service-account-credentials=false``, where "the controller manager's own credential
 #: must be granted all the relevant roles")
 CONTROLLER_MANAGER_ROLE = "system:controlplane:kube-controller-manager-controllers"
+#: the hollow-node process's user (``controlplane.pki.HOLLOW_USER``) and its binding to system:node
+HOLLOW_NODES_USER = "system:hollow-nodes"
+HOLLOW_NODES_BINDING = "system:controlplane:hollow-nodes"
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")
@@ -291,7 +294,10 @@ def cluster_roles() -> list[JSON]:
             rule(READ, (STORAGE,), ("csistoragecapacities",))]),
         cluster_role(CONTROLPLANE_ROLE, [
             rule(("get", "post"), urls=("/debug/controlplane/trace", "/debug/controlplane/trace/*"))]),
-        cluster_role(CONTROLLER_MANAGER_ROLE, _all_controller_rules()),
+        cluster_role(CONTROLLER_MANAGER_ROLE, _all_controller_rules() + [
+            # the default StorageClass our PV controller writes at start (an add-on's job in
+            # Kubernetes, e.g. kind's local-path provisioner manifest)
+            rule(("get", "list", "watch", "create"), (STORAGE,), ("storageclasses",))]),
     ]
 
 
@@ -325,6 +331,10 @@ def cluster_role_bindings() -> list[JSON]:
         cluster_role_binding(CONTROLPLANE_ROLE, users=(KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER),
                              groups=(NODES,)),
         cluster_role_binding(CONTROLLER_MANAGER_ROLE, users=(KUBE_CONTROLLER_MANAGER,)),
+        # the one identity of a process of hollow nodes (controlplane.pki.HOLLOW_USER): it serves
+        # many nodes through one client, so the Node authorizer (one node per user) cannot hold
+        # it; it gets the kubelet's rules cluster-wide, as kubemark's hollow nodes do
+        cluster_role_binding("system:node", users=(HOLLOW_NODES_USER,), name=HOLLOW_NODES_BINDING),
     ]
 
 
