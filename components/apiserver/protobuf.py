@@ -35,7 +35,8 @@ class ProtobufError(ValueError):
 
 
 # Field spec: (json name, type). Types: "s" string, "i" signed varint, "b" bool, "y" bytes,
-# "m" map<string,string>, "my" map<string,bytes>, "mq" map<string,Quantity>, "T" Time,
+# "m" map<string,string>, "my" map<string,bytes>, "mq" map<string,Quantity>,
+# "mx" map<string,ExtraValue> (ExtraValue: repeated string items = 1; JSON: a list), "T" Time,
 # "Q" Quantity, "IOS" IntOrString, or a message name. "[" prefix = repeated;
 # "?" suffix = pointer field (zero values kept).
 F = tuple[str, str]
@@ -126,7 +127,8 @@ SCHEMAS: dict[str, dict[int, F]] = {
     "CertificateSigningRequest": {1: ("metadata", "ObjectMeta"), 2: ("spec", "CertificateSigningRequestSpec"),
                                   3: ("status", "CertificateSigningRequestStatus")},
     "CertificateSigningRequestSpec": {1: ("request", "y"), 2: ("username", "s"), 3: ("uid", "s"),
-                                      4: ("groups", "[s"), 5: ("usages", "[s"), 7: ("signerName", "s"),
+                                      4: ("groups", "[s"), 5: ("usages", "[s"), 6: ("extra", "mx"),
+                                      7: ("signerName", "s"),
                                       8: ("expirationSeconds", "i?")},
     "CertificateSigningRequestStatus": {1: ("conditions", "[CertificateSigningRequestCondition"),
                                         2: ("certificate", "y")},
@@ -407,10 +409,13 @@ def decode_message(name: str, b: bytes, where: str = "") -> dict:
         if typ.startswith("["):
             out.setdefault(jname, []).append(_scalar(typ[1:], wt, v, path))
             continue
-        if typ in ("m", "my", "mq"):
+        if typ in ("m", "my", "mq", "mx"):
             k, raw = _map_entry(v)
-            val: Any = raw.decode() if typ == "m" else (
-                base64.b64encode(raw).decode() if typ == "my" else _string_field(raw, 1))
+            if typ == "mx":
+                val: Any = [item.decode() for num_, _, item in _fields(raw) if num_ == 1]
+            else:
+                val = raw.decode() if typ == "m" else (
+                    base64.b64encode(raw).decode() if typ == "my" else _string_field(raw, 1))
             out.setdefault(jname, {})[k] = val
             continue
         val = _scalar(typ, wt, v, path)

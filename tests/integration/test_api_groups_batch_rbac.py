@@ -102,8 +102,11 @@ def test_autoscale_and_get_hpa(cluster):
 def test_auth_can_i_and_whoami(cluster):
     assert ok(cluster, "auth", "can-i", "create", "pods").strip() == "yes"
     assert ok(cluster, "auth", "can-i", "delete", "nodes", "--as=alice").strip() == "yes"
-    assert ok(cluster, "auth", "whoami").splitlines() == [
-        "ATTRIBUTE   VALUE", "Username    system:anonymous", "Groups      [system:unauthenticated]"]
+    # the session kubeconfig's client certificate: kubeadm's admin (CN kubernetes-admin, O system:masters)
+    who = [line.split() for line in ok(cluster, "auth", "whoami").splitlines()]
+    assert who[:3] == [["ATTRIBUTE", "VALUE"], ["Username", "kubernetes-admin"],
+                       ["Groups", "[system:masters", "system:authenticated]"]]
+    assert who[3][:2] == ["Extra:", "authentication.kubernetes.io/credential-id"] and who[3][2].startswith("[X509SHA256=")
     out = ok(cluster, "auth", "whoami", "--as=bob", "--as-group=devs")
     assert "Username    bob" in out and "Groups      [devs system:authenticated]" in out
     rules = ok(cluster, "auth", "can-i", "--list").splitlines()

@@ -272,7 +272,8 @@ def test_certificate_approve(cluster):
         "certificatesigningrequest.certificates.k8s.io/alice created"
     rows = table(kubectl(cluster, "get", "csr").stdout)
     assert rows[0] == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
-    assert rows[1][2:] == ["kubernetes.io/kube-apiserver-client", "system:anonymous", "24h", "Pending"]
+    # the requestor is the authenticated user (the session kubeconfig's admin certificate)
+    assert rows[1][2:] == ["kubernetes.io/kube-apiserver-client", "kubernetes-admin", "24h", "Pending"]
     r = kubectl(cluster, "certificate", "approve", "alice")
     assert r.stdout.strip() == "certificatesigningrequest.certificates.k8s.io/alice approved"
     assert table(kubectl(cluster, "get", "csr", "alice").stdout)[1][-1] == "Approved"

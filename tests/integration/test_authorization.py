@@ -14,6 +14,7 @@ import pytest
 
 from controlplane.storage import testing
 from tests.integration.conftest import apiserver_on_test_etcd, kubectl_ok, kubectl_on, spawn, stop
+from tests.support.tls import harness
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not (testing.available() and os.path.exists("/usr/bin/kubectl")),
@@ -36,7 +37,7 @@ def root_post(c, path: str, obj: dict) -> dict:
     import urllib.request
     req = urllib.request.Request(c["url"] + path, method="POST", data=json.dumps(obj).encode(),
                                  headers={**ROOT_HEADERS, "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urllib.request.urlopen(req, timeout=30, context=harness().ssl_context(client_cert=False)) as r:
         out: dict = json.loads(r.read())
         return out
 
@@ -66,7 +67,7 @@ def watch_until(c, path: str, predicate, timeout: float = 60) -> dict:
     """Watch ``path`` (as root) until an event's object satisfies ``predicate``; returns it."""
     import urllib.request
     req = urllib.request.Request(f"{c['url']}{path}?watch=1&timeoutSeconds={int(timeout)}", headers=ROOT_HEADERS)
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
+    with urllib.request.urlopen(req, timeout=timeout, context=harness().ssl_context(client_cert=False)) as resp:
         for line in resp:
             obj = json.loads(line)["object"]
             if predicate(obj):
@@ -85,7 +86,7 @@ def caught_up(c, resource: str, rv: str) -> None:
     import urllib.request
     req = urllib.request.Request(f"{c['url']}{resource}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan&limit=1",
                                  headers=ROOT_HEADERS)
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urllib.request.urlopen(req, timeout=30, context=harness().ssl_context(client_cert=False)) as r:
         assert r.status == 200
 
 
@@ -95,11 +96,14 @@ def test_serviceaccount_without_binding_is_forbidden(cluster):
     assert r.stderr.strip() == ('Error from server (Forbidden): pods is forbidden: User '
                                 '"system:serviceaccount:default:x" cannot list resource "pods" in API group "" '
                                 'in the namespace "default"')
-    r = kubectl(cluster, "get", "--raw", "/metrics")
+    # an anonymous client (the CA, no credential): kubectl's session kubeconfig is the admin's
+    anonymous = {**cluster, "kubeconfig": str(cluster["dir"] / "anonymous.kubeconfig")}
+    (cluster["dir"] / "anonymous.kubeconfig").write_text(harness().kubeconfig_text(cluster["url"], client_cert=False))
+    r = kubectl(anonymous, "get", "--raw", "/metrics")
     assert r.returncode == 1
     assert r.stderr.strip() == ('Error from server (Forbidden): forbidden: User "system:anonymous" cannot get path '
                                 '"/metrics"')
-    assert ok(cluster, "get", "--raw", "/healthz") == "ok"  # system:public-info-viewer
+    assert ok(anonymous, "get", "--raw", "/healthz") == "ok"  # system:public-info-viewer
 
 
 def test_can_i(cluster):
@@ -199,7 +203,7 @@ def test_node_cannot_patch_other_node_nor_read_unrelated_secret(cluster):
                                           "Impersonate-User": "system:node:node01",
                                           "Impersonate-Group": "system:nodes"})
     with pytest.raises(urllib.error.HTTPError) as e:
-        urllib.request.urlopen(req, timeout=30)
+        urllib.request.urlopen(req, timeout=30, context=harness().ssl_context(client_cert=False))
     assert e.value.code == 403
     assert json.loads(e.value.read())["message"] == ('nodes "node02" is forbidden: node "node01" is not allowed to '
                                                      'modify node "node02"')

@@ -309,6 +309,9 @@ def test_deployment_apply_rollout_scale_edit_describe(up, tmp_path):
 
 def test_pod_patch_types_label_annotate(up):
     assert up("create", "-f", "-", input=POD.format(name="p1")).stdout == "pod/p1 created\n"
+    # kubectl says "(no change)" when the object it read equals the patch's answer: the pod's own
+    # writers (scheduler, kubelet) must be done first, or their writes count as a change
+    up("wait", "--for=condition=Ready", "pod/p1", "--timeout=60s")
     merge = '{"metadata":{"labels":{"m":"1"}}}'
     assert up("patch", "pod", "p1", "--type", "merge", "-p", merge).stdout == "pod/p1 patched\n"
     assert up("patch", "pod", "p1", "--type", "merge", "-p", merge).stdout == "pod/p1 patched (no change)\n"
