@@ -483,9 +483,14 @@ class RegistryStore:
         fins = strategy.gc_finalizers(fins_old, opts)
         if (graceful and grace > 0) or fins:
             def mark(o: dict[str, Any]) -> dict[str, Any]:
+                # the finalizers of the object being written, not of the (possibly stale) copy
+                # the decision was made on: a finalizer removed meanwhile stays removed
                 m = o["metadata"]
-                if fins:
-                    m["finalizers"] = fins
+                now_fins = strategy.gc_finalizers(list(m.get("finalizers") or []), opts)
+                if not now_fins and not (graceful and grace > 0):
+                    raise _DeleteInstead()   # nothing holds it any more: delete it outright
+                if now_fins:
+                    m["finalizers"] = now_fins
                 else:
                     m.pop("finalizers", None)
                 now = apitime.clock()
@@ -502,11 +507,19 @@ class RegistryStore:
                 raise st.not_found(resource, name) from None
             except Conflict as e:
                 raise st.conflict(resource, name, str(e)) from None
-            event(log, "object.deleting", resource=resource.plural, object=f"{namespace or ''}/{name}",
-                  grace=grace if graceful else 0, finalizers=",".join(fins))
-            return out
+            except _DeleteInstead:
+                out = None
+            if out is not None:
+                event(log, "object.deleting", resource=resource.plural, object=f"{namespace or ''}/{name}",
+                      grace=grace if graceful else 0,
+                      finalizers=",".join((out.get("metadata") or {}).get("finalizers") or []))
+                return out
+            # the current object lost its last finalizer: delete it, read afresh
+            read_from: dict[str, Any] | None = None
+        else:
+            read_from = cur
         try:
-            deleted = await self.store.delete(key, precondition_uid=md.get("uid"), cached=cur)
+            deleted = await self.store.delete(key, precondition_uid=md.get("uid"), cached=read_from)
         except KeyNotFound:
             raise st.not_found(resource, name) from None
         except Conflict as e:
