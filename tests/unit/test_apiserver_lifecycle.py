@@ -139,3 +139,34 @@ async def test_generation_only_for_workloads_as_kubernetes_1_32(api):
     r = await api.post(f"/api/v1/namespaces/{ns}/configmaps",
                        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}})
     assert "generation" not in (await r.json())["metadata"]
+
+
+async def test_delete_on_a_stale_read_keeps_a_removed_finalizer_removed(api, monkeypatch):
+    """A DELETE decided on a copy read before a concurrent write must not write that copy's
+    finalizers back: a finalizer removed meanwhile (a Job controller's, racing the kubelet's
+    grace-0 delete) stays removed, and the object, now held by nothing, is deleted."""
+    from controlplane.storage import store as store_mod
+    ns = await new_ns(api)
+    body = pod("f")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    await api.post(f"/api/v1/namespaces/{ns}/pods", json=body)
+    await api.post(f"/api/v1/namespaces/{ns}/pods/f/binding",
+                   json={"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "f"},
+                         "target": {"kind": "Node", "name": "n1"}})
+    r = await api.delete(f"/api/v1/namespaces/{ns}/pods/f")   # graceful: 30 s pending
+    assert r.status == 200 and (await r.json())["metadata"]["deletionGracePeriodSeconds"] == 30
+    stale = await (await api.get(f"/api/v1/namespaces/{ns}/pods/f")).json()
+    r = await api.patch(f"/api/v1/namespaces/{ns}/pods/f", data=json.dumps({"metadata": {
+        "$deleteFromPrimitiveList/finalizers": ["example.com/hold"]}}),
+        headers={"Content-Type": "application/strategic-merge-patch+json"})
+    assert r.status == 200 and not (await r.json())["metadata"].get("finalizers")
+    real_get = store_mod.Store.get
+
+    async def get_stale(self, key, *a, **kw):   # the DELETE's read, taken before the patch
+        return json.loads(json.dumps(stale)) if key.endswith(f"/{ns}/f") else await real_get(self, key, *a, **kw)
+    monkeypatch.setattr(store_mod.Store, "get", get_stale)
+    r = await api.delete(f"/api/v1/namespaces/{ns}/pods/f", json={"gracePeriodSeconds": 0})
+    assert r.status == 200
+    monkeypatch.setattr(store_mod.Store, "get", real_get)
+    r = await api.get(f"/api/v1/namespaces/{ns}/pods/f")
+    assert r.status == 404, await r.json()
