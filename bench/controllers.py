@@ -174,9 +174,11 @@ async def bench_rollout(args: argparse.Namespace) -> None:
         informer.add_handlers(on_add=on, on_update=on, on_delete=gone)
         informer.start()
         await informer.wait_synced()
+        first_ready = asyncio.Event()
+        on_first = lambda: first_ready.set() if sum(1 for p in pods.values() if _is_ready(p)) >= n else None  # noqa: E731
+        informer.add_handlers(on_add=lambda p: on_first(), on_update=lambda o, p: on_first())
         await client.create(DEPLOYMENTS, _deployment("roll", n), "default")
-        while sum(1 for p in pods.values() if _is_ready(p)) < n:
-            await asyncio.sleep(0.5)   # benchmark set-up: the first rollout
+        await asyncio.wait_for(first_ready.wait(), args.timeout)   # the first rollout, from the watch
         print(f"{n} pods Ready; rolling to a new image (maxSurge {surge}, maxUnavailable {unavailable})")
         before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         phase["rolling"] = True

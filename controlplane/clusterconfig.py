@@ -153,6 +153,7 @@ def expand(template: str, index: int) -> str:
 
 
 def has_template(text: str) -> bool:
+    """Whether ``text`` holds an ``{index}`` / ``{index%N}`` template (:func:`expand`)."""
     return _TEMPLATE.search(text) is not None
 
 

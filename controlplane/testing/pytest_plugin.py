@@ -188,14 +188,21 @@ def kubeconfig(cluster: ClusterHandle) -> str:
     return cluster.kubeconfig
 
 
+def _admin_configuration(configuration: Any, handle: ClusterHandle) -> Any:
+    """A ``Configuration`` of the official client (``kubernetes`` or ``kubernetes_asyncio``: the
+    class is given) for ``handle``'s apiserver over HTTPS: the cluster CA and the admin's client
+    certificate (CN ``kubernetes-admin``, O ``system:masters``)."""
+    conf = configuration(host=handle.server)
+    conf.ssl_ca_cert = handle.ca_file
+    conf.cert_file, conf.key_file = handle.admin_cert_files
+    return conf
+
+
 @pytest.fixture(scope="session")
 def k8s_client(cluster: ClusterHandle) -> Iterator[Any]:
     """A ``kubernetes.client.ApiClient`` on the session cluster; skipped without ``kubernetes``."""
     kubernetes = pytest.importorskip("kubernetes", reason="k8s_client needs the kubernetes package")
-    conf = kubernetes.client.Configuration(host=cluster.server)
-    conf.ssl_ca_cert = cluster.ca_file
-    conf.cert_file, conf.key_file = cluster.admin_cert_files
-    client = kubernetes.client.ApiClient(conf)
+    client = kubernetes.client.ApiClient(_admin_configuration(kubernetes.client.Configuration, cluster))
     try:
         yield client
     finally:
@@ -211,10 +218,8 @@ try:
         test; skipped without ``kubernetes_asyncio``."""
         kubernetes_asyncio = pytest.importorskip(
             "kubernetes_asyncio", reason="k8s_async_client needs the kubernetes_asyncio package")
-        conf = kubernetes_asyncio.client.Configuration(host=controlplane.server)
-        conf.ssl_ca_cert = controlplane.ca_file
-        conf.cert_file, conf.key_file = controlplane.admin_cert_files
-        client = kubernetes_asyncio.client.ApiClient(conf)
+        client = kubernetes_asyncio.client.ApiClient(
+            _admin_configuration(kubernetes_asyncio.client.Configuration, controlplane))
         try:
             yield client
         finally:
