@@ -3,8 +3,9 @@
 # run `compose up --exit-code-from demo demo` (seed 000's 13 steps, one container per
 # component), then `compose down -v` so that nothing is left running or on disk.
 #
-# Usage: docker/compose-demo.sh [--build] [--keep] [--offline | --pypi]
+# Usage: docker/compose-demo.sh [--build] [--build-only] [--keep] [--offline | --pypi]
 #   --build     rebuild the image even when it exists
+#   --build-only  build the image when it is missing (or with --build), then exit without the demo
 #   --keep      leave the cluster running afterwards (for kubectl); stop it with
 #               `docker-compose down -v` (or `docker compose down -v`)
 #   --offline   build the base with debootstrap, install only from the wheelhouse
@@ -20,11 +21,13 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 BUILD=0
+BUILD_ONLY=0
 KEEP=0
 BUILD_ARGS=()
 for arg in "$@"; do
   case "$arg" in
     --build) BUILD=1 ;;
+    --build-only) BUILD_ONLY=1 ;;
     --keep) KEEP=1 ;;
     --offline|--pypi) BUILD_ARGS+=("$arg") ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
@@ -69,13 +72,41 @@ if [ "$BUILD" = 1 ] || ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
     fi
   fi
   say "building $IMAGE: docker/build-image.sh ${BUILD_ARGS[*]:-}"
+  started=$SECONDS
   "$HERE/build-image.sh" "${BUILD_ARGS[@]}" || die "the image build failed (output above)"
+  say "built $IMAGE in $((SECONDS - started)) s"
+fi
+if [ "$BUILD_ONLY" = 1 ]; then
+  say "$IMAGE is ready (--build-only: no demo)"
+  exit 0
 fi
 # Compose reads CP_IMAGE from the .env that build-image.sh writes; an image built earlier by
 # other means is used as it is.
 export CP_IMAGE="${CP_IMAGE:-$IMAGE}"
 
+# Every service uses the host network, so a port already taken on this machine (a cluster left
+# running, a distribution's etcd on 2379) would make that service exit and restart on-failure
+# forever while compose waits on its health: say so on one line instead, naming the listener.
+ETCD_PORT="${CP_ETCD_PORT:-2379}"
+APISERVER_PORT="${CP_APISERVER_PORT:-6443}"
+# etcd, apiserver, scheduler and controller-manager metrics, node01's and node02's healthz / read-only
+for port in "$ETCD_PORT" "$APISERVER_PORT" 10251 10252 10248 10255 10249 10256; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    holder="$(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:(([^)]*' | head -1 | sed 's/users:((//')"
+    die "port $port on 127.0.0.1 is already in use${holder:+ by $holder}: stop it, or pick other ports (CP_ETCD_PORT, CP_APISERVER_PORT)"
+  fi
+done
+
+# On failure (a service that never became healthy, the demo's timeout), what each service did.
+diagnose() {
+  say "the demo did not finish: service states and the last log lines of each"
+  "${COMPOSE[@]}" ps || true
+  "${COMPOSE[@]}" logs --no-color --tail 15 || true
+}
+
 cleanup() {
+  local rc=$?
+  [ "$rc" = 0 ] || diagnose
   if [ "$KEEP" = 1 ]; then
     say "cluster left running (--keep): ${COMPOSE[*]} exec -T apiserver cat /data/pki/kubeconfig > kubeconfig;" \
         "kubectl --kubeconfig kubeconfig get pods -o wide (HTTPS, the admin's certificate);" \
