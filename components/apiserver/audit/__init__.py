@@ -42,7 +42,7 @@ from components.apiserver import auth
 from components.apiserver.audit.backend import LogBackend
 from components.apiserver.audit.policy import NONE, RANK, Policy, RequestAuditConfig, load_policy
 from components.apiserver.authorization.attributes import request_attributes
-from components.apiserver.negotiation import REQUEST_BODY
+from components.apiserver.negotiation import REQUEST_BODY, parse_body
 from controlplane import apitime
 from controlplane.api import codec
 
@@ -106,16 +106,13 @@ def _drop_managed_fields(obj: Any) -> Any:
 
 
 def _decode_body(body: bytes | None, content_type: str) -> Any:
+    """The value of a JSON, YAML or protobuf body (None when it does not decode)."""
     if not body:
         return None
     try:
-        if "yaml" in content_type:
-            return codec.load_yaml(body)
-        if "json" in content_type or not content_type:
-            return codec.loads(body)
-    except ValueError:
+        return parse_body(body, content_type or "application/json")
+    except Exception:  # noqa: BLE001 - a body the handler refused is logged without its object
         return None
-    return None
 
 
 class Auditor:
