@@ -15,16 +15,19 @@ and one apiserver process, then measures from this process:
   and the CR kind's watch fan-out to 100 watchers (0 = skip). Target: CR creates/s >= 80 %
   of ConfigMap creates/s.
 
-With ``--https``, the same pod creates (``--pods``, ``--clients``) also go to a second apiserver
-on the same etcd serving HTTPS (certificates of a fresh :class:`controlplane.pki.PKI`; the clients
-present the admin's certificate), printed beside the plain-HTTP line: what TLS costs per create.
-Connections are kept alive, so each client's handshake is paid once.
+With ``--https`` (issue 13's benchmark), pod creates also go to a second apiserver on the same etcd
+serving HTTPS with ``--authorization-mode Node,RBAC`` (certificates of a fresh
+:class:`controlplane.pki.PKI`; the clients present a non-admin user's certificate, allowed by a
+RoleBinding), in alternating rounds beside the plain-HTTP AlwaysAllow server, with the ratio
+(target >= 85 %); ``--audit`` adds the default audit policy to the secure one. Connections are
+kept alive, so each client's handshake is paid once.
 
 Also prints the apiserver's CPU seconds per phase (from /proc), the cost per request.
 Targets (issue 4): >= 1,500 creates/s on the embedded etcd, mutating p99 <= 50 ms at
 that load, fan-out to 1,000 watchers p99 <= 100 ms.
 
-    python bench/apiserver.py [--pods 10000] [--clients 64] [--rss-pods 100000] [--crs 5000] [--etcd-servers URL] [--https]
+    python bench/apiserver.py [--pods 10000] [--clients 64] [--rss-pods 100000] [--crs 5000] [--etcd-servers URL]
+        [--https [--audit] [--rounds 4]]
 """
 
 from __future__ import annotations
@@ -279,30 +282,91 @@ async def fanout(base: str, watchers: int, writes: int, collection: str = "/api/
         return lat, ready
 
 
-async def https_creates(args: argparse.Namespace, etcd_url: str, tmp: str, procs: list[subprocess.Popen]) -> None:
-    """``--https``: a second apiserver on the same etcd over HTTPS; the same creates, one line."""
+async def secure_creates(args: argparse.Namespace, etcd_url: str, plain: str, plain_pid: int, tmp: str,
+                         procs: list[subprocess.Popen]) -> None:
+    """``--https``: a second apiserver on the same etcd as kubeadm runs it — HTTPS with client
+    certificates, ``--authorization-mode Node,RBAC`` (and, with ``--audit``, the default
+    ``controlplane up`` audit policy writing to a file) — beside the plain-HTTP AlwaysAllow one.
+    The clients present the certificate of ``bench`` (not in ``system:masters``: every request
+    goes through RBAC, allowed by a RoleBinding in namespace ``tls``). ``--rounds`` rounds
+    alternate between the servers (the order flips each round) so the shared machine's noise
+    hits both; each round creates ``--pods / --rounds`` pods on each. Prints creates/s, p50/p99
+    and apiserver CPU per create of each, and the ratio (target, issue 13: >= 85 %)."""
     from controlplane import pki
+    from controlplane.cli.cluster import DEFAULT_AUDIT_POLICY
     p = pki.PKI(os.path.join(tmp, "pki"))
     p.apiserver()
     p.admin()
+    p.client("bench", "bench", ("bench-group",))
+    extra: list[str] = []
+    if args.audit:
+        with open(os.path.join(tmp, "audit-policy.yaml"), "w") as f:
+            f.write(DEFAULT_AUDIT_POLICY)
+        extra = ["--audit-policy-file", os.path.join(tmp, "audit-policy.yaml"),
+                 "--audit-log-path", os.path.join(tmp, "audit.log")]
     api, base = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", "0", "--tls-cert-file",
                                p.path("apiserver"), "--tls-private-key-file", p.path("apiserver", "key"),
-                               "--client-ca-file", p.ca_file],
+                               "--client-ca-file", p.ca_file, "--authorization-mode", "Node,RBAC", *extra],
                               os.path.join(tmp, "apiserver-https.log"), r"event=apiserver\.ready url=(\S+)")
     procs.append(api)
-    ctx = ssl.create_default_context(cafile=p.ca_file)
-    ctx.load_cert_chain(p.path("admin"), p.path("admin", "key"))
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ssl=ctx)) as s:
-        async with s.post(f"{base}/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": "tls"}}) as r:
+
+    def context(name: str) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=p.ca_file)
+        ctx.load_cert_chain(p.path(name), p.path(name, "key"))
+        return ctx
+    rbac = f"{base}/apis/rbac.authorization.k8s.io/v1/namespaces/tls"
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context("admin"))) as admin:
+        for url, obj in ((f"{base}/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                        "metadata": {"name": "tls"}}),
+                         (f"{rbac}/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                            "metadata": {"name": "pod-writer"},
+                                            "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                                       "verbs": ["create", "get", "list", "watch"]}]}),
+                         (f"{rbac}/rolebindings", {"apiVersion": "rbac.authorization.k8s.io/v1",
+                                                   "kind": "RoleBinding", "metadata": {"name": "bench"},
+                                                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                               "kind": "Role", "name": "pod-writer"},
+                                                   "subjects": [{"kind": "User", "name": "bench",
+                                                                 "apiGroup": "rbac.authorization.k8s.io"}]})):
+            async with admin.post(url, json=obj) as r:
+                assert r.status in (201, 409), await r.text()
+    servers = {"HTTP, AlwaysAllow": (plain, plain_pid, None, "secure-plain"),
+               "HTTPS, Node,RBAC" + (", audit" if args.audit else ""): (base, api.pid, context("bench"), "tls")}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        async with s.post(f"{plain}/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                              "metadata": {"name": "secure-plain"}}) as r:
             await r.read()
-        await create_pods(s, base, [f"warm-{i}" for i in range(256)], args.clients, "tls")
-        names = [f"pod-{i:06d}" for i in range(args.pods)]
-        c0 = cpu_seconds(api.pid)
-        lat, wall, errors = await create_pods(s, base, names, args.clients, "tls")
-        c1 = cpu_seconds(api.pid)
-    print(f"{'create over HTTPS (' + str(args.clients) + ')':<30} {len(names) / wall:7.0f} pods/s   "
-          f"{ms(lat)}   errors {errors}   apiserver CPU {(c1 - c0) / len(names) * 1e6:.0f} us/create")
+    sessions = {k: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ssl=ctx if ctx else False))
+                for k, (_, _, ctx, _) in servers.items()}
+    figures: dict[str, list] = {k: [[], 0.0, 0, 0.0] for k in servers}
+    try:
+        for k, (url, _, _, ns) in servers.items():  # warm-up: connections (handshakes), code paths
+            await create_pods(sessions[k], url, [f"warm-{i}" for i in range(256)], args.clients, ns)
+        per_round = max(args.pods // args.rounds, 1)
+        for rnd in range(args.rounds):
+            order = list(servers.items()) if rnd % 2 == 0 else list(reversed(servers.items()))
+            for k, (url, pid, _, ns) in order:
+                names = [f"sec-{rnd}-{i:06d}" for i in range(per_round)]
+                c0 = cpu_seconds(pid)
+                lat, wall, errors = await create_pods(sessions[k], url, names, args.clients, ns)
+                f = figures[k]
+                f[0] += lat
+                f[1] += wall
+                f[2] += errors
+                f[3] += cpu_seconds(pid) - c0
+    finally:
+        for sess in sessions.values():
+            await sess.close()
+    rates, cpus = {}, {}
+    for k, (lat, wall, errors, cpu) in figures.items():
+        rates[k] = len(lat) / wall if wall else 0.0
+        cpus[k] = cpu / max(len(lat), 1)
+        print(f"{'create, ' + k:<30} {rates[k]:7.0f} pods/s   {ms(lat)}   errors {errors}   "
+              f"apiserver CPU {cpus[k] * 1e6:.0f} us/create")
+    (a, b) = list(servers)
+    print(f"{'secure / plain throughput':<30} {rates[b] / max(rates[a], 1e-9) * 100:7.0f} %   (target >= 85 %; "
+          f"by apiserver CPU per create: {cpus[a] / max(cpus[b], 1e-9) * 100:.0f} %; {args.rounds} alternating "
+          f"rounds, load average {os.getloadavg()[0]:.1f})")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -330,6 +394,9 @@ async def main(args: argparse.Namespace) -> None:
                 await r.read()
             async with s.post(f"{base}/api/v1/namespaces/fanout/pods", json=pod("target", "fanout")) as r:
                 await r.read()
+            if args.only_https:  # issue 13's A/B alone
+                await secure_creates(args, etcd_url, base, api.pid, tmp, procs)
+                return
             # warm-up (connections, code paths)
             await create_pods(s, base, [f"warm-{i}" for i in range(256)], args.clients)
 
@@ -343,7 +410,7 @@ async def main(args: argparse.Namespace) -> None:
                   + (f", etcd {(e1 - e0) / len(names) * 1e6:.0f} us" if etcd_pid else "")
                   + f"; load average {l0:.1f} -> {os.getloadavg()[0]:.1f} (2 cores shared)")
             if args.https:
-                await https_creates(args, etcd_url, tmp, procs)
+                await secure_creates(args, etcd_url, base, api.pid, tmp, procs)
             c0 = cpu_seconds(api.pid)
             lat = await gets(s, base, names, args.gets, args.clients)
             c1 = cpu_seconds(api.pid)
@@ -398,5 +465,11 @@ if __name__ == "__main__":
     ap.add_argument("--rss-pods", type=int, default=100_000)
     ap.add_argument("--crs", type=int, default=5_000)
     ap.add_argument("--etcd-servers", default=None)
-    ap.add_argument("--https", action="store_true", help="also pod creates over HTTPS (a second apiserver)")
-    _run(main(ap.parse_args()))
+    ap.add_argument("--https", action="store_true",
+                    help="also pod creates over HTTPS with Node,RBAC (a second apiserver) beside plain HTTP")
+    ap.add_argument("--only-https", action="store_true", help="only the --https A/B, no other phase")
+    ap.add_argument("--audit", action="store_true", help="with --https: the secure apiserver writes an audit log")
+    ap.add_argument("--rounds", type=int, default=4, help="with --https: alternating rounds")
+    a = ap.parse_args()
+    a.https = a.https or a.only_https
+    _run(main(a))

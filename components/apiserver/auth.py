@@ -34,6 +34,12 @@ NODES = "system:nodes"
 
 #: request storage key of the authenticated (or impersonated) :class:`UserInfo`
 USER: Any = web.RequestKey("user", object) if hasattr(web, "RequestKey") else "user"
+#: request storage key of the authenticated user when the request impersonates another (the
+#: audit event's ``user``; :data:`USER` is then the impersonated one)
+REQUESTOR: Any = web.RequestKey("requestor", object) if hasattr(web, "RequestKey") else "requestor"
+#: request storage key of the authorization filter's ``(decision, reason)``: ``("allow" |
+#: "forbid", reason)``, the audit annotations ``authorization.k8s.io/decision`` / ``reason``
+DECISION: Any = web.RequestKey("authz_decision", object) if hasattr(web, "RequestKey") else "authz_decision"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -67,13 +67,35 @@ def serving_tls(bind_address: str, cert_file: str, key_file: str, client_ca_file
         raise click.UsageError(str(e)) from None
 
 
+def audit_from_flags(policy_file: str, log_path: str, max_size_mb: int = 0, max_backups: int = 0,
+                     max_age_days: int = 0) -> Any:
+    """The :class:`~components.apiserver.audit.Auditor` of the ``--audit-*`` flags: events only with
+    both a policy and a log path (kube-apiserver logs nothing without either). A policy that
+    does not load or a log that cannot be opened: click.UsageError (one line, exit 2)."""
+    from components.apiserver.audit import Auditor, LogBackend, load_policy
+    from components.apiserver.audit.policy import PolicyError
+    if not policy_file or not log_path:
+        return Auditor()
+    try:
+        policy = load_policy(policy_file)
+    except PolicyError as e:
+        raise click.UsageError(f"--audit-policy-file: {e}") from None
+    backend = LogBackend(log_path, max_size_mb=max_size_mb, max_backups=max_backups, max_age_days=max_age_days)
+    try:
+        backend.open()
+    except OSError as e:
+        raise click.UsageError(f"--audit-log-path {log_path!r}: {e.strerror or e}") from None
+    return Auditor(policy, backend)
+
+
 async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
                 compaction_interval: float, service_cluster_ip_range: str = "10.96.0.0/12",
                 service_node_port_range: str = "30000-32767", min_request_timeout: float = 1800.0,
                 max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
                 enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None,
                 ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None,
-                authentication: Any = None, authorization_modes: list[str] | None = None) -> None:
+                authentication: Any = None, authorization_modes: list[str] | None = None,
+                audit: Any = None) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening: HTTPS with
     ``ssl_context`` (:func:`components.apiserver.tls.server_context`), else plain HTTP.
 
@@ -98,7 +120,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                        max_mutating_requests_inflight=max_mutating_requests_inflight,
                        enable_priority_and_fairness=enable_priority_and_fairness,
                        admission_plugins=admission_plugins, etcd_tls=etcd_tls, authentication=authentication,
-                       authorization_modes=authorization_modes)
+                       authorization_modes=authorization_modes, audit=audit)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -172,6 +194,18 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.option("--authorization-mode", default="AlwaysAllow", show_default=True,
               help="Ordered comma-separated authorization modes: AlwaysAllow, AlwaysDeny, Node, RBAC "
                    "(kube-apiserver's flag; e.g. Node,RBAC).")
+@click.option("--audit-policy-file", default="", metavar="PATH",
+              help="audit.k8s.io/v1 Policy: which requests are logged at which level (none without it)")
+@click.option("--audit-log-path", default="", metavar="PATH",
+              help="where audit events go as JSON lines ('-' = standard output; none without it)")
+@click.option("--audit-log-maxsize", default=0, show_default=True, type=click.IntRange(0),
+              help="megabytes of audit log before it is rotated (0: never)")
+@click.option("--audit-log-maxbackup", default=0, show_default=True, type=click.IntRange(0),
+              help="rotated audit logs kept (0: all)")
+@click.option("--audit-log-maxage", default=0, show_default=True, type=click.IntRange(0),
+              help="days a rotated audit log is kept (0: no limit)")
+@click.option("--audit-log-format", default="json", show_default=True, type=click.Choice(["json"]),
+              help="format of the audit log lines (kube-apiserver's 'legacy' text format is not served)")
 @authn_flags.options
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
@@ -179,9 +213,12 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
             enable_priority_and_fairness: bool, enable_admission_plugins: str, disable_admission_plugins: str,
             tls_cert_file: str, tls_private_key_file: str, client_ca_file: str, cert_dir: str,
             insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, authorization_mode: str,
-            **authn: Any) -> None:
+            audit_policy_file: str, audit_log_path: str, audit_log_maxsize: int, audit_log_maxbackup: int,
+            audit_log_maxage: int, audit_log_format: str, **authn: Any) -> None:
     """Kubernetes API server (HTTPS) backed by etcd."""
     authentication = authn_flags.from_flags(authn)
+    audit = audit_from_flags(audit_policy_file, audit_log_path, audit_log_maxsize, audit_log_maxbackup,
+                             audit_log_maxage)
     from components.apiserver.admission import enabled_plugins
     from components.apiserver.authorization.union import parse_modes
     try:
@@ -226,6 +263,6 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
                    plugins, ssl_context=ssl_context, etcd_tls=etcd_tls, authentication=authentication,
-                   authorization_modes=modes))
+                   authorization_modes=modes, audit=audit))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

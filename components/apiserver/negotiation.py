@@ -83,6 +83,10 @@ def with_type(resource: Any, obj: dict) -> dict:
     return out
 
 
+#: request storage key of the body :func:`read_body` read
+REQUEST_BODY: Any = web.RequestKey("request_body", bytes) if hasattr(web, "RequestKey") else "request_body"
+
+
 async def read_body(request: web.Request) -> bytes:
     """The request body, at most :data:`MAX_BODY` bytes; more → 413 RequestEntityTooLarge
     (``limitedReadBody`` in ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go``)."""
@@ -93,7 +97,8 @@ async def read_body(request: web.Request) -> bytes:
         data += chunk
         if len(data) > MAX_BODY:
             raise st.too_large(f"limit is {MAX_BODY}")
-    return bytes(data)
+    out = request[REQUEST_BODY] = bytes(data)  # kept for the audit event's requestObject
+    return out
 
 
 def body_content_type(request: web.Request) -> str:

@@ -26,6 +26,7 @@ from aiohttp import web
 from components.apiserver import admission, apfobjects, auth, discovery, listoptions, routing, serving, strategy
 from components.apiserver import status as st
 from components.apiserver.admission.rbacpolicy import RBACPolicy
+from components.apiserver.audit import Auditor
 from components.apiserver.authentication import config as authn_config
 from components.apiserver.authorization import bootstrappolicy
 from components.apiserver.authorization.config import Authorization
@@ -76,10 +77,13 @@ class APIServer:
                  enable_priority_and_fairness: bool = True,
                  admission_plugins: list[str] | None = None,
                  authentication: authn_config.Options | None = None,
-                 authorization_modes: list[str] | None = None, etcd_tls: EtcdTLS | None = None) -> None:
+                 authorization_modes: list[str] | None = None, etcd_tls: EtcdTLS | None = None,
+                 audit: Auditor | None = None) -> None:
         self.store = Store(etcd_url, tls=etcd_tls)
         self.etcd_url = etcd_url
         self.tracer = Tracer()
+        #: ``--audit-policy-file`` / ``--audit-log-*`` (components/apiserver/audit): audit IDs always
+        self.audit = audit or Auditor()
         self.caches: dict[str, WatchCache] = {}
         self.compaction_interval = compaction_interval
         self.retry_interval = retry_interval
@@ -177,6 +181,7 @@ class APIServer:
         await self.ensure_system_priority_classes()
         await self.ensure_rbac_policy()
         self.crds.start()
+        await self.audit.start()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
             self._tasks.append(asyncio.create_task(self._compactor(), name="compactor"))
         if self.gc_freezer is not None:
@@ -412,6 +417,7 @@ class APIServer:
                 pass
         for c in list(self.caches.values()):
             await c.stop()
+        await self.audit.stop()
         await self.store.close()
 
     async def _compactor(self) -> None:
@@ -435,6 +441,7 @@ class APIServer:
                                            self.authorization.filter.middleware],
                               client_max_size=4 * 1024 * 1024)
         app.on_shutdown.append(self.watch.shutdown)  # watch streams end cleanly on SIGTERM
+        app.on_response_prepare.append(self.audit.on_response_prepare)  # Audit-Id; ResponseStarted
         def static(make):
             async def handler(request: web.Request) -> web.Response:
                 return json_response(make())
@@ -530,6 +537,7 @@ class APIServer:
         maxinflight.go``, ``timeout.go``; ``endpoints/filters/request_deadline.go``;
         ``endpoints/handlers/responsewriters``.)"""
         t0 = time.monotonic()
+        audit = self.audit.init(request)  # WithAuditInit: the audit ID, echoed as Audit-Id
         api = request.path.startswith(("/api/", "/apis/"))
         # the one routing decision of the request: its RequestInfo, parsed here and read by
         # the dispatcher and the request metrics (requestinfo.go, WithRequestInfo)
@@ -555,8 +563,14 @@ class APIServer:
         try:
             user, request = await self.authn.authentication.authenticate(request)
         except st.APIError as e:
+            if e.code == 401:
+                self.audit.failed_authentication(request, e.code)
+            elif request.get(auth.REQUESTOR) is not None:  # an impersonation refused
+                self.audit.begin(request, request[auth.REQUESTOR], False)
             return self._finish(request, json_response(e.body(), e.code), t0, api)
         request[auth.USER] = user
+        if self.audit.enabled:  # WithAudit: after authentication, on the authenticated user
+            self.audit.begin(request, user, watch, request.get(auth.REQUESTOR))
         try:
             if counted:
                 if self.flowcontrol is not None:
@@ -613,9 +627,11 @@ class APIServer:
                     del body["reason"]
                     resp = json_response(body, 500)
             except (asyncio.CancelledError, ConnectionResetError):
+                self.audit.complete(request, None)  # the stream's ResponseComplete all the same
                 raise  # the client went away: nothing to answer, nothing to log as an error
             except Exception as e:
                 log.exception("internal error")
+                audit.panic = True
                 resp = json_response(st.internal(f"{type(e).__name__}: {e}").body(), 500)
         finally:
             if counted:
@@ -628,6 +644,7 @@ class APIServer:
 
     def _finish(self, request: web.Request, resp: web.StreamResponse, t0: float, api: bool) -> web.StreamResponse:
         warning_headers(request, resp)
+        self.audit.complete(request, resp)
         if api:
             elapsed = time.monotonic() - t0
             self.metrics.observe(_metric_labels(request, request.get(routing.REQUEST_INFO)), resp.status, elapsed)

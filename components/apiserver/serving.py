@@ -1,8 +1,10 @@
 """The apiserver's HTTP listener: connection timeouts and graceful shutdown.
 
 kube-apiserver's ``http.Server`` (``staging/src/k8s.io/apiserver/pkg/server/secure_serving.go``)
-sets ``ReadHeaderTimeout: 32s`` ("just shy of requestTimeoutUpperBound") and
-``IdleTimeout: 90s``; there is no flag for either. Go closes a connection whose request
+sets ``ReadHeaderTimeout: 32s`` ("just shy of requestTimeoutUpperBound"), ``IdleTimeout: 90s``
+and ``MaxHeaderBytes: 1 MiB``; there is no flag for any. A request line and headers larger than
+that (plus Go's 4 KiB read slack) are answered ``431 Request Header Fields Too Large`` and the
+connection closed, as Go's server does. Go closes a connection whose request
 headers are not complete within ReadHeaderTimeout without answering, so a client that
 sends headers slowly (slowloris) or never sends a request cannot hold a connection.
 
@@ -36,6 +38,13 @@ log = logging.getLogger("apiserver")
 READ_HEADER_TIMEOUT = 32.0
 #: seconds a kept-alive connection may wait for its next request (``IdleTimeout``)
 IDLE_TIMEOUT = 90.0
+#: bytes of request line and headers at most (``MaxHeaderBytes: 1 << 20``, secure_serving.go);
+#: Go's server reads up to this plus 4096 (``initialReadLimitSize``) before it answers 431
+MAX_HEADER_BYTES = 1 << 20
+HEADER_READ_LIMIT = MAX_HEADER_BYTES + 4096
+#: what Go's ``net/http`` writes, then closes, when the head is larger (server.go ``errTooLarge``)
+TOO_LARGE = (b"HTTP/1.0 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n"
+             b"Connection: close\r\n\r\n431 Request Header Fields Too Large")
 
 
 class HeaderTimeout(asyncio.Protocol):
@@ -44,16 +53,19 @@ class HeaderTimeout(asyncio.Protocol):
     arrived ``timeout`` seconds after the connection opened or, on a kept-alive
     connection, after the first byte of the next request."""
 
-    __slots__ = ("inner", "timeout", "transport", "handle", "busy")
+    __slots__ = ("inner", "timeout", "transport", "handle", "busy", "seen", "limit")
 
-    def __init__(self, inner: asyncio.Protocol, timeout: float) -> None:
+    def __init__(self, inner: asyncio.Protocol, timeout: float, limit: int = HEADER_READ_LIMIT) -> None:
         self.inner = inner
         self.timeout = timeout
         self.transport: asyncio.Transport | None = None
         self.handle: asyncio.TimerHandle | None = None
         self.busy = False  # a request is with the application
+        self.seen = 0  # bytes received since the request began, until the application has it
+        self.limit = limit
 
     def _arm(self) -> None:
+        self.seen = 0
         self.handle = asyncio.get_running_loop().call_later(self.timeout, self._expired)
 
     def _disarm(self) -> None:
@@ -86,8 +98,18 @@ class HeaderTimeout(asyncio.Protocol):
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        if self.handle is None and not self.busy:
-            self._arm()
+        if not self.busy:
+            if self.handle is None:
+                self._arm()
+            self.seen += len(data)
+            if self.seen > self.limit:  # the head is too large: Go's 431, then the connection closes
+                t = self.transport
+                self._disarm()
+                if t is not None and not t.is_closing():
+                    event(log, "http.header_too_large", logging.DEBUG, bytes=self.seen)
+                    t.write(TOO_LARGE)
+                    t.close()
+                return
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -144,8 +166,11 @@ async def listen(app: web.Application, host: str, port: int, *,
     with ``ssl_context`` (:func:`components.apiserver.tls.server_context`; the header timeout
     then also bounds the TLS handshake, which Go's ``ReadHeaderTimeout`` covers too), else plain
     HTTP. Timeouts in seconds. Raises OSError when the address cannot be bound."""
+    # aiohttp's own limits (8190 bytes a line or a header, 400 past them) above Go's total, so
+    # what Go accepts passes and a larger head gets Go's 431 from HeaderTimeout
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout,
-                           keepalive_timeout=idle_timeout)
+                           keepalive_timeout=idle_timeout, max_line_size=HEADER_READ_LIMIT + 4096,
+                           max_field_size=HEADER_READ_LIMIT + 4096)
     await runner.setup()
     factory = runner.server
     assert factory is not None

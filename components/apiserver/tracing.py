@@ -17,6 +17,8 @@ from typing import Any
 from aiohttp import web
 
 from components.apiserver import status as st
+from components.apiserver.auth import request_user
+from components.apiserver.authorization.context import current_user
 from controlplane.api import codec
 from controlplane.log import event
 from controlplane.storage.store import StoreEvent
@@ -52,6 +54,9 @@ class Tracer:
         if kind not in WORKLOAD_KINDS:
             return None
         rec = make_record(step, "apiserver", action, obj, detail=detail, kind=kind, resource_version=rv)
+        user = current_user()  # who asked for the write (None for a watch-cache step)
+        if user is not None:
+            rec.user = user.name
         self.buffer.append(rec)
         md = obj.get("metadata") or {}
         # DEBUG: the record itself is the event (GET /debug/controlplane/trace); at INFO
@@ -113,7 +118,9 @@ class Tracer:
             recs = [StepRecord.from_dict(r) for r in raw]
         except (ValueError, KeyError, TypeError) as e:
             raise st.bad_request(f"invalid trace records: {e}") from None
+        poster = request_user(request).name  # who posted them, as authenticated: not the body's word
         for r in recs:
+            r.user = poster
             self.buffer.append(r)
         return web.json_response({"accepted": len(recs)})
 

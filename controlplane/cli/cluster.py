@@ -117,6 +117,27 @@ class Service:
     watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
+#: ``controlplane up``'s audit policy (``<data-dir>/audit-policy.yaml``, written once): every
+#: request at Metadata (who, what, when, the answer) but the noise — health checks, metrics,
+#: the trace endpoint, leases (the heartbeats and leader elections) and events —; RequestReceived
+#: omitted (each request is one line, at its end); secrets, tokens and reviews never beyond Metadata
+DEFAULT_AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version*", "/metrics", "/debug/*", "/openapi/*"]
+- level: None
+  resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
+- level: None
+  resources: [{group: "", resources: ["events"]}, {group: "events.k8s.io", resources: ["events"]}]
+- level: Metadata
+  resources: [{group: "", resources: ["secrets", "configmaps", "serviceaccounts/token"]},
+              {group: "authentication.k8s.io"}, {group: "authorization.k8s.io"}]
+- level: Metadata
+"""
+
 #: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
 #: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
 DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
@@ -149,7 +170,8 @@ class LocalCluster:
                  parallel: bool = False, config: ClusterConfig | None = None,
                  tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
                  authorization_mode: str | None = DEFAULT_AUTHORIZATION_MODE,
-                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
+                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = (),
+                 audit: bool = True, audit_policy_file: str | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -177,6 +199,10 @@ class LocalCluster:
         self.pki = pki.PKI(os.path.join(self.data_dir, "pki"))
         self.etcd_tls = etcd_tls
         self.apiserver_cert_extra_sans = apiserver_cert_extra_sans
+        #: the apiserver's audit log, ``<data-dir>/logs/audit.log`` (off: None), by
+        #: ``audit_policy_file`` or :data:`DEFAULT_AUDIT_POLICY` written to ``<data-dir>/audit-policy.yaml``
+        self.audit_log = os.path.join(self.data_dir, "logs", "audit.log") if audit else None
+        self.audit_policy_file = audit_policy_file
         self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
@@ -322,6 +348,13 @@ class LocalCluster:
                 enable.append("NodeRestriction")
         if enable:
             args += ["--enable-admission-plugins", ",".join(enable)]
+        if self.audit_log is not None:
+            policy = self.audit_policy_file or os.path.join(self.data_dir, "audit-policy.yaml")
+            if not self.audit_policy_file and not os.path.exists(policy):
+                with open(policy, "w") as f:  # written once: an edited policy is kept
+                    f.write(DEFAULT_AUDIT_POLICY)
+            args += ["--audit-policy-file", policy, "--audit-log-path", self.audit_log,
+                     "--audit-log-maxsize", "100", "--audit-log-maxbackup", "2"]
         if self.config is not None and self.config.disable_admission_plugins:
             args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)

@@ -4,6 +4,7 @@
     controlplane trace --kind Deployment --name myapp1          # one flow: the object as it is now
     controlplane trace --kind Pod --name web-1 --all            # every object of that name, ever
     controlplane trace --follow                                  # live
+    controlplane trace --kind Deployment --name myapp1 --who    # with the user behind each step
     controlplane trace --kind Deployment --name myapp1 -o perfetto flow.json   # for ui.perfetto.dev
 
 Records come from ``/debug/controlplane/trace`` (see
@@ -79,10 +80,13 @@ async def follow_in_order(client: RestClient, since: float, show: Callable[[Step
 @click.option("--output", "-o", type=click.Choice(["text", "json", "html", "perfetto"]), default="text",
               help="html: a sequence-diagram page; perfetto: Chrome Trace Event JSON for ui.perfetto.dev "
                    "and chrome://tracing (neither with --follow)")
+@click.option("--who", is_flag=True,
+              help="add a column: the user who did each step, as the apiserver authenticated it (the "
+                   "audit log's user.username)")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, writable=True))
 @request_timeout_option
 def command(kubeconfig: str | None, master: str | None, kind: str | None, name: str | None,
-            namespace: str, history: bool, since: float, follow: bool, output: str, file: str | None,
+            namespace: str, history: bool, since: float, follow: bool, output: str, who: bool, file: str | None,
             request_timeout: float) -> None:
     """Print the numbered, timed records of the 13-step flow (to FILE when given)."""
     client_config = config_or_exit(master, kubeconfig)
@@ -120,7 +124,7 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                 return
             if not t0:
                 t0.append(rec.time)
-            emit(format_record(rec, t0[0], out is None and sys.stdout.isatty()))
+            emit(format_record(rec, t0[0], out is None and sys.stdout.isatty(), who))
 
         start = time.time() - since if since else 0.0
         with apiserver_errors(server):

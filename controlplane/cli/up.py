@@ -83,11 +83,17 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
                    "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
 @click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
               help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
+@click.option("--audit/--no-audit", default=True, show_default=True,
+              help="the apiserver writes an audit log, <data-dir>/logs/audit.log (audit.k8s.io/v1 Events)")
+@click.option("--audit-policy-file", default=None, metavar="FILE",
+              help="the audit policy (default: <data-dir>/audit-policy.yaml, Metadata for every request "
+                   "but health checks, leases and events)")
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
-            no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str) -> None:
+            no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str,
+            audit: bool, audit_policy_file: str | None) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -114,6 +120,8 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                                authorization_mode=authorization_mode,
                                etcd_tls=etcd_tls, apiserver_cert_extra_sans=tuple(
                                    n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
+                               audit=audit, audit_policy_file=os.path.abspath(audit_policy_file)
+                               if audit_policy_file else None,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
         dash = None
         try:

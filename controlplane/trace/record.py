@@ -8,7 +8,10 @@ JSON shape (as sent on ``/debug/controlplane/trace``)::
      "time": 1764464523.123456, "detail": "201 Created", "data": {}}
 
 ``data`` is optional structured detail (default ``{}``); the scheduler's step 9 puts
-its per-node filter verdicts and scores there (see ``controlplane explain``).
+its per-node filter verdicts and scores there (see ``controlplane explain``). ``user`` (left
+out when empty) is who did the step as the apiserver authenticated it — the user of the
+request behind an apiserver step, the identity that posted a component's records; the same
+name as the ``user.username`` of the request's audit event (``controlplane trace --who``).
 
 ``time`` is wall-clock seconds since the epoch (float). Step numbers and their
 meaning follow seed 000's list (client -> apiserver -> etcd -> controller-manager
@@ -52,13 +55,17 @@ class StepRecord:
     time: float = 0.0
     detail: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    user: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape; ``data`` is shared, not copied (callers encode it at once)."""
-        return {"step": self.step, "component": self.component, "action": self.action,
-                "object": dict(self.object), "owners": list(self.owners),
-                "resourceVersion": self.resourceVersion, "time": self.time,
-                "detail": self.detail, "data": self.data}
+        d = {"step": self.step, "component": self.component, "action": self.action,
+             "object": dict(self.object), "owners": list(self.owners),
+             "resourceVersion": self.resourceVersion, "time": self.time,
+             "detail": self.detail, "data": self.data}
+        if self.user:
+            d["user"] = self.user
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "StepRecord":
@@ -74,6 +81,7 @@ class StepRecord:
                 time=float(d.get("time") or time.time()),
                 detail=str(d.get("detail") or ""),
                 data=dict(d.get("data") or {}),
+                user=str(d.get("user") or ""),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"malformed step record: {e}") from None

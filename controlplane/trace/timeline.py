@@ -94,12 +94,15 @@ class Reorder:
         return out
 
 
-def format_record(rec: StepRecord, t0: float, color: bool = False) -> str:
-    """One aligned line: step, time since ``t0``, component, action, object, rv."""
+def format_record(rec: StepRecord, t0: float, color: bool = False, who: bool = False) -> str:
+    """One aligned line: step, time since ``t0``, component, (with ``who``: the user who did
+    it, ``-`` when unknown), action, object, rv."""
     dt = rec.time - t0
     when = f"{dt:+8.3f}s"
     step = f"[{rec.step:>2}]"
     comp = f"{rec.component:<18}"
+    if who:
+        comp += f" {rec.user or '-':<34}"
     rv = f"rv={rec.resourceVersion}" if rec.resourceVersion else ""
     line = f"{step} {when}  {comp} {rec.action}  {short_object(rec)} {rv}".rstrip()
     if rec.detail:

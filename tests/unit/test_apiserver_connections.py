@@ -68,6 +68,27 @@ async def test_partial_request_header_is_closed_after_the_header_timeout(served)
     writer.close()
 
 
+async def test_request_head_larger_than_max_header_bytes_is_431_and_closed(served):
+    _, listener, _ = served
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    big = "a" * (serving.MAX_HEADER_BYTES // 2)
+    writer.write(f"GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: {big}\r\nX-B: {big}\r\nX-C: {big}\r\n\r\n".encode())
+    await writer.drain()
+    out = await read_until_closed(reader, MARGIN)
+    assert out.startswith(b"HTTP/1.0 431 Request Header Fields Too Large\r\n")
+    assert out.endswith(b"\r\n\r\n431 Request Header Fields Too Large")
+    writer.close()
+
+
+async def test_header_longer_than_aiohttps_default_but_within_max_header_bytes_is_served(served):
+    _, listener, session = served
+    # a label selector of 20 KiB: aiohttp's default 8190-byte line limit would answer 400
+    selector = ",".join(f"k{i}=v" for i in range(4000))
+    async with session.get(f"/api/v1/namespaces/default/pods?labelSelector={selector}",
+                           headers={"X-Big": "b" * 100_000}) as r:
+        assert r.status == 200, await r.text()
+
+
 async def test_connection_that_sends_nothing_is_closed_after_the_header_timeout(served):
     _, listener, _ = served
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)

@@ -31,7 +31,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from components.apiserver import status as st
-from components.apiserver.auth import AlwaysAllow, Authorizer, UserInfo
+from components.apiserver.auth import REQUESTOR, AlwaysAllow, Authorizer, UserInfo
 from components.apiserver.authentication import impersonation
 from components.apiserver.authentication.union import (
     INVALID_BEARER_TOKEN,
@@ -76,6 +76,7 @@ class Authentication:
         if impersonating:
             reqs = impersonation.requests_from_headers(headers, headers.getall)
             if reqs:
+                request[REQUESTOR] = user  # the audit event's user (copied into the clone below)
                 new = impersonation.impersonate(user, reqs, self.authorizer,
                                                 bool(headers.getall(impersonation.GROUP_HEADER, [])))
                 event(log, "authn.impersonating", logging.DEBUG, user=user.name, as_user=new.name)

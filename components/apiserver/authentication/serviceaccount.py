@@ -241,6 +241,10 @@ def _deleted_before(obj: dict[str, Any], limit: float) -> bool:
     return t is not None and t < limit
 
 
+#: tokens whose verified payload is remembered at most (cleared when full)
+VERIFIED_CACHE_SIZE = 10_000
+
+
 class ServiceAccountAuthenticator:
     """``JWTTokenAuthenticator(issuers, keys, apiAudiences, NewValidator(getter))``.
 
@@ -255,6 +259,11 @@ class ServiceAccountAuthenticator:
         self.getter = getter
         self.fetch = fetch
         self.clock = clock
+        #: SHA-256 of a token whose signature verified → its payload: the signature is checked
+        #: once per token (the expensive part), the claims and the live objects on every request,
+        #: so an expired token or a deleted account is refused at once (kube-apiserver caches
+        #: whole answers for 10 s instead: ``pkg/authentication/token/cache``)
+        self._verified: dict[bytes, dict[str, Any]] = {}
 
     async def _get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The informer's object, else a live read (``tokengetter.go``: lister, then client Get)."""
@@ -268,9 +277,10 @@ class ServiceAccountAuthenticator:
         unverified = _unverified_payload(token)
         if unverified is None or unverified.get("iss") not in self.issuers:
             return None  # hasCorrectIssuer: not one of ours
-        payload: dict[str, Any] | None = None
+        digest = hashlib.sha256(token.encode()).digest()
+        payload: dict[str, Any] | None = self._verified.get(digest)
         errors: list[str] = []
-        for key in self.keys:
+        for key in self.keys if payload is None else ():
             try:
                 payload = jwt.decode(token, key, algorithms=["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"],
                                      options={"verify_signature": True, "verify_exp": False, "verify_nbf": False,
@@ -284,6 +294,10 @@ class ServiceAccountAuthenticator:
             if not errors:
                 return None
             raise TokenError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        if digest not in self._verified:
+            if len(self._verified) >= VERIFIED_CACHE_SIZE:
+                self._verified.clear()
+            self._verified[digest] = payload
         if payload.get("iss") not in self.issuers:
             raise TokenError(f"token issued by unexpected issuer: {payload.get('iss')}")
         aud = payload.get("aud")

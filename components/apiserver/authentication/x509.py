@@ -76,13 +76,28 @@ def user_from_peercert(peercert: dict[str, Any]) -> UserInfo:
     return UserInfo(cn, "", tuple(orgs))
 
 
+#: certificates whose user is remembered at most (cleared when full)
+USERS_CACHE_SIZE = 10_000
+
+
 class ClientCertificates:
-    """The x509 request authenticator: :meth:`authenticate` → user or None."""
+    """The x509 request authenticator: :meth:`authenticate` → user or None. The user of a
+    certificate is remembered by its DER bytes (the TLS handshake verified the chain; the
+    mapping of a certificate never changes), so it is parsed once, not per request."""
+
+    def __init__(self) -> None:
+        self._users: dict[bytes, UserInfo] = {}
 
     def authenticate(self, request: Any) -> UserInfo | None:
         der, peercert = peer_certificate(request)
         if der is not None:
-            return user_from_der(der)
+            user = self._users.get(der)
+            if user is None:
+                user = user_from_der(der)  # CertificateError is not remembered
+                if len(self._users) >= USERS_CACHE_SIZE:
+                    self._users.clear()
+                self._users[der] = user
+            return user
         if peercert is not None:
             return user_from_peercert(peercert)
         return None

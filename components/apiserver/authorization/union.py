@@ -25,11 +25,12 @@ from typing import Any
 from aiohttp import web
 
 from components.apiserver import status as st
-from components.apiserver.auth import MASTERS, AlwaysAllow, Attributes, Authorizer, Decision
+from components.apiserver.auth import DECISION, MASTERS, AlwaysAllow, Attributes, Authorizer, Decision
 from components.apiserver.authorization import context
 from components.apiserver.authorization.attributes import request_attributes
 
 MODES = ("AlwaysAllow", "AlwaysDeny", "Node", "RBAC")
+_ALLOWED = ("allow", "")
 DEFAULT_MODE = "AlwaysAllow"
 
 
@@ -166,8 +167,12 @@ class AuthorizationFilter:
         try:
             if not self.always_allow:
                 decision, reason, attrs = self.decide(request)
+                # the audit annotations (filters/authorization.go: decisionAllow / decisionForbid)
+                request[DECISION] = ("allow" if decision is Decision.ALLOW else "forbid", reason)
                 if decision is not Decision.ALLOW:
                     raise forbidden(attrs, reason)
+            else:
+                request[DECISION] = _ALLOWED
             resp: web.StreamResponse = await handler(request)
             return resp
         finally:
