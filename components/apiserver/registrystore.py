@@ -444,13 +444,17 @@ class RegistryStore:
         controller-manager's garbage collector acts on; an object with finalizers is only
         marked (deletionTimestamp, deletionGracePeriodSeconds 0) and goes when the last
         finalizer is removed. ``opts``: DeleteOptions (``dryRun`` a bool). 404 when absent.
+        A resourceVersion precondition equal to the watch cache's copy saves the etcd read
+        (:meth:`_at_precondition`); the preconditions are checked again on the object written.
         """
         key = object_key(resource, namespace, name)
         pre = opts.get("preconditions") or {}
-        try:
-            cur = await self.store.get(key)
-        except KeyNotFound:
-            raise st.not_found(resource, name) from None
+        cur = self._at_precondition(resource, key, pre)
+        if cur is None:
+            try:
+                cur = await self.store.get(key)
+            except KeyNotFound:
+                raise st.not_found(resource, name) from None
         md = cur.get("metadata") or {}
         if pre.get("uid") and pre["uid"] != md.get("uid"):
             raise st.conflict(resource, name, f"Precondition failed: UID in precondition: {pre['uid']}, "
@@ -486,6 +490,12 @@ class RegistryStore:
                 # the finalizers of the object being written, not of the (possibly stale) copy
                 # the decision was made on: a finalizer removed meanwhile stays removed
                 m = o["metadata"]
+                rv = pre.get("resourceVersion")
+                if rv and rv != m.get("resourceVersion"):
+                    # the preconditions hold on the object written (preconditions.Check in
+                    # GuaranteedUpdate), not only on the copy read first
+                    raise Conflict(f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                                   f"ResourceVersion in object meta: {m.get('resourceVersion')}", key)
                 now_fins = strategy.gc_finalizers(list(m.get("finalizers") or []), opts)
                 if not now_fins and not (graceful and grace > 0):
                     raise _DeleteInstead()   # nothing holds it any more: delete it outright
@@ -519,13 +529,31 @@ class RegistryStore:
         else:
             read_from = cur
         try:
-            deleted = await self.store.delete(key, precondition_uid=md.get("uid"), cached=read_from)
+            deleted = await self.store.delete(key, precondition_uid=md.get("uid"), cached=read_from,
+                                              precondition_rv=pre.get("resourceVersion") or None)
         except KeyNotFound:
             raise st.not_found(resource, name) from None
         except Conflict as e:
             raise st.conflict(resource, name, str(e)) from None
         event(log, "object.deleted", resource=resource.plural, object=f"{namespace or ''}/{name}")
         return deleted
+
+    def _at_precondition(self, resource: Any, key: str, pre: dict[str, Any]) -> dict[str, Any] | None:
+        """A copy of the watch cache's object when it is at the DELETE's resourceVersion
+        precondition (the GC's deletes carry one), else None (read from etcd).
+
+        Kubernetes' ``Store.Delete`` reads the object from etcd, then the cacher passes its copy
+        to the conditional delete. When the cache's copy is at the precondition's revision,
+        the etcd read can only return that object or a newer one (which fails the precondition),
+        and every write that follows is conditional on that revision (``mod_revision`` compare),
+        so deciding on the copy answers as the etcd read would and saves one round trip."""
+        rv = pre.get("resourceVersion")
+        if not rv:
+            return None
+        c = self.cached(resource, key)
+        if c is None or (c.get("metadata") or {}).get("resourceVersion") != rv:
+            return None
+        return codec.clone(c)
 
     async def _delete_namespace(self, resource: Any, ns: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         """First DELETE marks the namespace Terminating (deletionTimestamp, status.phase); the

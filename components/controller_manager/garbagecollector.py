@@ -20,7 +20,10 @@ graph_builder.go, operations.go).
   owners). Owners' ``apiVersion``/``kind`` are resolved through the registry and discovery
   (the GC's RESTMapper); a kind that is not served raises :class:`RestMappingError` and the
   item is retried later (``attemptToDeleteWorker``: the CRD may be discovered at the next sync).
-* **attemptToDelete** (``attemptToDeleteItem``): the item is read live; its owners are
+* **attemptToDelete** (``attemptToDeleteItem``): the item is decided on the monitor's copy,
+  its writes conditional on that copy's resourceVersion, and read live only when that meets a
+  409 or the item was never observed (Kubernetes always reads it live; see
+  :meth:`GarbageCollector._attempt_to_delete`); its owners are
   classified by a live GET (``isDangling``: absent, or present with another uid → dangling;
   remembered in an absent-owner cache of 500 entries, ``NewReferenceCache(500)``). With a
   solid owner, only the dangling / waiting references are removed; with an owner waiting in
@@ -91,6 +94,10 @@ class RestMappingError(Exception):
 
     def __init__(self, kind: str, version: str) -> None:
         super().__init__(f"unable to get REST mapping for {kind}/{version}.")
+
+
+class _Stale(Exception):
+    """A write decided on a cached copy met 409 Conflict: the copy was not the current object."""
 
 
 class NamespacedOwnerOfClusterScopedObject(Exception):
@@ -479,16 +486,36 @@ class GarbageCollector(Controller):
             self.enqueue(_item(dres, dep))
 
     async def _attempt_to_delete(self, res: Resource, ns: str, name: str, uid: str) -> None:
-        """garbagecollector.go attemptToDeleteItem."""
+        """garbagecollector.go attemptToDeleteItem, on the monitor's cached copy first.
+
+        Kubernetes reads the item live (``getObject``) before deciding. Here the decision is
+        first made on the monitor's copy, and every write it leads to carries that copy's
+        ``resourceVersion`` (the delete's preconditions, the ownerReferences patch): a write
+        that succeeds acted on the current object, exactly as after a live read. A stale copy
+        gets 409 Conflict and the item is then decided again on a live read (the Kubernetes
+        path). Collecting N dependents of a deleted owner is N DELETEs instead of N GETs and
+        N DELETEs. An item the monitor has not observed (a virtual node) is read live."""
         inf = self._monitors.get(res)
         cached = inf.store.get(f"{ns}/{name}" if ns else name) if inf is not None else None
-        if cached is not None and meta(cached).get("uid") == uid and meta(cached).get("deletionTimestamp") \
-                and not _deleting_dependents(cached):
-            return
+        if cached is not None and meta(cached).get("uid") == uid:
+            if meta(cached).get("deletionTimestamp") and not _deleting_dependents(cached):
+                return
+            if meta(cached).get("resourceVersion"):
+                try:
+                    await self._attempt_on(res, cached, live=False)
+                    return
+                except _Stale:
+                    pass   # the copy was older than the object: decide on a live read
         latest = await self._get(res, name, ns)
         if latest is None or meta(latest).get("uid") != uid:
             self._virtual_delete(res, ns, name, uid)
             return
+        await self._attempt_on(res, latest, live=True)
+
+    async def _attempt_on(self, res: Resource, latest: dict, live: bool) -> None:
+        """The decision of attemptToDeleteItem on ``latest``; with ``live`` False (a cached
+        copy) a 409 on a write raises :class:`_Stale`."""
+        uid = meta(latest).get("uid")
         if _deleting_dependents(latest):
             await self._process_deleting_dependents(res, latest)
             return
@@ -500,19 +527,19 @@ class GarbageCollector(Controller):
             if not dangling and not waiting:
                 return
             drop = {r.get("uid") for r in dangling + waiting}
-            await self._patch_refs(res, latest, [r for r in refs if r.get("uid") not in drop])
+            await self._patch_refs(res, latest, [r for r in refs if r.get("uid") not in drop], live)
             return
         if waiting and self.dependents(uid):
             for _, dep in self.dependents(uid):
                 if _deleting_dependents(dep):
                     # a possible cycle: the references become non-blocking first
-                    await self._patch_refs(res, latest, [{**r, "blockOwnerDeletion": False} for r in refs])
+                    await self._patch_refs(res, latest, [{**r, "blockOwnerDeletion": False} for r in refs], live)
                     break
-            await self._delete_object(res, latest, "Foreground")
+            await self._delete_object(res, latest, "Foreground", live)
             return
         fins = meta(latest).get("finalizers") or []
         policy = "Orphan" if ORPHAN in fins else "Foreground" if FOREGROUND in fins else "Background"
-        await self._delete_object(res, latest, policy)
+        await self._delete_object(res, latest, policy, live)
 
     async def _classify(self, item: dict, refs: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
         """(solid, dangling, waitingForDependentsDeletion) — classifyReferences."""
@@ -546,9 +573,10 @@ class GarbageCollector(Controller):
             return True, None
         return False, owner
 
-    async def _delete_object(self, res: Resource, obj: dict, policy: str) -> None:
+    async def _delete_object(self, res: Resource, obj: dict, policy: str, live: bool = True) -> None:
         """garbagecollector.go deleteObject: uid and resourceVersion preconditions; on a
-        conflict with unchanged ownerReferences, again with the uid alone."""
+        conflict with unchanged ownerReferences, again with the uid alone. ``obj`` a cached
+        copy (``live`` False): a conflict raises :class:`_Stale`."""
         md = meta(obj)
         pre: dict[str, Any] = {"uid": md.get("uid")}
         if md.get("resourceVersion"):
@@ -561,10 +589,12 @@ class GarbageCollector(Controller):
                 return
             if e.code != 409 or "resourceVersion" not in pre:
                 raise
-            live = await self._get(res, md["name"], md.get("namespace") or "")
-            if live is None or meta(live).get("uid") != md.get("uid"):
+            if not live:
+                raise _Stale() from None
+            cur = await self._get(res, md["name"], md.get("namespace") or "")
+            if cur is None or meta(cur).get("uid") != md.get("uid"):
                 return
-            if (meta(live).get("ownerReferences") or []) != (md.get("ownerReferences") or []):
+            if (meta(cur).get("ownerReferences") or []) != (md.get("ownerReferences") or []):
                 raise
             try:
                 await self.client.delete(res, md["name"], md.get("namespace"), propagation_policy=policy,
@@ -576,15 +606,18 @@ class GarbageCollector(Controller):
         event(log, "gc.deleted", object=f"{res.kind}/{md.get('namespace')}/{md.get('name')}", policy=policy,
               owners=",".join(f"{r.get('kind')}/{r.get('name')}" for r in md.get("ownerReferences") or []))
 
-    async def _patch_refs(self, res: Resource, obj: dict, refs: list[dict]) -> None:
+    async def _patch_refs(self, res: Resource, obj: dict, refs: list[dict], live: bool = True) -> None:
         """A JSON merge patch of ``ownerReferences`` at the object's resourceVersion
-        (operations.go GenerateDeleteOwnerRefJSONMergePatch); 404 is fine."""
+        (operations.go GenerateDeleteOwnerRefJSONMergePatch); 404 is fine; a conflict on a
+        cached copy (``live`` False) raises :class:`_Stale`."""
         md = meta(obj)
         body = {"metadata": {"ownerReferences": refs or None, "uid": md.get("uid"),
                              "resourceVersion": md.get("resourceVersion")}}
         try:
             await self.client.patch(res, md["name"], body, md.get("namespace"))
         except ApiError as e:
+            if e.code == 409 and not live:
+                raise _Stale() from None
             if e.code != 404:
                 raise
 

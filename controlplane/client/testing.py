@@ -545,7 +545,8 @@ class FakeClient:
                      preconditions: JSON | None = None) -> JSON:
         """Delete an object: gone at once unless finalizers hold it (then deletionTimestamp is set
         and the object returned); ``Foreground`` / ``Orphan`` add their finalizers. Returns a
-        Success Status when gone. ApiError 404 NotFound, 409 Conflict on a uid precondition."""
+        Success Status when gone. ApiError 404 NotFound, 409 Conflict on a failed uid or
+        resourceVersion precondition (as the apiserver's registry answers)."""
         opts: JSON = {}
         if grace_period_seconds is not None:
             opts["gracePeriodSeconds"] = grace_period_seconds
@@ -560,6 +561,10 @@ class FakeClient:
             if preconditions and preconditions.get("uid") and preconditions["uid"] != cur["metadata"]["uid"]:
                 raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {preconditions['uid']}, "
                                                 f"UID in object meta: {cur['metadata']['uid']}")
+            rv = (preconditions or {}).get("resourceVersion")
+            if rv and rv != cur["metadata"].get("resourceVersion"):
+                raise ApiError(409, "Conflict", f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                                                f"ResourceVersion in object meta: {cur['metadata'].get('resourceVersion')}")
             out = copy.deepcopy(cur)
             fin = list(out["metadata"].get("finalizers") or [])
             if propagation_policy == "Foreground" and "foregroundDeletion" not in fin:

@@ -78,7 +78,9 @@ class WorkQueue(Generic[K]):
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._failures: dict[K, int] = {}
-        self._cond = asyncio.Condition()
+        #: workers blocked in :meth:`get`, oldest first; :meth:`add` resolves one directly
+        #: (no task per add: a burst of 10,000 adds wakes at most as many workers as wait)
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._shutdown = False
         self._base = base_delay
         self._max = max_delay
@@ -135,23 +137,33 @@ class WorkQueue(Generic[K]):
 
     async def get(self) -> K:
         """Wait for the next key and mark it processing; raises ShutDown."""
-        async with self._cond:
-            while not self._queue and not self._shutdown:
-                await self._cond.wait()
-            if self._shutdown and not self._queue:
-                raise ShutDown()
-            key = self._queue.popleft()
-            self._processing.add(key)
-            self._dirty.discard(key)
-            qm = self._metrics
-            if qm is not None:
-                now = time.monotonic()
-                qm.depth.dec()
-                added = qm.added_at.pop(key, None)
-                if added is not None:
-                    qm.queue_duration.observe(now - added)
-                qm.started_at[key] = now
-            return key
+        while not self._queue and not self._shutdown:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                try:
+                    self._waiters.remove(fut)
+                except ValueError:
+                    # woken, then cancelled: hand the wake-up on so the key is not stranded
+                    if self._queue:
+                        self._notify()
+                raise
+        if self._shutdown and not self._queue:
+            raise ShutDown()
+        key = self._queue.popleft()
+        self._processing.add(key)
+        self._dirty.discard(key)
+        qm = self._metrics
+        if qm is not None:
+            now = time.monotonic()
+            qm.depth.dec()
+            added = qm.added_at.pop(key, None)
+            if added is not None:
+                qm.queue_duration.observe(now - added)
+            qm.started_at[key] = now
+        return key
 
     def done(self, key: K) -> None:
         """Mark ``key`` processed; re-queue it if it was added meanwhile."""
@@ -175,10 +187,10 @@ class WorkQueue(Generic[K]):
         self._notify(all_=True)
 
     def _notify(self, all_: bool = False) -> None:
-        async def wake() -> None:
-            async with self._cond:
-                self._cond.notify_all() if all_ else self._cond.notify()
-        try:
-            asyncio.get_running_loop().create_task(wake())
-        except RuntimeError:
-            pass
+        """Wake the oldest waiting worker (every one with ``all_``)."""
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                if not all_:
+                    return

@@ -170,3 +170,65 @@ async def test_delete_on_a_stale_read_keeps_a_removed_finalizer_removed(api, mon
     monkeypatch.setattr(store_mod.Store, "get", real_get)
     r = await api.get(f"/api/v1/namespaces/{ns}/pods/f")
     assert r.status == 404, await r.json()
+
+
+async def _cm_in_cache(api, ns, name, body=None):
+    """Create a ConfigMap and wait until the configmaps watch cache holds it; returns it."""
+    r = await api.post(f"/api/v1/namespaces/{ns}/configmaps", json=body or {"metadata": {"name": name}})
+    assert r.status == 201, await r.json()
+    obj = await r.json()
+    rs = api.server_obj.registry_store
+    from controlplane.api.resources import get as get_res
+    cache = rs.cache_for(get_res("configmaps"))
+    assert await cache.wait_for_revision(int(obj["metadata"]["resourceVersion"]))
+    return obj
+
+
+async def test_delete_at_the_watch_caches_resource_version_needs_no_etcd_read(api, monkeypatch):
+    from controlplane.storage import store as store_mod
+    ns = await new_ns(api)
+    obj = await _cm_in_cache(api, ns, "c")
+    reads = []
+    real_get = store_mod.Store.get
+
+    async def counting_get(self, key, *a, **kw):
+        reads.append(key)
+        return await real_get(self, key, *a, **kw)
+    monkeypatch.setattr(store_mod.Store, "get", counting_get)
+    md = obj["metadata"]
+    r = await api.delete(f"/api/v1/namespaces/{ns}/configmaps/c", json={
+        "preconditions": {"uid": md["uid"], "resourceVersion": md["resourceVersion"]}})
+    assert r.status == 200, await r.json()
+    assert [k for k in reads if k.endswith(f"/{ns}/c")] == []
+    assert (await api.get(f"/api/v1/namespaces/{ns}/configmaps/c")).status == 404
+
+
+async def test_delete_with_an_older_resource_version_precondition_conflicts(api):
+    ns = await new_ns(api)
+    obj = await _cm_in_cache(api, ns, "c")
+    r = await api.patch(f"/api/v1/namespaces/{ns}/configmaps/c", data=json.dumps({"data": {"k": "v"}}),
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200
+    old = obj["metadata"]["resourceVersion"]
+    r = await api.delete(f"/api/v1/namespaces/{ns}/configmaps/c", json={"preconditions": {"resourceVersion": old}})
+    assert r.status == 409
+    assert f"Precondition failed: ResourceVersion in precondition: {old}" in (await r.json())["message"]
+    assert (await api.get(f"/api/v1/namespaces/{ns}/configmaps/c")).status == 200
+
+
+async def test_delete_decided_on_a_stale_cached_copy_still_holds_its_precondition(api, monkeypatch):
+    """The watch cache's copy at the precondition's revision, the object since changed and
+    held by a finalizer: the DELETE must not mark it (409), as an etcd read would have found."""
+    ns = await new_ns(api)
+    obj = await _cm_in_cache(api, ns, "c", {"metadata": {"name": "c", "finalizers": ["example.com/hold"]}})
+    stale = json.loads(json.dumps(obj))
+    r = await api.patch(f"/api/v1/namespaces/{ns}/configmaps/c", data=json.dumps({"data": {"k": "v"}}),
+                        headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200
+    rs = api.server_obj.registry_store
+    monkeypatch.setattr(rs, "cached", lambda resource, key: stale if key.endswith(f"/{ns}/c") else None)
+    r = await api.delete(f"/api/v1/namespaces/{ns}/configmaps/c", json={
+        "preconditions": {"resourceVersion": stale["metadata"]["resourceVersion"]}})
+    assert r.status == 409, await r.json()
+    now = await (await api.get(f"/api/v1/namespaces/{ns}/configmaps/c")).json()
+    assert not now["metadata"].get("deletionTimestamp")

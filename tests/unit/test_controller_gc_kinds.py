@@ -297,3 +297,38 @@ async def test_crd_event_syncs_discovery_at_once(monkeypatch):
     assert gc._resync_soon is not None
     await gc._resync_soon
     assert WIDGETS in gc.monitored
+
+
+async def test_dependents_of_a_deleted_owner_are_deleted_on_their_cached_copies_without_reads():
+    client, ctx, _ = fake_context()
+    gc = GarbageCollector(ctx)
+    owner = client.seed(CONFIGMAPS, cm("owner"))
+    deps = [client.seed(CONFIGMAPS, cm(f"dep-{i}", owners=[ref(CONFIGMAPS, owner)])) for i in range(3)]
+    await client.delete(CONFIGMAPS, "owner", "default", propagation_policy="Background")
+    await settle(gc)
+    assert client.all(CONFIGMAPS) == []
+    assert [a.name for a in client.actions("get", "configmaps")] == []   # owner: absent-owner cache
+    deletes = {a.name: a.options["preconditions"] for a in client.actions("delete", "configmaps") if a.name != "owner"}
+    for d in deps:
+        md = d["metadata"]
+        assert deletes[md["name"]] == {"uid": md["uid"], "resourceVersion": md["resourceVersion"]}
+
+
+async def test_stale_cached_copy_is_decided_again_on_a_live_read():
+    client, ctx, _ = fake_context()
+    gc = GarbageCollector(ctx)
+    live = client.seed(DEPLOYMENTS, owner_of(DEPLOYMENTS, "live"))
+    gone = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "0000-gone"}
+    client.seed(CONFIGMAPS, cm("dep", owners=[gone]))
+    inf = client.informers.informer(CONFIGMAPS)
+    stale = dict(inf.store["default/dep"])
+    # the object gains a live owner; the monitor's copy still shows only the dangling one
+    await client.patch(CONFIGMAPS, "dep", {"metadata": {"ownerReferences": [gone, ref(DEPLOYMENTS, live)]}},
+                       "default")
+    inf.store["default/dep"] = stale
+    gc.queue.add(f"|configmaps|default|dep|{stale['metadata']['uid']}")
+    await settle(gc)
+    dep = client.stored(CONFIGMAPS, "dep", "default")
+    assert [r["name"] for r in dep["metadata"]["ownerReferences"]] == ["live"]
+    assert [a.name for a in client.actions("get", "configmaps") if a.name == "dep"] == ["dep"]   # after the 409
+    assert len(client.actions("delete", "configmaps")) == 1                  # refused: stale resourceVersion

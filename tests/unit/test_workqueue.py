@@ -40,3 +40,26 @@ async def test_shutdown_wakes_waiters():
     q.shutdown()
     with pytest.raises(ShutDown):
         await asyncio.wait_for(waiter, 1)
+
+
+async def test_burst_of_adds_wakes_each_waiting_worker_once():
+    q = WorkQueue()
+    workers = [asyncio.create_task(q.get()) for _ in range(3)]
+    await asyncio.sleep(0)   # let every worker block in get()
+    for i in range(1000):
+        q.add(f"k{i}")
+    got = await asyncio.wait_for(asyncio.gather(*workers), 1)
+    assert got == ["k0", "k1", "k2"]
+    assert len(q) == 997
+
+
+async def test_woken_worker_cancelled_hands_the_key_to_another():
+    q = WorkQueue()
+    first = asyncio.create_task(q.get())
+    second = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.add("a")            # wakes `first`...
+    first.cancel()        # ...which is cancelled before it runs
+    assert await asyncio.wait_for(second, 1) == "a"
+    with pytest.raises(asyncio.CancelledError):
+        await first
