@@ -1,0 +1,256 @@
+"""Memory per stored pod in every process of a real control plane.
+
+Starts ``LocalCluster`` (etcd, apiserver, controller-manager, scheduler, one kubelet process
+running ``--nodes`` hollow nodes), waits until the cluster is quiet (etcd's revision unchanged for
+``--quiet-seconds``) and reads each process's RSS (``/proc/PID/status`` VmRSS): the baseline with
+0 pods. Then one apps/v1 Deployment of ``--pods`` replicas, all Running (seen through a watch),
+quiet again, RSS again: ``(after - before) / pods`` is the bytes each process holds per stored pod
+(with its Events, its ReplicaSet's share and the etcd history it left).
+
+``--trees A,B`` runs the same measurement once per source tree (each in its own process with
+``PYTHONPATH=tree``; e.g. an unpacked ``git archive`` of the base commit beside the working tree)
+and prints them side by side: a before/after in one run, on the same machine load.
+
+``--tracemalloc apiserver`` (any subcommands) also traces allocations in those processes
+(:mod:`controlplane.memprofile`, slow: use fewer pods) and prints the top allocation sites of
+what the pods added, by line and by file.
+
+    python bench/memory.py --nodes 100 --pods 5000
+    python bench/memory.py --trees /tmp/memory-base,. --pods 5000 --json bench/memory.json
+    python bench/memory.py --pods 2000 --tracemalloc apiserver
+
+Figures only; never a test. The machine's load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.environ.get("CP_BENCH_TREE") or os.path.join(os.path.dirname(__file__), ".."))
+
+from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
+from controlplane.cli.cluster import LocalCluster  # noqa: E402
+from controlplane.client.config import load_kubeconfig  # noqa: E402
+from controlplane.client.informer import Informer  # noqa: E402
+from controlplane.client.rest import RestClient  # noqa: E402
+
+CONTAINER = {"name": "c", "image": "registry.k8s.io/pause:3.10",
+             "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}}}
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of a process (``/proc/PID/status`` VmRSS), 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+async def etcd_revision(client: RestClient) -> int:
+    """The cluster's current resourceVersion (a one-item list of namespaces)."""
+    from controlplane.api.resources import NAMESPACES
+    lst = await client.list(NAMESPACES, None, limit=1)
+    return int(lst["metadata"]["resourceVersion"])
+
+
+async def wait_quiet(client: RestClient, quiet: float, timeout: float) -> float:
+    """Wait until the resourceVersion has not moved for ``quiet`` seconds (benchmark set-up:
+    polled every second); returns the seconds waited."""
+    t0 = last_change = time.monotonic()
+    rev = await etcd_revision(client)
+    while time.monotonic() - last_change < quiet and time.monotonic() - t0 < timeout:
+        await asyncio.sleep(1.0)
+        now = await etcd_revision(client)
+        if now != rev:
+            rev, last_change = now, time.monotonic()
+    return time.monotonic() - t0
+
+
+def snapshot(pid: int, name: str, directory: str, n: int) -> str:
+    """Ask a traced process for its ``n``-th tracemalloc snapshot; returns its path."""
+    from controlplane.memprofile import snapshot_path
+    path = snapshot_path(directory, name, pid, n)
+    os.kill(pid, signal.SIGUSR2)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path + ".done") and time.monotonic() < deadline:
+        time.sleep(0.2)  # waiting for a file another process writes (benchmark only)
+    return path
+
+
+def top_sites(before: str, after: str, count: int) -> dict[str, list[tuple[str, int, int]]]:
+    """The allocation sites that grew most from ``before`` to ``after``: by line and by file,
+    ``(site, bytes, blocks)``."""
+    import tracemalloc
+    a, b = tracemalloc.Snapshot.load(before), tracemalloc.Snapshot.load(after)
+    out: dict[str, list[tuple[str, int, int]]] = {}
+    for key in ("lineno", "filename"):
+        stats = b.compare_to(a, key)
+        rows = []
+        for s in stats[:count]:
+            fr = s.traceback[0]
+            site = f"{os.path.relpath(fr.filename) if 'controlplane' in fr.filename else fr.filename}" + \
+                   (f":{fr.lineno}" if key == "lineno" else "")
+            rows.append((site, s.size_diff, s.count_diff))
+        out[key] = rows
+    return out
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """One cluster, one Deployment: the figures of the module docstring, as a dict."""
+    data_dir = tempfile.mkdtemp(prefix="bench-memory-")
+    snap_dir = os.path.join(data_dir, "tracemalloc")
+    os.makedirs(snap_dir)
+    traced = [s for s in args.tracemalloc.split(",") if s]
+    if traced:
+        os.environ["CONTROLPLANE_TRACEMALLOC"] = ",".join(traced)
+        os.environ["CONTROLPLANE_TRACEMALLOC_DIR"] = snap_dir
+    cluster = LocalCluster(data_dir, apiserver_port=0, etcd_port=0, nodes=(), hollow_nodes=args.nodes,
+                           restart=False, parallel=True,
+                           kubelet_args=("--image-pull-seconds", "0", "--container-start-seconds", "0",
+                                         "--no-trace"), say=lambda s: None)
+    out: dict[str, Any] = {"nodes": args.nodes, "pods": args.pods,
+                           "tree": os.path.abspath(os.environ.get("CP_BENCH_TREE") or ".")}
+    client: RestClient | None = None
+    try:
+        t0 = time.monotonic()
+        await cluster.start()
+        client = RestClient(load_kubeconfig(cluster.kubeconfig), "bench")
+        out["start_seconds"] = round(time.monotonic() - t0, 1)
+        print(f"  {args.nodes} hollow nodes usable in {out['start_seconds']}s", flush=True)
+        procs = {s.name: s.proc.pid for s in cluster.services if s.proc}
+        await wait_quiet(client, args.quiet_seconds, 120)
+        before = {n: rss_bytes(p) for n, p in procs.items()}
+        snaps = {n: snapshot(procs[n], n, snap_dir, 1) for n in traced if n in procs}
+
+        running: set[str] = set()
+        done = asyncio.Event()
+
+        def seen(*objs: dict[str, Any]) -> None:
+            pod = objs[-1]
+            if (pod.get("status") or {}).get("phase") == "Running":
+                running.add(pod["metadata"]["name"])
+                if len(running) >= args.pods:
+                    done.set()
+        informer = Informer(client, PODS, namespace="default", label_selector="bench=memory")
+        informer.add_handlers(on_add=seen, on_update=seen)
+        informer.start()
+        await informer.wait_synced()
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "memory", "namespace": "default"},
+               "spec": {"replicas": args.pods, "selector": {"matchLabels": {"bench": "memory"}},
+                        "template": {"metadata": {"labels": {"bench": "memory"}},
+                                     "spec": {"containers": [CONTAINER]}}}}
+        t1 = time.monotonic()
+        await client.create(DEPLOYMENTS, dep, "default")
+        while not done.is_set() and time.monotonic() - t1 < args.timeout:
+            try:
+                await asyncio.wait_for(done.wait(), 10)
+            except asyncio.TimeoutError:
+                print(f"    {time.monotonic() - t1:6.1f}s running {len(running)}/{args.pods}", flush=True)
+        await informer.stop()
+        out["running"] = len(running)
+        out["running_seconds"] = round(time.monotonic() - t1, 1)
+        print(f"  {len(running)}/{args.pods} Running after {out['running_seconds']}s", flush=True)
+        await wait_quiet(client, args.quiet_seconds, 300)
+        after = {n: rss_bytes(p) for n, p in procs.items()}
+        n = max(len(running), 1)
+        out["rss_before"] = before
+        out["rss_after"] = after
+        out["bytes_per_pod"] = {k: round((after[k] - before[k]) / n) for k in procs}
+        out["bytes_per_pod"]["total"] = round((sum(after.values()) - sum(before.values())) / n)
+        if traced:
+            out["tracemalloc"] = {}
+            for name, first in snaps.items():
+                second = snapshot(procs[name], name, snap_dir, 2)
+                out["tracemalloc"][name] = top_sites(first, second, args.top)
+    finally:
+        if client is not None:
+            await client.close()
+        await cluster.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    out["load_average"] = os.getloadavg()
+    return out
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """Bytes per pod per process, one column per measured tree."""
+    names = list(results[0]["bytes_per_pod"])
+    head = ["process"] + [f"{os.path.basename(r['tree'].rstrip('/')) or r['tree']} B/pod" for r in results] + \
+           [f"{os.path.basename(r['tree'].rstrip('/'))} RSS MiB" for r in results]
+    rows = [head]
+    for name in names:
+        rows.append([name] + [str(r["bytes_per_pod"].get(name, "-")) for r in results] +
+                    [f"{r['rss_after'].get(name, sum(r['rss_after'].values())) / 2**20:.0f}" for r in results])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for r in results:
+        lines.append(f"{r['tree']}: {r['running']}/{r['pods']} pods Running in {r['running_seconds']}s on "
+                     f"{r['nodes']} hollow nodes (load {r['load_average'][0]:.1f})")
+        for proc, sites in (r.get("tracemalloc") or {}).items():
+            for key, rows_ in sites.items():
+                lines.append(f"  {proc}: top allocation sites by {key} (bytes per pod, blocks per pod)")
+                for site, size, blocks in rows_:
+                    lines.append(f"    {size / r['running']:9.0f}  {blocks / r['running']:7.1f}  {site}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=100, help="hollow nodes")
+    ap.add_argument("--pods", type=int, default=5000, help="replicas of the Deployment")
+    ap.add_argument("--quiet-seconds", type=float, default=5.0, help="no write for this long = quiet")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for all pods Running")
+    ap.add_argument("--tracemalloc", default="", help="comma list of subcommands to trace (e.g. apiserver)")
+    ap.add_argument("--top", type=int, default=20, help="allocation sites to print per traced process")
+    ap.add_argument("--trees", default="", help="comma list of source trees to measure one after another")
+    ap.add_argument("--json", default="", help="write every figure here as JSON")
+    ap.add_argument("--single-json", default="", help=argparse.SUPPRESS)  # a child of --trees
+    args = ap.parse_args()
+    if args.trees:
+        results = []
+        for tree in args.trees.split(","):
+            tree = os.path.abspath(tree)
+            print(f"tree {tree}:", flush=True)
+            fd, path = tempfile.mkstemp(suffix=".json")
+            os.close(fd)
+            argv = [sys.executable, os.path.abspath(__file__), "--nodes", str(args.nodes), "--pods", str(args.pods),
+                    "--quiet-seconds", str(args.quiet_seconds), "--timeout", str(args.timeout),
+                    "--tracemalloc", args.tracemalloc, "--top", str(args.top), "--single-json", path]
+            env = dict(os.environ, PYTHONPATH=tree, CP_BENCH_TREE=tree)
+            subprocess.run(argv, env=env, cwd=tree, check=True)
+            with open(path) as f:
+                results.append(json.load(f))
+            os.unlink(path)
+    else:
+        results = [asyncio.run(measure(args))]
+        if args.single_json:
+            with open(args.single_json, "w") as f:
+                json.dump(results[0], f)
+            return
+    print()
+    print(table(results))
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": {"cores": os.cpu_count(), "load_average": os.getloadavg()},
+                       "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
