@@ -11,6 +11,12 @@ quiet again, RSS again: ``(after - before) / pods`` is the bytes each process ho
 ``PYTHONPATH=tree``; e.g. an unpacked ``git archive`` of the base commit beside the working tree)
 and prints them side by side: a before/after in one run, on the same machine load.
 
+``--inprocess``: no cluster; the watch cache's and an informer's holding of ``--pods`` pods in this
+process, each pod stored in the three versions a pod goes through (created, bound, Running, with
+the managedFields of its three writers), decoded from JSON as the apiserver decodes etcd's values
+and fed through ``WatchCache`` / ``Informer`` as their watches do: traced bytes per pod, with
+and without structural sharing (:mod:`controlplane.compact`), side by side in one run.
+
 ``--tracemalloc apiserver`` (any subcommands) also traces allocations in those processes
 (:mod:`controlplane.memprofile`, slow: use fewer pods) and prints the top allocation sites of
 what the pods added, by line and by file.
@@ -18,6 +24,7 @@ what the pods added, by line and by file.
     python bench/memory.py --nodes 100 --pods 5000
     python bench/memory.py --trees /tmp/memory-base,. --pods 5000 --json bench/memory.json
     python bench/memory.py --pods 2000 --tracemalloc apiserver
+    python bench/memory.py --inprocess --pods 10000
 
 Figures only; never a test. The machine's load average is printed with them.
 """
@@ -187,6 +194,148 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _pod_versions(i: int, node: str) -> list[bytes]:
+    """The JSON values etcd holds for pod ``i`` of one ReplicaSet: created, bound, Running."""
+    import orjson
+    name = f"web-7d4b9c-{i:05x}"
+    t = "2026-12-01T23:40:00Z"
+    mf_cm = {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": t,
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {
+                 ".": {}, "f:app": {}, "f:pod-template-hash": {}}, "f:ownerReferences": {
+                 ".": {}, 'k:{"uid":"rs-uid"}': {}}}, "f:spec": {"f:containers": {'k:{"name":"c"}': {
+                     ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}, "f:resources": {
+                         ".": {}, "f:requests": {".": {}, "f:cpu": {}, "f:memory": {}}},
+                     "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+                 "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {},
+                 "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}}}}
+    pod: dict[str, Any] = {
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {"name": name, "generateName": "web-7d4b9c-", "namespace": "default",
+                     "uid": f"0b5c{i:08x}-1c2d-4e5f-8a9b-{i:012x}", "creationTimestamp": t,
+                     "labels": {"app": "web", "pod-template-hash": "7d4b9c"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c",
+                                          "uid": "rs-uid", "controller": True, "blockOwnerDeletion": True}],
+                     "managedFields": [mf_cm]},
+        "spec": {"volumes": [{"name": f"kube-api-access-{i:05x}", "projected": {"sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                        "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}], "defaultMode": 420}}],
+                 "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                 "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}},
+                                 "volumeMounts": [{"name": f"kube-api-access-{i:05x}", "readOnly": True,
+                                                   "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
+                                 "terminationMessagePath": "/dev/termination-log",
+                                 "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}],
+                 "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                 "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {},
+                 "schedulerName": "default-scheduler", "enableServiceLinks": True, "priority": 0,
+                 "preemptionPolicy": "PreemptLowerPriority",
+                 "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                  "effect": "NoExecute", "tolerationSeconds": 300},
+                                 {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                                  "effect": "NoExecute", "tolerationSeconds": 300}]},
+        "status": {"phase": "Pending", "qosClass": "Burstable"}}
+    out = [orjson.dumps(pod)]
+    pod["spec"]["nodeName"] = node
+    pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                                    "lastTransitionTime": t}]
+    out.append(orjson.dumps(pod))
+    conds = [{"type": c, "status": "True", "lastProbeTime": None, "lastTransitionTime": t}
+             for c in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+    pod["status"] = {"phase": "Running", "conditions": conds, "hostIP": "10.0.0.7", "hostIPs": [{"ip": "10.0.0.7"}],
+                     "podIP": f"10.244.{i // 250}.{i % 250}", "podIPs": [{"ip": f"10.244.{i // 250}.{i % 250}"}],
+                     "startTime": t, "qosClass": "Burstable",
+                     "containerStatuses": [{"name": "c", "state": {"running": {"startedAt": t}}, "ready": True,
+                                            "restartCount": 0, "image": "registry.k8s.io/pause:3.10",
+                                            "imageID": "registry.k8s.io/pause@sha256:ee6521f2",
+                                            "containerID": f"containerd://{i:064x}", "started": True}]}
+    pod["metadata"]["managedFields"] = [mf_cm, {
+        "manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": t, "fieldsType": "FieldsV1",
+        "subresource": "status", "fieldsV1": {"f:status": {"f:conditions": {
+            f'k:{{"type":"{c["type"]}"}}': {".": {}, "f:lastProbeTime": {}, "f:lastTransitionTime": {},
+                                            "f:status": {}, "f:type": {}} for c in conds},
+            "f:containerStatuses": {}, "f:hostIP": {}, "f:hostIPs": {}, "f:phase": {}, "f:podIP": {},
+            "f:podIPs": {".": {}, 'k:{"ip":"10.244.0.1"}': {".": {}, "f:ip": {}}}, "f:startTime": {}}}}]
+    out.append(orjson.dumps(pod))
+    return out
+
+
+def inprocess(pods: int) -> dict[str, Any]:
+    """The ``--inprocess`` figures (module docstring): traced bytes per pod held by a watch cache
+    (objects + its ring of 10,000 events) and by an informer's store, with and without sharing."""
+    import contextlib
+    import gc
+    import tracemalloc
+    import types
+    from unittest import mock
+
+    from components.apiserver.cache import WatchCache
+    from controlplane.client import informer as informer_mod
+    from controlplane.compact import Sharer
+    from controlplane.storage.store import StoreEvent, decode
+
+    values = [_pod_versions(i, f"hollow-{i % 100}") for i in range(pods)]
+    # the order the apiserver sees: every pod created, then bound, then Running
+    order = [(i, v) for v in range(3) for i in range(pods)]
+
+    def cache_bytes() -> int:
+        cache = WatchCache(store=None, resource=PODS)  # type: ignore[arg-type]
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        rev = 10
+        for i, v in order:
+            rev += 1
+            kv = types.SimpleNamespace(value=values[i][v], mod_revision=rev, key=b"")
+            key = f"/registry/pods/default/web-7d4b9c-{i:05x}"
+            obj = decode(kv)
+            prev = cache.objects.get(key)
+            cache._apply(StoreEvent("MODIFIED" if prev else "ADDED", key, obj, prev, rev))
+        gc.collect()
+        used = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.stop()
+        del cache
+        return used
+
+    async def informer_bytes() -> int:
+        import orjson
+
+        class Client:
+            async def list(self, *a: Any, **kw: Any) -> dict[str, Any]:
+                return {"metadata": {"resourceVersion": "1"}, "items": []}
+
+            async def watch(self, *a: Any, **kw: Any) -> Any:
+                for i, v in order:
+                    obj = orjson.loads(values[i][v])
+                    yield ("MODIFIED" if v else "ADDED"), obj
+        inf = informer_mod.Informer(Client(), PODS, transform=informer_mod.drop_managed_fields)  # type: ignore[arg-type]
+        await inf._list()
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        await inf._watch()
+        gc.collect()
+        used = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.stop()
+        return used
+
+    out: dict[str, Any] = {"pods": pods, "json_bytes_per_pod_version": [round(sum(len(v[k]) for v in values) / pods)
+                                                                       for k in range(3)]}
+    for label, patch in (("unshared", True), ("shared", False)):
+        ctx = mock.patch.object(Sharer, "store", lambda self, new, prev: new) if patch else contextlib.nullcontext()
+        with ctx:
+            t0 = time.process_time()
+            c = cache_bytes()
+            t1 = time.process_time()
+            i = asyncio.run(informer_bytes())
+            t2 = time.process_time()
+        out[label] = {"watch_cache_bytes_per_pod": round(c / pods), "informer_bytes_per_pod": round(i / pods),
+                      "watch_cache_us_per_event": round((t1 - t0) / len(order) * 1e6, 1),
+                      "informer_us_per_event": round((t2 - t1) / len(order) * 1e6, 1)}
+    return out
+
+
 def table(results: list[dict[str, Any]]) -> str:
     """Bytes per pod per process, one column per measured tree."""
     names = list(results[0]["bytes_per_pod"])
@@ -219,9 +368,24 @@ def main() -> None:
     ap.add_argument("--tracemalloc", default="", help="comma list of subcommands to trace (e.g. apiserver)")
     ap.add_argument("--top", type=int, default=20, help="allocation sites to print per traced process")
     ap.add_argument("--trees", default="", help="comma list of source trees to measure one after another")
+    ap.add_argument("--inprocess", action="store_true", help="no cluster: the watch cache and an informer here")
     ap.add_argument("--json", default="", help="write every figure here as JSON")
     ap.add_argument("--single-json", default="", help=argparse.SUPPRESS)  # a child of --trees
     args = ap.parse_args()
+    if args.inprocess:
+        r = inprocess(args.pods)
+        print(f"{args.pods} pods, 3 versions each (JSON {r['json_bytes_per_pod_version']} bytes), "
+              f"traced bytes per pod (tracemalloc):")
+        for label in ("unshared", "shared"):
+            print(f"  {label:<9} watch cache {r[label]['watch_cache_bytes_per_pod']:7d} B/pod "
+                  f"({r[label]['watch_cache_us_per_event']} us/event under tracemalloc)   "
+                  f"informer {r[label]['informer_bytes_per_pod']:7d} B/pod "
+                  f"({r[label]['informer_us_per_event']} us/event)")
+        print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(r, f, indent=1)
+        return
     if args.trees:
         results = []
         for tree in args.trees.split(","):
