@@ -1,10 +1,9 @@
 """Memory per stored pod in every process of a real control plane.
 
 Starts ``LocalCluster`` (etcd, apiserver, controller-manager, scheduler, one kubelet process
-running ``--nodes`` hollow nodes), waits until the cluster is quiet (etcd's revision unchanged for
-``--quiet-seconds``) and reads each process's RSS (``/proc/PID/status`` VmRSS): the baseline with
+running ``--nodes`` hollow nodes), lets it settle (``--settle-seconds``) and reads each process's RSS (``/proc/PID/status`` VmRSS): the baseline with
 0 pods. Then one apps/v1 Deployment of ``--pods`` replicas, all Running (seen through a watch),
-quiet again, RSS again: ``(after - before) / pods`` is the bytes each process holds per stored pod
+settled again, RSS again: ``(after - before) / pods`` is the bytes each process holds per stored pod
 (with its Events, its ReplicaSet's share and the etcd history it left).
 
 ``--trees A,B`` runs the same measurement once per source tree (each in its own process with
@@ -33,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import glob
 import json
 import os
 import shutil
@@ -68,24 +66,10 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-async def etcd_revision(client: RestClient) -> int:
-    """The cluster's current resourceVersion (a one-item list of namespaces)."""
-    from controlplane.api.resources import NAMESPACES
-    lst = await client.list(NAMESPACES, None, limit=1)
-    return int(lst["metadata"]["resourceVersion"])
-
-
-async def wait_quiet(client: RestClient, quiet: float, timeout: float) -> float:
-    """Wait until the resourceVersion has not moved for ``quiet`` seconds (benchmark set-up:
-    polled every second); returns the seconds waited."""
-    t0 = last_change = time.monotonic()
-    rev = await etcd_revision(client)
-    while time.monotonic() - last_change < quiet and time.monotonic() - t0 < timeout:
-        await asyncio.sleep(1.0)
-        now = await etcd_revision(client)
-        if now != rev:
-            rev, last_change = now, time.monotonic()
-    return time.monotonic() - t0
+async def settle(seconds: float) -> None:
+    """Let the last writes of a phase land before RSS is read (benchmark set-up: a fixed pause;
+    the cluster never goes write-free, since every hollow node renews its Lease)."""
+    await asyncio.sleep(seconds)
 
 
 def snapshot(pid: int, name: str, directory: str, n: int) -> str:
@@ -140,7 +124,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         out["start_seconds"] = round(time.monotonic() - t0, 1)
         print(f"  {args.nodes} hollow nodes usable in {out['start_seconds']}s", flush=True)
         procs = {s.name: s.proc.pid for s in cluster.services if s.proc}
-        await wait_quiet(client, args.quiet_seconds, 120)
+        await settle(args.settle_seconds)
         before = {n: rss_bytes(p) for n, p in procs.items()}
         snaps = {n: snapshot(procs[n], n, snap_dir, 1) for n in traced if n in procs}
 
@@ -173,7 +157,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         out["running"] = len(running)
         out["running_seconds"] = round(time.monotonic() - t1, 1)
         print(f"  {len(running)}/{args.pods} Running after {out['running_seconds']}s", flush=True)
-        await wait_quiet(client, args.quiet_seconds, 300)
+        await settle(args.settle_seconds)
         after = {n: rss_bytes(p) for n, p in procs.items()}
         n = max(len(running), 1)
         out["rss_before"] = before
@@ -363,7 +347,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=100, help="hollow nodes")
     ap.add_argument("--pods", type=int, default=5000, help="replicas of the Deployment")
-    ap.add_argument("--quiet-seconds", type=float, default=5.0, help="no write for this long = quiet")
+    ap.add_argument("--settle-seconds", type=float, default=15.0, help="pause before each RSS reading")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for all pods Running")
     ap.add_argument("--tracemalloc", default="", help="comma list of subcommands to trace (e.g. apiserver)")
     ap.add_argument("--top", type=int, default=20, help="allocation sites to print per traced process")
@@ -394,7 +378,7 @@ def main() -> None:
             fd, path = tempfile.mkstemp(suffix=".json")
             os.close(fd)
             argv = [sys.executable, os.path.abspath(__file__), "--nodes", str(args.nodes), "--pods", str(args.pods),
-                    "--quiet-seconds", str(args.quiet_seconds), "--timeout", str(args.timeout),
+                    "--settle-seconds", str(args.settle_seconds), "--timeout", str(args.timeout),
                     "--tracemalloc", args.tracemalloc, "--top", str(args.top), "--single-json", path]
             env = dict(os.environ, PYTHONPATH=tree, CP_BENCH_TREE=tree)
             subprocess.run(argv, env=env, cwd=tree, check=True)
