@@ -97,15 +97,16 @@ def _share_list(new: list[Any], old: list[Any]) -> None:
 
 def sibling_key(obj: dict[str, Any]) -> tuple[str, str] | None:
     """The key of the objects ``obj`` is likely to share most with: its namespace and its
-    controller's uid (pods of one ReplicaSet, Events of one pod), or None for an object without
-    an owner."""
+    controller's uid (pods of one ReplicaSet), or its namespace alone for an object without an
+    owner (the Events of one namespace, the Nodes: made by the same writers, so their reasons,
+    sources, labels and capacities repeat); None for an object without metadata."""
     md = obj.get("metadata")
     if not isinstance(md, dict):
         return None
     refs = md.get("ownerReferences")
     if isinstance(refs, list) and refs and isinstance(refs[0], dict):
         return (str(md.get("namespace", "")), str(refs[0].get("uid", "")))
-    return None
+    return (str(md.get("namespace", "")), "")
 
 
 class Sharer:

@@ -78,3 +78,14 @@ def test_sharer_forgets_a_deleted_sibling():
     assert sharer.siblings == {}
     b = sharer.store(_pod("b"), None)
     assert b["spec"]["tolerations"] is not a["spec"]["tolerations"]
+
+
+def test_sharer_shares_objects_without_owner_within_their_namespace():
+    sharer = Sharer()
+    ev = {"metadata": {"name": "x.1", "namespace": "default"}, "reason": "Pulled", "type": "Normal",
+          "source": {"component": "kubelet", "host": "hollow-1"}}
+    first = sharer.store(copy.deepcopy(ev), None)
+    second = sharer.store({**copy.deepcopy(ev), "metadata": {"name": "x.2", "namespace": "default"}}, None)
+    assert second["source"] is first["source"] and second["metadata"]["name"] == "x.2"
+    other = sharer.store({**copy.deepcopy(ev), "metadata": {"name": "x.3", "namespace": "other"}}, None)
+    assert other["source"] is not first["source"]
