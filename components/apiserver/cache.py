@@ -24,6 +24,7 @@ import logging
 from typing import Any, Callable, Literal
 
 from controlplane.aio import Backoff, cancel_and_wait
+from controlplane.compact import Sharer
 from controlplane.log import event
 from controlplane.storage.errors import Expired
 from controlplane.storage.store import EventStream, Store, StoreEvent, collection_prefix
@@ -197,6 +198,8 @@ class WatchCache:
         self.queue_size = queue_size
         self.on_event = on_event
         self.objects: dict[str, dict] = {}
+        #: structural sharing of each stored version with the previous one (or a sibling)
+        self._sharer = Sharer()
         self.ring: collections.deque[StoreEvent] = collections.deque(maxlen=capacity)
         self.oldest = 0          # events with revision > oldest are all in the ring
         self._evicted = False    # an event left the ring since the last relist
@@ -222,7 +225,13 @@ class WatchCache:
 
     async def _relist(self) -> None:
         res = await self.store.list(self.prefix)
-        self.objects = {self._key(o): o for o in res.items}
+        sharer = self._sharer
+        sharer.clear()
+        old = self.objects
+        self.objects = {}
+        for o in res.items:
+            k = self._key(o)
+            self.objects[k] = sharer.store(o, old.get(k))
         self.ring.clear()
         self.oldest = self.revision = res.revision
         self._evicted = False
@@ -302,9 +311,12 @@ class WatchCache:
                 self.ring[-1].revision >= ev.revision:
             return  # duplicate after a re-watch
         if ev.type == "DELETED":
-            self.objects.pop(ev.key, None)
+            self._sharer.forget(self.objects.pop(ev.key, None))
         else:
-            self.objects[ev.key] = ev.object
+            # the new version holds the parts equal to its previous version (or, when ADDED, to
+            # the last object of the same owner) as those very objects: a ring of 10,000 events
+            # then costs what their differences cost, not 10,000 full copies
+            ev.object = self.objects[ev.key] = self._sharer.store(ev.object, ev.prev)
         if len(self.ring) == self.ring.maxlen:
             self.oldest = self.ring[0].revision
             self._evicted = True

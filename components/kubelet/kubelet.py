@@ -28,7 +28,7 @@ from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
 from controlplane.api.resources import PODS
 from controlplane.client.events import EventRecorder
-from controlplane.client.informer import Informer
+from controlplane.client.informer import Informer, drop_managed_fields
 from controlplane.log import event
 from controlplane.trace.emitter import TraceEmitter
 
@@ -71,7 +71,11 @@ class Kubelet:
         self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
         self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
-        self.informer = Informer(client, PODS, field_selector=self.field_selector)
+        # managedFields dropped as kube-scheduler's and kube-controller-manager's informers do
+        # (client-go WithTransform): the kubelet never reads them, and 5,000 hollow nodes' pods
+        # would otherwise hold them all in this one process
+        self.informer = Informer(client, PODS, field_selector=self.field_selector,
+                                 transform=drop_managed_fields)
         self._announced = False
         self.checkpoint: Checkpoint | None = None
         if root_dir:

@@ -22,6 +22,8 @@ import importlib
 
 import click
 
+from controlplane import memprofile
+
 #: subcommand name -> ("module:attribute" of its click command, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "up": ("controlplane.cli.up:command",
@@ -57,6 +59,7 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module_name, attr = entry[0].split(":")
+        memprofile.maybe_start(name)  # opt-in heap snapshots (bench/memory.py)
         module = importlib.import_module(module_name)
         command: click.Command = getattr(module, attr)
         return command

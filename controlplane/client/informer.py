@@ -27,6 +27,7 @@ import aiohttp
 from controlplane.aio import Backoff, cancel_and_wait
 from controlplane.api.resources import Resource
 from controlplane.client.rest import ApiError, RestClient
+from controlplane.compact import Sharer
 from controlplane.log import event
 
 log = logging.getLogger("informer")
@@ -168,7 +169,10 @@ class Informer:
     quick (typically: enqueue a key). ``on_watch_started(resource_version)`` is
     called each time a list+watch cycle begins (step 1 of the trace).
     ``transform(obj) -> obj`` (client-go's ``SetTransform``) is applied to every listed
-    or watched object before it is stored or handed to a handler.
+    or watched object before it is stored or handed to a handler. Stored objects are read-only
+    and share their equal parts with the previous version of the same key or with the last object
+    of the same owner (:class:`controlplane.compact.Sharer`): a handler that changes one must copy
+    it first, as client-go's listers require.
     """
 
     def __init__(self, client: RestClient, resource: Resource, *, namespace: str | None = None,
@@ -186,6 +190,7 @@ class Informer:
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
         self._started: list[Handler] = []
         self._indices = Indices()
+        self._sharer = Sharer()
         self._synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -297,13 +302,16 @@ class Informer:
         kind = self.resource.kind
         transform = self.transform
         fresh: dict[str, dict[str, Any]] = {}
+        old = self.store
+        sharer = self._sharer
+        sharer.clear()
         for item in lst["items"]:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", self.resource.api_version)
             if transform is not None:
                 item = transform(item)
-            fresh[key_of(item)] = item
-        old = self.store
+            k = key_of(item)
+            fresh[k] = sharer.store(item, old.get(k))
         self.store = fresh
         if self._indices:
             self._indices.rebuild(fresh)
@@ -344,7 +352,7 @@ class Informer:
             k = key_of(obj)
             if typ == "ADDED" or typ == "MODIFIED":
                 old = self.store.get(k)
-                self.store[k] = obj
+                self.store[k] = obj = self._sharer.store(obj, old)
                 if self._indices:
                     self._indices.changed(k, old, obj)
                 if old is None:
@@ -353,6 +361,7 @@ class Informer:
                     self._dispatch("update", old, obj)
             elif typ == "DELETED":
                 old = self.store.pop(k, None)
+                self._sharer.forget(old)
                 if self._indices and old is not None:
                     self._indices.changed(k, old, None)
                 self._dispatch("delete", old or obj)
