@@ -56,6 +56,8 @@ from controlplane.storage.store import Store, collection_prefix, object_key
 log = logging.getLogger("apiserver")
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: the key whose version claims a compaction interval (``compactRevKey``, storage/etcd3/compact.go)
+COMPACT_REV_KEY = b"compact_rev_key"
 
 
 class APIServer:
@@ -417,17 +419,34 @@ class APIServer:
         await self.store.close()
 
     async def _compactor(self) -> None:
-        last = 0
+        """Every ``compaction_interval`` s, compact to the revision seen at the previous tick, as
+        ``storage/etcd3/compact.go``: the tick is claimed with a Txn on the version of
+        :data:`COMPACT_REV_KEY`, so of several apiservers on one etcd only one compacts per
+        interval (the others see the key moved and take its version as theirs)."""
+        version, rev = 0, 0
         while True:
             await asyncio.sleep(self.compaction_interval)  # periodic timer
             try:
-                rev = await self.store.current_revision()
-                if last:
-                    await self.store.compact(last)
-                    event(log, "etcd.compacted", revision=last)
-                last = rev
+                version, rev = await self._compact_once(version, rev)
             except StorageError as e:
-                event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:160])
+                event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:200])
+
+    async def _compact_once(self, version: int, rev: int) -> tuple[int, int]:
+        """One tick of compact.go's ``compact``: (the key's version now, etcd's revision now)."""
+        from aetcd import rpc
+        k = COMPACT_REV_KEY
+        resp = await self.store.etcd.txn(
+            compare=[rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.VERSION, version=version)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=str(rev).encode()))],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=k))])
+        now = resp.header.revision
+        if not resp.succeeded:  # another apiserver took this interval
+            kvs = resp.responses[0].response_range.kvs
+            return (kvs[0].version if kvs else 0), now
+        if rev:  # nothing to compact at the first tick
+            await self.store.compact(rev)
+            event(log, "etcd.compacted", revision=rev)
+        return version + 1, now
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:
