@@ -90,7 +90,7 @@ def start_etcd(kind: str, tmp: str) -> tuple[subprocess.Popen, str]:
     if kind == "embedded":
         return start_service(["etcd", "--listen-client-urls", "http://127.0.0.1:0", "--data-dir",
                               os.path.join(tmp, "etcd")], os.path.join(tmp, "etcd.log"),
-                             r"event=etcd\.ready listen=(\S+)")
+                             r"event=etcd\.ready listen=(\S+)", timeout=120)
     port, peer = free_port(), free_port()
     url, peer_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer}"
     log = open(os.path.join(tmp, "etcd.log"), "wb")
@@ -118,7 +118,8 @@ def run_one(n: int, args: argparse.Namespace, pool: multiprocessing.pool.Pool) -
         for i in range(n):
             p, url = start_service(["apiserver", "--etcd-servers", etcd_url, "--port", str(port),
                                     "--insecure-http", "--permit-port-sharing", "--compaction-interval", "0"],
-                                   os.path.join(tmp, f"apiserver-{i}.log"), r"event=apiserver\.ready url=(\S+)")
+                                   os.path.join(tmp, f"apiserver-{i}.log"), r"event=apiserver\.ready url=(\S+)",
+                                   timeout=300)
             procs.append(p)
             apis.append(p)
             pin(p.pid, {args.cpus[i % len(args.cpus)]} if args.cpus else None)
