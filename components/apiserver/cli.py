@@ -29,7 +29,7 @@ from controlplane import aio
 from controlplane.log import event, setup
 from controlplane.pki import first_service_ip
 from controlplane.service import Seconds, tracing_options
-from controlplane.storage.etcd import EtcdTLS, parse_endpoint
+from controlplane.storage.etcd import EtcdTLS, parse_endpoints
 
 
 def is_loopback(address: str) -> bool:
@@ -95,7 +95,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 enable_priority_and_fairness: bool = True, admission_plugins: list[str] | None = None,
                 ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None,
                 authentication: Any = None, authorization_modes: list[str] | None = None,
-                audit: Any = None) -> None:
+                audit: Any = None,
+                permit_port_sharing: bool = False) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening: HTTPS with
     ``ssl_context`` (:func:`components.apiserver.tls.server_context`), else plain HTTP.
 
@@ -111,7 +112,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-    server = APIServer(etcd_servers.split(",")[0], bookmark_interval=bookmark_interval,
+    server = APIServer(etcd_servers, bookmark_interval=bookmark_interval,
                        compaction_interval=compaction_interval, gc_sweep_interval=600.0,
                        service_cluster_ip_range=service_cluster_ip_range,
                        service_node_port_range=service_node_port_range,
@@ -133,7 +134,8 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
         await server.store.close()
         return
     starting.result()
-    listener = await serving.listen(server.app, bind_address, port, ssl_context=ssl_context)
+    listener = await serving.listen(server.app, bind_address, port, ssl_context=ssl_context,
+                                    reuse_port=permit_port_sharing)
     actual = listener.port
     try:
         await server.ensure_kubernetes_service(bind_address if bind_address not in ("0.0.0.0", "::") else "127.0.0.1",
@@ -152,10 +154,14 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
 @click.command(name="apiserver")
 @tracing_options("apiserver", config_file=True)
 @click.option("--etcd-servers", default="http://127.0.0.1:2379", show_default=True,
-              help="etcd client URL (http://HOST:PORT).")
+              help="etcd client URLs (http://HOST:PORT), comma-separated: the members of one etcd "
+                   "cluster, balanced and failed over between.")
 @click.option("--bind-address", default="127.0.0.1", show_default=True)
 @click.option("--secure-port", "--port", "port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="HTTPS port (0 = pick a free one); --port is the same flag.")
+@click.option("--permit-port-sharing", is_flag=True, default=False,
+              help="bind the secure port with SO_REUSEPORT, so several apiservers share it and the "
+                   "kernel spreads connections between them (kube-apiserver's flag)")
 @click.option("--tls-cert-file", default="", metavar="PATH",
               help="serving certificate (PEM, the chain after it); without it a self-signed one in --cert-dir")
 @click.option("--tls-private-key-file", default="", metavar="PATH", help="key of --tls-cert-file")
@@ -214,7 +220,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
             tls_cert_file: str, tls_private_key_file: str, client_ca_file: str, cert_dir: str,
             insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, authorization_mode: str,
             audit_policy_file: str, audit_log_path: str, audit_log_maxsize: int, audit_log_maxbackup: int,
-            audit_log_maxage: int, audit_log_format: str, **authn: Any) -> None:
+            audit_log_maxage: int, audit_log_format: str, permit_port_sharing: bool, **authn: Any) -> None:
     """Kubernetes API server (HTTPS) backed by etcd."""
     authentication = authn_flags.from_flags(authn)
     audit = audit_from_flags(audit_policy_file, audit_log_path, audit_log_maxsize, audit_log_maxbackup,
@@ -230,8 +236,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--enable-admission-plugins / --disable-admission-plugins")
     try:
-        for url in etcd_servers.split(","):
-            parse_endpoint(url)
+        parse_endpoints(etcd_servers)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--etcd-servers")
     try:
@@ -263,6 +268,6 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
                    plugins, ssl_context=ssl_context, etcd_tls=etcd_tls, authentication=authentication,
-                   authorization_modes=modes, audit=audit))
+                   authorization_modes=modes, audit=audit, permit_port_sharing=permit_port_sharing))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

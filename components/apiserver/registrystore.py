@@ -148,12 +148,12 @@ class RegistryStore:
             raise st.invalid_fields(resource.kind, resource.group, name, st.error_list(causes),
                                     sem.invalid_message(resource.facts_key, name, causes))
 
-    def allocate(self, resource: Any, obj: dict[str, Any], old: dict[str, Any] | None, dry: bool) -> None:
+    async def allocate(self, resource: Any, obj: dict[str, Any], old: dict[str, Any] | None, dry: bool) -> None:
         """Services: ClusterIP / NodePort allocation (:mod:`components.apiserver.servicealloc`); 422."""
         if resource.kind != "Service" or self.service_allocator is None:
             return
         try:
-            self.service_allocator.allocate(obj, old, dry_run=dry)
+            await self.service_allocator.allocate_shared(obj, old, dry_run=dry)
         except servicealloc.AllocationError as e:
             name = (obj.get("metadata") or {}).get("name", "")
             raise st.invalid_fields("Service", "", name, st.error_list(e.causes),
@@ -241,7 +241,7 @@ class RegistryStore:
             sem.apply_defaults(resource.facts_key, obj)
         self.validate(resource, obj)
         await self.admission.validate(attrs)
-        self.allocate(resource, obj, None, opts.dry_run)
+        await self.allocate(resource, obj, None, opts.dry_run)
         if opts.dry_run:
             return await self._dry_create(resource, object_key(resource, namespace, name), obj)
         for attempt in range(1, MAX_NAME_GENERATION_ATTEMPTS + 1):
@@ -349,7 +349,7 @@ class RegistryStore:
             self.validate(resource, new, cur)
             await self.admission.validate(attrs)
             if sub == "":
-                self.allocate(resource, new, cur, dry_run)
+                await self.allocate(resource, new, cur, dry_run)
             if manager is not None:
                 if new["metadata"].get("managedFields") == []:
                     del new["metadata"]["managedFields"]

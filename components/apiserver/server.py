@@ -33,6 +33,7 @@ from components.apiserver.authorization.config import Authorization
 from components.apiserver.authorization.union import DEFAULT_MODE
 from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.crd import CRDController
+from components.apiserver.endpointlease import LeaseEndpointReconciler
 from components.apiserver.flowcontrol import FlowControl, Rejected
 from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
@@ -56,6 +57,8 @@ from controlplane.storage.store import Store, collection_prefix, object_key
 log = logging.getLogger("apiserver")
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: the key whose version claims a compaction interval (``compactRevKey``, storage/etcd3/compact.go)
+COMPACT_REV_KEY = b"compact_rev_key"
 
 
 class APIServer:
@@ -104,7 +107,8 @@ class APIServer:
         self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
-            services=lambda: self.caches["services"].objects.values() if "services" in self.caches else ())
+            services=lambda: self.caches["services"].objects.values() if "services" in self.caches else (),
+            store=self.store)
         #: ``--authorization-mode`` (authorization/config.py): the authorizers, the RBAC index and
         #: Node graph kept from the watch caches, the access reviewer, the HTTP filter
         self.authorization = Authorization(authorization_modes or [DEFAULT_MODE], self.caches)
@@ -128,6 +132,9 @@ class APIServer:
                                  authn=self.authn, reviewer=self.authorization.reviewer)
         #: CustomResourceDefinitions → served custom resources (components/apiserver/crd.py)
         self.crds = CRDController(self.registry_store, self.caches, self.resources_settled)
+        #: the ``kubernetes`` Endpoints' lease reconciler (once serving: ensure_kubernetes_service)
+        self.endpoints: LeaseEndpointReconciler | None = None
+        self._endpoints_task: asyncio.Task | None = None
         self.app = self._make_app()
 
     def cache_for(self, resource: Any) -> WatchCache | None:
@@ -362,11 +369,11 @@ class APIServer:
 
     async def ensure_kubernetes_service(self, host: str, port: int) -> None:
         """The ``kubernetes`` Service in ``default`` at the range's first address (port 443 →
-        the apiserver's ``port``) and its Endpoints ``host:port``, kept as the apiserver's
-        endpoint reconciler does (``pkg/controlplane/controller/kubernetesservice``,
-        ``pkg/controlplane/reconcilers``). Written only when missing or different."""
+        the apiserver's ``port``), written only when missing or different
+        (``pkg/controlplane/controller/kubernetesservice``), and its Endpoints listing every live
+        apiserver replica, kept by :class:`~components.apiserver.endpointlease.LeaseEndpointReconciler`
+        (this replica's Lease ``host:port``; renewed every 10 s in the background from now on)."""
         svc_key = object_key(R.SERVICES, "default", "kubernetes")
-        ep_key = object_key(R.ENDPOINTS, "default", "kubernetes")
         ports = [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]
         svc: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": "kubernetes", "namespace": "default",
@@ -375,30 +382,27 @@ class APIServer:
                         "clusterIPs": [self.service_allocator.kubernetes_ip], "ports": ports,
                         "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
                         "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"}}
-        ep: dict[str, Any] = {"apiVersion": "v1", "kind": "Endpoints",
-              "metadata": {"name": "kubernetes", "namespace": "default",
-                           "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
-              "subsets": [{"addresses": [{"ip": host}],
-                           "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
-        for key, obj in ((svc_key, svc), (ep_key, ep)):
-            kind = obj["kind"]
-            strategy.prepare_for_create(kind, obj, "default", True)
-            try:
-                await self.store.create(key, obj)
-                continue
-            except KeyExists:
-                pass
-
-            def refresh(cur: dict, want: dict = obj) -> dict:
-                for f in ("spec", "subsets"):
-                    if f in want:
-                        cur[f] = want[f] if f == "subsets" else {**cur.get("spec", {}), **want["spec"]}
+        strategy.prepare_for_create("Service", svc, "default", True)
+        try:
+            await self.store.create(svc_key, svc)
+        except KeyExists:
+            def refresh(cur: dict, want: dict = svc) -> dict:
+                cur["spec"] = {**cur.get("spec", {}), **want["spec"]}
                 return cur
-            await self.store.guaranteed_update(key, refresh)
+            await self.store.guaranteed_update(svc_key, refresh)
+        self.endpoints = LeaseEndpointReconciler(self.store, host, port)
+        eps = await self.endpoints.reconcile()
+        self._endpoints_task = asyncio.create_task(self.endpoints.run(), name="endpoint-reconciler")
         event(log, "apiserver.kubernetes_service", cluster_ip=self.service_allocator.kubernetes_ip,
-              endpoint=f"{host}:{port}")
+              endpoint=f"{host}:{port}", identity=self.endpoints.identity,
+              endpoints=",".join(f"{h}:{p}" for h, p in eps))
 
     async def stop(self) -> None:
+        if self.endpoints is not None:  # this replica leaves the kubernetes Endpoints
+            if self._endpoints_task is not None:
+                self._endpoints_task.cancel()
+                await asyncio.gather(self._endpoints_task, return_exceptions=True)
+            await self.endpoints.remove()
         await self.crds.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -421,17 +425,34 @@ class APIServer:
         await self.store.close()
 
     async def _compactor(self) -> None:
-        last = 0
+        """Every ``compaction_interval`` s, compact to the revision seen at the previous tick, as
+        ``storage/etcd3/compact.go``: the tick is claimed with a Txn on the version of
+        :data:`COMPACT_REV_KEY`, so of several apiservers on one etcd only one compacts per
+        interval (the others see the key moved and take its version as theirs)."""
+        version, rev = 0, 0
         while True:
             await asyncio.sleep(self.compaction_interval)  # periodic timer
             try:
-                rev = await self.store.current_revision()
-                if last:
-                    await self.store.compact(last)
-                    event(log, "etcd.compacted", revision=last)
-                last = rev
+                version, rev = await self._compact_once(version, rev)
             except StorageError as e:
-                event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:160])
+                event(log, "etcd.compact_error", logging.WARNING, error=str(e)[:200])
+
+    async def _compact_once(self, version: int, rev: int) -> tuple[int, int]:
+        """One tick of compact.go's ``compact``: (the key's version now, etcd's revision now)."""
+        from aetcd import rpc
+        k = COMPACT_REV_KEY
+        resp = await self.store.etcd.txn(
+            compare=[rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.VERSION, version=version)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=str(rev).encode()))],
+            failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=k))])
+        now = resp.header.revision
+        if not resp.succeeded:  # another apiserver took this interval
+            kvs = resp.responses[0].response_range.kvs
+            return (kvs[0].version if kvs else 0), now
+        if rev:  # nothing to compact at the first tick
+            await self.store.compact(rev)
+            event(log, "etcd.compacted", revision=rev)
+        return version + 1, now
 
     # ------------------------------------------------------------------ HTTP
     def _make_app(self) -> web.Application:

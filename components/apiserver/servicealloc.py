@@ -14,18 +14,37 @@
 "Allocated" = used by a Service in the watch cache, or handed out in the last
 ``hold`` seconds (a create still on its way to etcd). Errors are 422 Invalid causes with
 the Kubernetes messages (``ipallocator``/``portallocator`` ErrNotInRange, ErrAllocated).
+
+Several apiservers share the ranges through etcd (:meth:`ServiceAllocator.allocate_shared`):
+each address or port newly handed out is also claimed by creating
+``/registry/ranges/serviceips/<ip>`` / ``/registry/ranges/servicenodeports/<port>`` if absent,
+bound to an etcd lease of ``hold`` seconds. The create is the lock, as the IPAddress
+allocator's create of an ``IPAddress`` object named by the address is
+(``pkg/registry/core/service/ipallocator/ipallocator.go`` Allocate: AlreadyExists = allocated;
+the legacy allocator's compare-and-swap of one bitmap, ``/registry/ranges/serviceips``, plays
+the same part): a value another replica claimed first is refused (a given one) or picked
+again (a random one), after reading every claim. The claim only has to outlive the window in which the Service is
+written but not yet in every replica's watch cache, so it expires instead of being released,
+and no repair loop is needed for the claims of Services never written.
 """
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import random
 import time
 from typing import Any, Callable, Iterable
 
+from aetcd import rpc
+
 from components.apiserver import status as st
+from controlplane.storage.etcd import prefix_end
 
 ALLOCATING_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
+#: where the apiservers claim addresses and node ports (a key per value, with a lease)
+IP_CLAIMS = "/registry/ranges/serviceips/"
+PORT_CLAIMS = "/registry/ranges/servicenodeports/"
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 
 
@@ -55,13 +74,18 @@ class ServiceAllocator:
     """Allocates from ``cidr`` and ``node_ports``; ``services()`` yields the stored Services."""
 
     def __init__(self, cidr: str = "10.96.0.0/12", node_ports: str = "30000-32767",
-                 services: Callable[[], Iterable[dict]] = lambda: (), hold: float = 30.0) -> None:
+                 services: Callable[[], Iterable[dict]] = lambda: (), hold: float = 30.0,
+                 store: Any = None) -> None:
         self.net = ipaddress.ip_network(cidr, strict=False)
         self.port_range = parse_port_range(node_ports)
         self.services = services
         self.hold = hold
+        #: the etcd :class:`controlplane.storage.store.Store` claims are made in (None: this
+        #: process is the only allocator)
+        self.store = store
         self._held_ips: dict[str, float] = {}
         self._held_ports: dict[int, float] = {}
+        self._lease: tuple[int, float] = (0, 0.0)  # (etcd lease ID, monotonic time granted)
 
     @property
     def kubernetes_ip(self) -> str:
@@ -165,6 +189,94 @@ class ServiceAllocator:
                 used_ports.add(np)
         if causes:
             raise AllocationError(causes)
+
+    #: attempts at picking values no other replica claimed before giving up (503-free: a 422)
+    SHARED_ATTEMPTS = 8
+
+    async def allocate_shared(self, svc: dict, old: dict | None = None, dry_run: bool = False) -> None:
+        """:meth:`allocate`, then claim every newly allocated address and node port in etcd (see
+        the module docstring); when a picked value was claimed by another apiserver, every claim
+        is read and marked held and the allocation done again, a given one is refused as allocated. Without ``store`` (or
+        on a dry run) the same as :meth:`allocate`. Raises :class:`AllocationError`, or
+        StorageError when etcd cannot be reached."""
+        if self.store is None or dry_run:
+            self.allocate(svc, old, dry_run)
+            return
+        given = copy.deepcopy(svc.get("spec") or {})
+        for _ in range(self.SHARED_ATTEMPTS):
+            spec = svc["spec"] = copy.deepcopy(given)
+            self.allocate(svc, old, dry_run)
+            if not await self._claim(spec, (old or {}).get("spec") or {}, given):
+                return
+        raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
+
+    async def _claim(self, spec: dict, ospec: dict, given: dict) -> bool:
+        """Claim the values ``spec`` holds that ``ospec`` did not; False when all were had, True
+        when a picked one was taken (every claim read and marked held: pick again).
+        AllocationError for a given one. On either failure the claims this attempt made are
+        deleted and its picks no longer held here, so nothing leaks from the range."""
+        ips = [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"
+               and ip not in (ospec.get("clusterIPs") or [])]
+        old_ports = {p.get("nodePort") for p in ospec.get("ports") or [] if isinstance(p, dict)}
+        ports = [(i, p["nodePort"]) for i, p in enumerate(spec.get("ports") or [])
+                 if isinstance(p, dict) and p.get("nodePort") and p["nodePort"] not in old_ports]
+        if not ips and not ports:
+            return False
+        given_ips = set(given.get("clusterIPs") or [given.get("clusterIP")])
+        given_ports = {p.get("nodePort") for p in given.get("ports") or [] if isinstance(p, dict)}
+        wanted: list[tuple[str, Any, str]] = [  # (claim key, value, field) in claim order
+            *((f"{IP_CLAIMS}{ip}", ip, "spec.clusterIPs") for ip in ips),
+            *((f"{PORT_CLAIMS}{port}", port, f"spec.ports[{i}].nodePort") for i, port in ports)]
+        lease = await self._hold_lease()
+        made: list[str] = []
+        for key, value, field in wanted:
+            if await self.store.reserve(key, b"", lease):
+                made.append(key)
+                continue
+            await self._release(made, ips + [p for _, p in ports], given_ips | given_ports)
+            if value in (given_ips if isinstance(value, str) else given_ports):
+                msg = (f'Invalid value: ["{value}"]: failed to allocate IP {value}: provided IP is already allocated'
+                       if isinstance(value, str) else f"Invalid value: {value}: provided port is already allocated")
+                raise AllocationError([_invalid(msg, field)])
+            await self._learn_claims()
+            return True
+        return False
+
+    async def _release(self, keys: list[str], picked: list[Any], given: set[Any]) -> None:
+        """Undo an attempt: delete its claim ``keys`` and forget the local hold of its picks."""
+        for key in keys:
+            await self.store.etcd.txn(compare=[], success=[rpc.RequestOp(
+                request_delete_range=rpc.DeleteRangeRequest(key=key.encode()))])
+        for v in picked:
+            if v not in given:
+                if isinstance(v, str):
+                    self._held_ips.pop(v, None)
+                else:
+                    self._held_ports.pop(v, None)
+
+    async def _learn_claims(self) -> None:
+        """Mark held every address and port claimed in etcd now (one keys-only Range each), so
+        the next pick avoids what the other replicas handed out and this one's cache lacks."""
+        now = time.monotonic()
+        for claims in (IP_CLAIMS, PORT_CLAIMS):
+            prefix = claims.encode()
+            resp = await self.store.etcd.range(prefix, prefix_end(prefix), keys_only=True)
+            for kv in resp.kvs:
+                value = kv.key[len(prefix):].decode()
+                if claims == IP_CLAIMS:
+                    self._held_ips[value] = now
+                elif value.isdigit():
+                    self._held_ports[int(value)] = now
+
+    async def _hold_lease(self) -> int:
+        """An etcd lease living at least ``hold`` seconds more: one granted for twice ``hold``
+        is shared by the claims of ``hold`` seconds."""
+        lease_id, granted = self._lease
+        now = time.monotonic()
+        if not lease_id or now - granted > self.hold:
+            lease_id = await self.store.etcd.lease_grant(max(1, int(2 * self.hold)))
+            self._lease = (lease_id, now)
+        return lease_id
 
     def _check_ip(self, ip: str, used: set[str]) -> list[dict]:
         field = "spec.clusterIPs"

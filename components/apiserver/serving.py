@@ -161,11 +161,14 @@ class Listener:
 async def listen(app: web.Application, host: str, port: int, *,
                  read_header_timeout: float = READ_HEADER_TIMEOUT,
                  idle_timeout: float = IDLE_TIMEOUT, shutdown_timeout: float = 2.0,
-                 ssl_context: ssl.SSLContext | None = None) -> Listener:
+                 ssl_context: ssl.SSLContext | None = None, reuse_port: bool = False) -> Listener:
     """Serve ``app`` on ``host:port`` (0 = a free port; the chosen one is ``.port``), over TLS
     with ``ssl_context`` (:func:`components.apiserver.tls.server_context`; the header timeout
     then also bounds the TLS handshake, which Go's ``ReadHeaderTimeout`` covers too), else plain
-    HTTP. Timeouts in seconds. Raises OSError when the address cannot be bound."""
+    HTTP. Timeouts in seconds. ``reuse_port``: SO_REUSEPORT (kube-apiserver's
+    ``--permit-port-sharing``, ``secure_serving.go`` ``PermitPortSharing``), so several apiservers
+    bind the same port and the kernel hashes each new connection to one of them. Raises OSError
+    when the address cannot be bound."""
     # aiohttp's own limits (8190 bytes a line or a header, 400 past them) above Go's total, so
     # what Go accepts passes and a larger head gets Go's 431 from HeaderTimeout
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=shutdown_timeout,
@@ -177,7 +180,7 @@ async def listen(app: web.Application, host: str, port: int, *,
     try:
         server = await asyncio.get_running_loop().create_server(
             lambda: HeaderTimeout(factory(), read_header_timeout), host, port, reuse_address=True,
-            ssl=ssl_context, ssl_handshake_timeout=read_header_timeout if ssl_context else None)
+            reuse_port=reuse_port or None, ssl=ssl_context, ssl_handshake_timeout=read_header_timeout if ssl_context else None)
     except BaseException:
         await runner.cleanup()
         raise

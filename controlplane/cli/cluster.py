@@ -106,13 +106,16 @@ DEFAULT_PORTS = {"scheduler": 10251, "controller-manager": 10252, "kubelet-healt
 
 @dataclass
 class Service:
-    """One supervised process: its name, argv (after ``controlplane``) and state."""
+    """One supervised process: its name, argv (after ``controlplane``; or the whole command
+    line in ``exe`` + ``args`` for another program, the real etcd) and state."""
 
     name: str
     args: list[str]
+    exe: list[str] | None = None
     proc: asyncio.subprocess.Process | None = None
     restarts: int = 0
     log_path: str = ""
+    log_offset: int = 0  # the log's size when the process was last started
     stopping: bool = False
     watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -137,6 +140,22 @@ rules:
               {group: "authentication.k8s.io"}, {group: "authorization.k8s.io"}]
 - level: Metadata
 """
+
+#: the etcd ``controlplane up`` can start: ours (``controlplane etcd``) or Debian's etcd-server
+ETCD_KINDS = ("embedded", "real")
+#: the real etcd's binary (Debian's ``etcd-server`` package)
+REAL_ETCD = "/usr/bin/etcd"
+
+
+def is_apiserver(name: str) -> bool:
+    """Whether a supervised service is an apiserver replica (``apiserver``, ``apiserver-N``)."""
+    return name == "apiserver" or name.startswith("apiserver-")
+
+
+def is_etcd(name: str) -> bool:
+    """Whether a supervised service is an etcd member (``etcd``, ``etcd-N``)."""
+    return name == "etcd" or name.startswith("etcd-")
+
 
 #: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
 #: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
@@ -171,11 +190,31 @@ class LocalCluster:
                  tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
                  authorization_mode: str | None = DEFAULT_AUTHORIZATION_MODE,
                  etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = (),
-                 audit: bool = True, audit_policy_file: str | None = None) -> None:
+                 audit: bool = True, audit_policy_file: str | None = None,
+                 apiservers: int = 1, etcd: str = "embedded", etcd_members: int = 1) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
+        if apiservers < 1:
+            raise RuntimeError(f"--apiservers {apiservers}: at least one apiserver is needed")
+        if etcd not in ETCD_KINDS:
+            raise RuntimeError(f"--etcd {etcd!r}: expected one of {', '.join(ETCD_KINDS)}")
+        if etcd_members < 1 or (etcd == "embedded" and etcd_members != 1):
+            raise RuntimeError(f"--etcd-members {etcd_members}: the embedded etcd is one member; "
+                               f"use --etcd real for a cluster of several")
+        if etcd == "real" and not etcd_servers and not os.path.exists(REAL_ETCD):
+            raise RuntimeError(f"--etcd real: {REAL_ETCD} not found (apt-get install etcd-server)")
+        if etcd == "real" and etcd_tls:
+            raise RuntimeError("--etcd-tls is for the embedded etcd; the real etcd members serve plain HTTP on loopback")
+        #: apiserver replicas, all on ``apiserver_port`` (SO_REUSEPORT) when more than one
+        self.apiservers = apiservers
+        #: which etcd ``up`` starts (``embedded``: ours; ``real``: Debian's /usr/bin/etcd) and how
+        #: many members (a cluster of ``etcd_members`` with ``--initial-cluster``)
+        self.etcd_kind, self.etcd_members = etcd, etcd_members
         self.apiserver_port = apiserver_port or free_port()
         self.etcd_port = etcd_port or free_port()
+        #: (client port, peer port) of every etcd member; the first client port is ``etcd_port``
+        self.etcd_ports = [(self.etcd_port, free_port())] + [(free_port(), free_port())
+                                                              for _ in range(etcd_members - 1)]
         #: the declarative cluster config (``--config``); it replaces nodes / hollow_nodes
         self.config = config
         self.nodes = config.node_names if config else nodes
@@ -240,6 +279,9 @@ class LocalCluster:
 
     def _preflight(self) -> None:
         """Refuse ports that are taken before anything starts."""
+        for client, _ in self.etcd_ports[1:] if not self.etcd_servers else []:
+            if port_in_use(client):
+                raise RuntimeError(f"port {client} is in use (etcd member): try again")
         if not self.etcd_servers and port_in_use(self.etcd_port):
             raise RuntimeError(f"port {self.etcd_port} is in use: is another etcd running? "
                                f"Pass --etcd-servers to use it, or --etcd-port")
@@ -265,11 +307,14 @@ class LocalCluster:
             return
         etcd_url = self.etcd_servers
         if not etcd_url:
-            etcd_url = self._etcd_url
-            await self._spawn(self._etcd_service())
-            await self._wait_tcp(self.etcd_port, "etcd")
-        await self._spawn(self._apiserver_service(etcd_url))
-        await self._wait_http(self.server + "/readyz", "apiserver")
+            etcd_url = self._etcd_urls
+            for svc in self._etcd_services():
+                await self._spawn(svc)
+            for svc, (client, _) in zip(self._etcd_group(), self.etcd_ports):
+                await self._wait_tcp(client, svc.name)
+        for svc in self._apiserver_services(etcd_url):
+            await self._spawn(svc)
+        await self._wait_apiservers()
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
@@ -284,14 +329,16 @@ class LocalCluster:
         exits meanwhile ends the wait with RuntimeError naming it and its last log line."""
         etcd_url = self.etcd_servers
         if not etcd_url:
-            etcd_url = self._etcd_url
-            await self._spawn(self._etcd_service())
-        await self._spawn(self._apiserver_service(etcd_url))
+            etcd_url = self._etcd_urls
+            for svc in self._etcd_services():
+                await self._spawn(svc)
+        for svc in self._apiserver_services(etcd_url):
+            await self._spawn(svc)
         for svc in self._client_services():
             await self._spawn(svc)
 
         async def usable() -> None:
-            await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
+            await self._wait_apiservers(max_delay=0.02)
             waits = [self._watch_nodes_ready()]
             if self._runs("serviceaccount"):
                 waits.append(self._watch_default_service_account())
@@ -318,6 +365,34 @@ class LocalCluster:
     def _etcd_url(self) -> str:
         return f"{'https' if self.etcd_tls else 'http'}://127.0.0.1:{self.etcd_port}"
 
+    @property
+    def _etcd_urls(self) -> str:
+        """Every member's client URL, comma-separated (the apiserver's ``--etcd-servers``)."""
+        scheme = "https" if self.etcd_tls else "http"
+        return ",".join(f"{scheme}://127.0.0.1:{client}" for client, _ in self.etcd_ports)
+
+    def _etcd_group(self) -> list[Service]:
+        return [s for s in self.services if is_etcd(s.name)]
+
+    def _etcd_services(self) -> list[Service]:
+        """The etcd processes: ours (one), or ``etcd_members`` real etcd members named
+        ``etcd`` (one) or ``etcd-0`` … forming one cluster (``--initial-cluster`` of every peer
+        URL, ``--initial-cluster-state new``; a restarted member rejoins from its data dir)."""
+        if self.etcd_kind == "embedded":
+            return [self._etcd_service()]
+        names = ["etcd"] if self.etcd_members == 1 else [f"etcd-{i}" for i in range(self.etcd_members)]
+        peers = ",".join(f"{n}=http://127.0.0.1:{peer}" for n, (_, peer) in zip(names, self.etcd_ports))
+        out = []
+        for name, (client, peer) in zip(names, self.etcd_ports):
+            url, peer_url = f"http://127.0.0.1:{client}", f"http://127.0.0.1:{peer}"
+            out.append(Service(name, ["--name", name, "--data-dir", os.path.join(self.data_dir, "real-etcd", name),
+                                      "--listen-client-urls", url, "--advertise-client-urls", url,
+                                      "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                                      "--initial-cluster", peers, "--initial-cluster-state", "new",
+                                      "--initial-cluster-token", "controlplane"],
+                               exe=[REAL_ETCD]))
+        return out
+
     def _etcd_service(self) -> Service:
         args = ["etcd", "--name", "controlplane",
                 "--listen-client-urls", self._etcd_url, "--advertise-client-urls", self._etcd_url,
@@ -327,6 +402,44 @@ class LocalCluster:
             args += ["--cert-file", self.pki.path(server), "--key-file", self.pki.path(server, "key"),
                      "--trusted-ca-file", self.pki.path(os.path.join("etcd", "ca")), "--client-cert-auth"]
         return Service("etcd", args)
+
+    def _apiserver_services(self, etcd_url: str) -> list[Service]:
+        """``apiservers`` replicas: ``apiserver`` alone, else ``apiserver-0`` … each with its own
+        watch caches, all on the one port with ``--permit-port-sharing`` (SO_REUSEPORT: the
+        kernel spreads new connections over them); replica ``i``'s audit log is
+        ``<data-dir>/logs/audit-apiserver-<i>.log``."""
+        one = self._apiserver_service(etcd_url)
+        if self.apiservers == 1:
+            return [one]
+        out = []
+        for i in range(self.apiservers):
+            args = [*one.args, "--permit-port-sharing"]
+            if self.audit_log is not None:  # each replica writes its own audit log, as kube-apiserver's do
+                at = args.index("--audit-log-path") + 1
+                args[at] = os.path.join(os.path.dirname(self.audit_log), f"audit-apiserver-{i}.log")
+            out.append(Service(f"apiserver-{i}", args))
+        return out
+
+    async def _wait_apiservers(self, max_delay: float = 0.5) -> None:
+        """Until every apiserver replica logged ``apiserver.ready`` (one replica's /readyz says
+        nothing of the others behind the shared port), then /readyz."""
+        for svc in [s for s in self.services if is_apiserver(s.name)]:
+            await self._wait_until(self._logged(svc, "event=apiserver.ready"), svc.name, svc.name,
+                                   max_delay=max_delay)
+        await self._wait_http(self.server + "/readyz", "apiserver", max_delay=max_delay)
+
+    def _logged(self, svc: Service, text: str) -> Callable[[], Awaitable[bool]]:
+        """A check: whether ``svc``'s log has had a line with ``text`` since its last start."""
+        start = svc.log_offset
+
+        async def check() -> bool:
+            try:
+                with open(svc.log_path, "rb") as f:
+                    f.seek(start)
+                    return text.encode() in f.read()
+            except OSError:
+                return False
+        return check
 
     def _apiserver_service(self, etcd_url: str) -> Service:
         p = self.pki
@@ -383,8 +496,12 @@ class LocalCluster:
             identity = "kubelet-hollow" if service.startswith("kubelet-hollow") else service
             return ["--kubeconfig", self.kubeconfig_of(identity), *self.tracing]
         if not self.etcd_servers:
-            self.endpoints.append(MetricsEndpoint("etcd", "etcd", self._etcd_url, self._etcd_url + "/health"))
-        self.endpoints.append(MetricsEndpoint("apiserver", "apiserver", self.server, self.server + "/readyz"))
+            for svc, url in zip(self._etcd_group(), self._etcd_urls.split(",")):
+                self.endpoints.append(MetricsEndpoint("etcd", svc.name, url, url + "/health"))
+        # replicas sharing the port answer one by one, whichever the kernel picks for a connection
+        self.endpoints.append(MetricsEndpoint("apiserver", "apiserver" if self.apiservers == 1
+                                              else f"apiserver-0..{self.apiservers - 1}",
+                                              self.server, self.server + "/readyz"))
         cfg = self.config
         cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
         out = []
@@ -437,9 +554,9 @@ class LocalCluster:
         """Stop in reverse dependency order — kubelets, scheduler and
         controller-manager first, then the apiserver, then etcd — each stage
         with SIGTERM, SIGKILL after 10 s. Releases the data-dir lock."""
-        stages = [[s for s in self.services if s.name not in ("apiserver", "etcd")],
-                  [s for s in self.services if s.name == "apiserver"],
-                  [s for s in self.services if s.name == "etcd"]]
+        stages = [[s for s in self.services if not is_apiserver(s.name) and not is_etcd(s.name)],
+                  [s for s in self.services if is_apiserver(s.name)],
+                  [s for s in self.services if is_etcd(s.name)]]
         for svc in self.services:
             svc.stopping = True
         for stage in stages:
@@ -487,10 +604,12 @@ class LocalCluster:
 
     async def _launch(self, svc: Service) -> None:
         logf = open(svc.log_path, "ab")
+        svc.log_offset = logf.tell()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         keep = (self._lock.fileno(),) if self._lock is not None else ()
+        argv = [*svc.exe, *svc.args] if svc.exe is not None else [sys.executable, "-m", "controlplane", *svc.args]
         svc.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "controlplane", *svc.args,
+            *argv,
             stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
             start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
         logf.close()

@@ -88,12 +88,19 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--audit-policy-file", default=None, metavar="FILE",
               help="the audit policy (default: <data-dir>/audit-policy.yaml, Metadata for every request "
                    "but health checks, leases and events)")
+@click.option("--apiservers", default=1, show_default=True, type=click.IntRange(1, 16),
+              help="apiserver replicas (apiserver-0...), each with its own watch cache, all on --port "
+                   "(SO_REUSEPORT: the kernel spreads connections over them)")
+@click.option("--etcd", "etcd_kind", default="embedded", show_default=True, type=click.Choice(["embedded", "real"]),
+              help="the etcd to start: ours, or Debian's real etcd (/usr/bin/etcd, package etcd-server)")
+@click.option("--etcd-members", default=1, show_default=True, type=click.IntRange(1, 7),
+              help="members of the etcd cluster started (with --etcd real): etcd-0... with --initial-cluster")
 @click.pass_context
 def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_port: int, apiserver_port: int,
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
             no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str,
-            audit: bool, audit_policy_file: str | None) -> None:
+            audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -114,7 +121,14 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
     labels = parse_node_labels(node_labels)
 
     async def main() -> None:
-        cluster = LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
+        try:
+            cluster = make_cluster()
+        except RuntimeError as e:
+            raise click.ClickException(str(e)) from None
+        await run(cluster)
+
+    def make_cluster() -> LocalCluster:
+        return LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
                                authorization_mode=authorization_mode,
@@ -122,7 +136,10 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                                    n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                audit=audit, audit_policy_file=os.path.abspath(audit_policy_file)
                                if audit_policy_file else None,
+                               apiservers=apiservers, etcd=etcd_kind, etcd_members=etcd_members,
                                say=lambda s: click.echo(f"controlplane: {s}", err=True))
+
+    async def run(cluster: LocalCluster) -> None:
         dash = None
         try:
             await cluster.start()

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ipaddress
+import json
+import socket
 from typing import Any, AsyncIterator
 from urllib.parse import urlparse
 
@@ -40,6 +43,49 @@ def _parse(url: str) -> tuple[str, bool]:
     except ValueError:
         raise ValueError(f"invalid etcd server URL {url!r}: bad port") from None
     return f"{p.hostname}:{port}", p.scheme == "https"
+
+
+def parse_endpoints(urls: str) -> tuple[list[str], bool]:
+    """``"http://a:2379,http://b:2379"`` → (``["a:2379", "b:2379"]``, secure). Every URL of
+    the list must use the same scheme (etcd's clientv3 takes one transport for all endpoints).
+    Raises ValueError for an empty list, a bad URL or mixed schemes."""
+    parsed = [_parse(u) for u in urls.split(",") if u.strip()]
+    if not parsed:
+        raise ValueError(f"invalid etcd server URL list {urls!r}: no URL")
+    if len({secure for _, secure in parsed}) > 1:
+        raise ValueError(f"invalid etcd server URL list {urls!r}: http:// and https:// mixed")
+    return [t for t, _ in parsed], parsed[0][1]
+
+
+def grpc_target(targets: list[str]) -> str:
+    """The gRPC target for ``host:port`` endpoints: the one endpoint as it is, or several as one
+    static address list (gRPC's ``ipv4:a:p,b:p`` / ``ipv6:[a]:p,...`` scheme), a host name
+    resolved once here. Raises ValueError when a name does not resolve or families mix."""
+    if len(targets) == 1:
+        return targets[0]
+    addrs: list[str] = []
+    families = set()
+    for t in targets:
+        host, _, port = t.rpartition(":")
+        host = host.strip("[]")
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            try:
+                ip = ipaddress.ip_address(socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0][4][0])
+            except (OSError, IndexError) as e:
+                raise ValueError(f"etcd server {t!r} does not resolve: {e}") from None
+        families.add(ip.version)
+        addrs.append(f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}")
+    if len(families) > 1:
+        raise ValueError(f"etcd servers {','.join(targets)}: IPv4 and IPv6 mixed")
+    return f"ipv{families.pop()}:{','.join(addrs)}"
+
+
+#: how many times a repeatable call (Range, Status) is sent again on UNAVAILABLE, to the next
+#: live member (clientv3's retry interceptor: ``defaultRepeatablePolicy`` retries reads;
+#: Txn / Put are not retried, as ``nonRepeatable``, since the first may have been applied)
+READ_RETRIES = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,9 +164,18 @@ def progress_trustworthy(version: str) -> bool:
 
 
 class EtcdClient:
-    """Connection to one etcd endpoint (``http://host:port``, or ``https://`` with ``tls``: a gRPC
-    secure channel verified against ``tls.ca_file``, presenting ``tls.cert_file`` / ``key_file``);
-    call :meth:`close` when done.
+    """Connection to etcd: one endpoint (``http://host:port``, or ``https://`` with ``tls``: a gRPC
+    secure channel verified against ``tls.ca_file``, presenting ``tls.cert_file`` / ``key_file``)
+    or a comma-separated list of a cluster's members (``--etcd-servers a,b,c``); call
+    :meth:`close` when done.
+
+    Several endpoints are one gRPC channel with a static address list and the ``round_robin``
+    policy, as etcd's clientv3 (3.5) balances its endpoints (``client/v3/internal/resolver``):
+    calls are spread over the members whose connection is READY, a member that dies leaves the
+    rotation (its calls in flight fail UNAVAILABLE) and rejoins when it answers again. A read
+    that fails UNAVAILABLE is sent again (:data:`READ_RETRIES`, on another member); a write is
+    not, and a watch ends with Unavailable so its caller resumes from its last revision (on
+    another member).
 
     Every :meth:`watch` is a new :class:`WatchStream`: one gRPC call per watch attempt."""
 
@@ -139,16 +194,24 @@ class EtcdClient:
     ]
 
     def __init__(self, endpoint: str, timeout: float = 10.0, tls: EtcdTLS | None = None) -> None:
-        self.target, secure = _parse(endpoint)
+        self.targets, secure = parse_endpoints(endpoint)
+        self.target = grpc_target(self.targets)
         self.timeout = timeout
+        options: list[tuple[str, Any]] = list(self.OPTIONS)
+        if len(self.targets) > 1:
+            options += [("grpc.service_config", json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})),
+                        # the certificate is checked against the first member's name, as clientv3
+                        # dials every endpoint with its own host as the TLS server name
+                        ("grpc.default_authority", self.targets[0])]
         if secure:  # as etcd's clientv3: the URL's scheme decides (``client/v3/internal/endpoint``)
             creds = (tls or EtcdTLS()).credentials()
-            self.channel = rpc.secure_channel(self.target, creds, options=self.OPTIONS)
+            self.channel = rpc.secure_channel(self.target, creds, options=options)
         else:
-            self.channel = rpc.insecure_channel(self.target, options=self.OPTIONS)
+            self.channel = rpc.insecure_channel(self.target, options=options)
         self.kv = rpc.KVStub(self.channel)
         self.watch_stub = rpc.WatchStub(self.channel)
         self.maintenance = rpc.MaintenanceStub(self.channel)
+        self.lease = rpc.LeaseStub(self.channel)
         self._progress_ok: bool | None = None
 
 
@@ -157,10 +220,18 @@ class EtcdClient:
 
     async def status(self, timeout: float | None = None) -> rpc.StatusResponse:
         """Maintenance.Status (used to probe reachability); raises Unavailable."""
-        try:
-            return await self.maintenance.Status(rpc.StatusRequest(), timeout=timeout or self.timeout)
-        except rpc.AioRpcError as e:
-            raise translate(e) from None
+        for attempt in range(READ_RETRIES + 1):
+            try:
+                return await self.maintenance.Status(rpc.StatusRequest(), timeout=timeout or self.timeout)
+            except rpc.AioRpcError as e:
+                if not self._retry(e, attempt):
+                    raise translate(e) from None
+        raise AssertionError("unreachable")
+
+    def _retry(self, e: rpc.AioRpcError, attempt: int) -> bool:
+        """Whether a repeatable call that failed with ``e`` is sent again: UNAVAILABLE with more
+        than one member to try, :data:`READ_RETRIES` times at most."""
+        return len(self.targets) > 1 and attempt < READ_RETRIES and e.code() == rpc.StatusCode.UNAVAILABLE
 
     async def range(self, key: bytes, range_end: bytes = b"", revision: int = 0, limit: int = 0,
                     count_only: bool = False, keys_only: bool = False,
@@ -172,10 +243,13 @@ class EtcdClient:
         req = rpc.RangeRequest(key=key, range_end=range_end, revision=revision, limit=limit,
                                count_only=count_only, keys_only=keys_only,
                                min_mod_revision=min_mod_revision)
-        try:
-            return await self.kv.Range(req, timeout=self.timeout)
-        except rpc.AioRpcError as e:
-            raise translate(e, key.decode(errors="replace")) from None
+        for attempt in range(READ_RETRIES + 1):
+            try:
+                return await self.kv.Range(req, timeout=self.timeout)
+            except rpc.AioRpcError as e:
+                if not self._retry(e, attempt):
+                    raise translate(e, key.decode(errors="replace")) from None
+        raise AssertionError("unreachable")
 
     async def txn(self, compare: list[rpc.Compare], success: list[rpc.RequestOp],
                   failure: list[rpc.RequestOp] | None = None) -> rpc.TxnResponse:
@@ -185,6 +259,15 @@ class EtcdClient:
             return await self.kv.Txn(req, timeout=self.timeout)
         except rpc.AioRpcError as e:
             raise translate(e) from None
+
+    async def lease_grant(self, ttl: int) -> int:
+        """Lease.LeaseGrant of ``ttl`` seconds; the lease's ID. Raises Unavailable / StorageError."""
+        try:
+            resp = await self.lease.LeaseGrant(rpc.LeaseGrantRequest(TTL=ttl), timeout=self.timeout)
+        except rpc.AioRpcError as e:
+            raise translate(e) from None
+        lease_id: int = resp.ID
+        return lease_id
 
     async def compact(self, revision: int) -> None:
         """KV.Compact at ``revision``; an already-compacted revision is not an error."""

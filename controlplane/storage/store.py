@@ -252,6 +252,17 @@ class Store:
             raise KeyExists(f"key {key} already exists", key)
         return _with_rv(obj, resp.header.revision)
 
+    async def reserve(self, key: str, value: bytes, lease: int) -> bool:
+        """Create ``key`` = ``value`` bound to etcd lease ``lease`` (it goes when the lease
+        expires) if absent, in one Txn; False when the key exists. Raises Unavailable."""
+        k = key.encode()
+        resp = await self.etcd.txn(
+            compare=[rpc.Compare(key=k, result=rpc.Compare.EQUAL, target=rpc.Compare.CREATE,
+                                 create_revision=0)],
+            success=[rpc.RequestOp(request_put=rpc.PutRequest(key=k, value=value, lease=lease))])
+        ok: bool = resp.succeeded
+        return ok
+
     @_recorded("get")
     async def get(self, key: str, revision: int = 0) -> dict[str, Any]:
         """The object at ``key`` (at ``revision`` if > 0); raises KeyNotFound / Expired."""

@@ -43,6 +43,12 @@ class ClusterSpec:
     #: absolute path of a declarative cluster config (:mod:`controlplane.clusterconfig`); when
     #: set, its nodes and pools replace ``nodes`` / ``hollow_nodes``
     config: str | None = None
+    #: apiserver replicas sharing the one port (``controlplane up --apiservers``)
+    apiservers: int = 1
+    #: the etcd started when ``etcd_servers`` is None: ``embedded`` or ``real`` (``--etcd``)
+    etcd: str = "embedded"
+    #: members of that etcd cluster (``--etcd-members``; several only with ``etcd="real"``)
+    etcd_members: int = 1
 
 
 class ClusterHandle:
@@ -65,7 +71,8 @@ class ClusterHandle:
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
             say=say or self._lines.append, parallel=True, tracing_endpoint=spec.tracing_endpoint,
-            config=clusterconfig.load(spec.config) if spec.config else None)
+            config=clusterconfig.load(spec.config) if spec.config else None,
+            apiservers=spec.apiservers, etcd=spec.etcd, etcd_members=spec.etcd_members)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="controlplane-cluster",
                                         daemon=True)
