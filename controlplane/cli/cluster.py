@@ -44,6 +44,7 @@ import yaml
 from controlplane import pki
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
+from controlplane.cli.zygote import Zygote, ZygoteProcess
 from controlplane.lifeline import child_kwargs
 
 
@@ -110,7 +111,7 @@ class Service:
 
     name: str
     args: list[str]
-    proc: asyncio.subprocess.Process | None = None
+    proc: asyncio.subprocess.Process | ZygoteProcess | None = None
     restarts: int = 0
     log_path: str = ""
     stopping: bool = False
@@ -149,7 +150,8 @@ class LocalCluster:
                  parallel: bool = False, config: ClusterConfig | None = None,
                  tracing_endpoint: str | None = None, tracing_sampling_rate_per_million: int = 1_000_000,
                  authorization_mode: str | None = DEFAULT_AUTHORIZATION_MODE,
-                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = ()) -> None:
+                 etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = (),
+                 zygote: Zygote | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         self.apiserver_port = apiserver_port or free_port()
@@ -177,6 +179,9 @@ class LocalCluster:
         self.pki = pki.PKI(os.path.join(self.data_dir, "pki"))
         self.etcd_tls = etcd_tls
         self.apiserver_cert_extra_sans = apiserver_cert_extra_sans
+        #: fork every process from this zygote (:mod:`controlplane.cli.zygote`: the imports done
+        #: once) instead of starting ``python -m controlplane`` for each; None: exec each
+        self.zygote = zygote
         self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
@@ -456,11 +461,16 @@ class LocalCluster:
         logf = open(svc.log_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         keep = (self._lock.fileno(),) if self._lock is not None else ()
-        svc.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "controlplane", *svc.args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
-            start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
-        logf.close()
+        try:
+            if self.zygote is not None:
+                svc.proc = self.zygote.spawn(svc.args, log_fd=logf.fileno(), env=env, keep_fds=keep)
+            else:
+                svc.proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "controlplane", *svc.args,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
+                    start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
+        finally:
+            logf.close()
         self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {short_path(svc.log_path)}")
         svc.watcher = asyncio.create_task(self._watch_exit(svc))
 
