@@ -41,7 +41,7 @@ from typing import Any, Awaitable, Callable, TextIO
 import aiohttp
 import yaml
 
-from controlplane import pki
+from controlplane import pki, sdnotify
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.cli.zygote import Zygote, ZygoteProcess
@@ -118,6 +118,9 @@ class Service:
     watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
+#: the services that send ``READY=1`` to ``$NOTIFY_SOCKET`` once they serve (:mod:`controlplane.sdnotify`)
+NOTIFYING = ("etcd", "apiserver")
+
 #: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
 #: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
 DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
@@ -188,6 +191,9 @@ class LocalCluster:
         #: every process's metrics endpoint (filled as the services are built)
         self.endpoints: list[MetricsEndpoint] = []
         self._given: set[int] = set()
+        #: the services that tell their readiness (``sd_notify``), by name: the socket they send
+        #: ``READY=1`` to (:mod:`controlplane.sdnotify`)
+        self._notify: dict[str, sdnotify.NotifySocket] = {}
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
@@ -246,9 +252,9 @@ class LocalCluster:
         if not etcd_url:
             etcd_url = self._etcd_url
             await self._spawn(self._etcd_service())
-            await self._wait_tcp(self.etcd_port, "etcd")
+            await self._wait_notified("etcd", lambda: self._wait_tcp(self.etcd_port, "etcd"))
         await self._spawn(self._apiserver_service(etcd_url))
-        await self._wait_http(self.server + "/readyz", "apiserver")
+        await self._wait_notified("apiserver", lambda: self._wait_http(self.server + "/readyz", "apiserver"))
         for svc in self._client_services():
             await self._spawn(svc)
         await self._wait_nodes_ready()
@@ -270,7 +276,8 @@ class LocalCluster:
             await self._spawn(svc)
 
         async def usable() -> None:
-            await self._wait_http(self.server + "/readyz", "apiserver", max_delay=0.02)
+            await self._wait_notified("apiserver", lambda: self._wait_http(self.server + "/readyz", "apiserver",
+                                                                          max_delay=0.02))
             waits = [self._watch_nodes_ready()]
             if self._runs("serviceaccount"):
                 waits.append(self._watch_default_service_account())
@@ -433,6 +440,9 @@ class LocalCluster:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+        for sock in self._notify.values():
+            sock.close()
+        self._notify.clear()
 
     @property
     def started(self) -> bool:
@@ -455,11 +465,17 @@ class LocalCluster:
     async def _spawn(self, svc: Service) -> None:
         svc.log_path = os.path.join(self.data_dir, "logs", f"{svc.name}.log")
         self.services.append(svc)
+        if svc.name in NOTIFYING and sdnotify.NotifySocket.available():
+            self._notify[svc.name] = sdnotify.NotifySocket(f"controlplane-{os.getpid()}-{id(self):x}-{svc.name}")
         await self._launch(svc)
 
     async def _launch(self, svc: Service) -> None:
         logf = open(svc.log_path, "ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop(sdnotify.ENV, None)
+        if svc.name in self._notify:
+            self._notify[svc.name].ready = False
+            env[sdnotify.ENV] = self._notify[svc.name].name
         keep = (self._lock.fileno(),) if self._lock is not None else ()
         try:
             if self.zygote is not None:
@@ -510,6 +526,30 @@ class LocalCluster:
                                    f"(see {short_path(svc.log_path) if svc else 'logs'})")
             await asyncio.sleep(min(delay, max_delay))  # readiness polling backoff
             delay = min(delay * 1.5, max_delay)
+
+    async def _wait_notified(self, name: str, poll: Callable[[], Awaitable[None]], timeout: float = 60) -> None:
+        """Until service ``name`` says it is ready (``READY=1`` on its notify socket); ``poll``
+        (e.g. its health endpoint polled) where it has no socket. RuntimeError (one line) when it
+        exits first or stays silent ``timeout`` seconds."""
+        sock = self._notify.get(name)
+        svc = next((s for s in self.services if s.name == name), None)
+        if sock is None or svc is None or svc.proc is None:
+            await poll()
+            return
+        ready = asyncio.ensure_future(sock.wait_ready())
+        exited = asyncio.ensure_future(svc.proc.wait())
+        try:
+            done, _ = await asyncio.wait({ready, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (ready, exited):
+                if not t.done():
+                    t.cancel()
+        if ready in done:
+            return
+        if exited in done:
+            raise RuntimeError(f"{name} exited with status {exited.result()} while starting: "
+                               f"{self._last_log_line(name)}")
+        raise RuntimeError(f"{name} not ready after {timeout:.0f}s (see {short_path(svc.log_path)})")
 
     async def _wait_tcp(self, port: int, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:
