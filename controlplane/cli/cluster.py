@@ -42,9 +42,9 @@ import aiohttp
 import yaml
 
 from controlplane import pki, sdnotify
+from controlplane.cli.zygote import Zygote, ZygoteProcess
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
-from controlplane.cli.zygote import Zygote, ZygoteProcess
 from controlplane.lifeline import child_kwargs
 
 

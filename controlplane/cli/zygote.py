@@ -43,8 +43,8 @@ import time
 from typing import Any
 
 from controlplane.lifeline import ENV as LIFELINE_ENV
-from controlplane.lifeline import child_kwargs
 from controlplane.lifeline import _lifeline as lifeline_pipe
+from controlplane.lifeline import child_kwargs
 
 #: what the zygote imports before it forks (every service's command and what its command body
 #: imports at run time); a module that fails to import is skipped (the child imports it itself)
@@ -53,6 +53,12 @@ PRELOAD = (
     "components.etcd.cli", "components.etcd.server",
     "components.apiserver.cli", "components.apiserver.serving", "components.apiserver.server",
     "components.apiserver.admission", "components.apiserver.authorization.union",
+    # the admission plugins, which the apiserver imports by name when it builds its chain
+    *(f"components.apiserver.admission.{p}" for p in (
+        "defaultstorageclass", "defaulttolerationseconds", "limitranger", "namespacelifecycle",
+        "noderestriction", "persistentvolumeclaimresize", "priority", "resourcequota", "runtimeclass",
+        "serviceaccount", "storageobjectinuseprotection")),
+    "encodings.idna", "stringprep",
     "components.controller_manager.cli", "components.controller_manager.config",
     "components.controller_manager.manager",
     "components.scheduler.cli",
@@ -311,7 +317,7 @@ def serve(sock: socket.socket) -> tuple[list[str], dict[str, str], str, list[int
     signal.signal(signal.SIGCHLD, lambda *_: None)
     while True:
         try:
-            readable, _, _ = select.select([sock, wake_r], [], [])
+            readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
         except InterruptedError:
             continue
         if wake_r in readable:
@@ -320,7 +326,7 @@ def serve(sock: socket.socket) -> tuple[list[str], dict[str, str], str, list[int
             except BlockingIOError:
                 pass
             _reap(sock)
-        if sock not in readable:
+        if sock.fileno() not in readable:
             continue
         try:
             data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
