@@ -155,8 +155,8 @@ class Zygote:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None and not self._dead
 
-    def start(self, timeout: float = 120) -> None:
-        """Start the zygote and wait until it has imported :attr:`preload`."""
+    def start(self, timeout: float = 300) -> None:
+        """Start the zygote and wait until it has imported :attr:`preload` (about 3 s of CPU)."""
         t0 = time.monotonic()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ if self._env is None else self._env, PYTHONUNBUFFERED="1")
@@ -212,7 +212,7 @@ class Zygote:
             threading.Thread(target=_watch_orphans, args=(orphans,), daemon=True).start()
 
     def spawn(self, argv: list[str], *, log_fd: int, env: dict[str, str],
-              keep_fds: tuple[int, ...] = (), cwd: str | None = None, timeout: float = 30) -> ZygoteProcess:
+              keep_fds: tuple[int, ...] = (), cwd: str | None = None, timeout: float = 60) -> ZygoteProcess:
         """Fork ``controlplane <argv>`` with stdout and stderr on ``log_fd``, the environment
         ``env`` (its lifeline replaced by this process's), the working directory ``cwd`` (default:
         this one's) and ``keep_fds`` open in it (e.g. a flocked lock file). Blocks until the zygote

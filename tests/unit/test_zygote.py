@@ -38,14 +38,14 @@ def spawn(z, tmp_path, argv, **env):
 
 async def test_a_forked_command_writes_its_output_to_the_log_and_exits_0(z, tmp_path):
     proc, log = spawn(z, tmp_path, ["--version"])
-    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    assert await asyncio.wait_for(proc.wait(), 120) == 0
     assert proc.returncode == 0
     assert "version" in log.read_text()
 
 
 async def test_a_usage_error_is_exit_status_2_as_from_the_command_line(z, tmp_path):
     proc, log = spawn(z, tmp_path, ["no-such-command"])
-    assert await asyncio.wait_for(proc.wait(), 30) == 2
+    assert await asyncio.wait_for(proc.wait(), 120) == 2
     assert "No such command 'no-such-command'" in log.read_text()
 
 
@@ -53,7 +53,7 @@ async def test_the_child_gets_the_environment_it_was_given(z, tmp_path):
     # click reads every option from CONTROLPLANE_<SUBCOMMAND>_<OPTION>: a bad value from the
     # environment is a usage error naming it
     proc, log = spawn(z, tmp_path, ["etcd"], CONTROLPLANE_ETCD_MAX_REQUEST_BYTES="not-a-number")
-    assert await asyncio.wait_for(proc.wait(), 30) == 2
+    assert await asyncio.wait_for(proc.wait(), 120) == 2
     assert "not-a-number" in log.read_text()
 
 
@@ -63,11 +63,11 @@ async def test_a_forked_etcd_notifies_ready_and_a_killed_one_reports_the_signal(
     try:
         proc, log = spawn(z, tmp_path, ["etcd", "--listen-client-urls", url, "--advertise-client-urls", url,
                                         "--data-dir", str(tmp_path / "etcd")], NOTIFY_SOCKET=sock.name)
-        await asyncio.wait_for(sock.wait_ready(), 60)
+        await asyncio.wait_for(sock.wait_ready(), 180)
         assert proc.returncode is None
         assert "etcd.ready" in log.read_text()
         proc.kill()
-        assert await asyncio.wait_for(proc.wait(), 30) == -signal.SIGKILL
+        assert await asyncio.wait_for(proc.wait(), 120) == -signal.SIGKILL
     finally:
         sock.close()
 
@@ -80,7 +80,7 @@ async def test_an_etcd_started_by_exec_notifies_ready_too(tmp_path):
                          env=dict(os.environ, NOTIFY_SOCKET=sock.name),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        await asyncio.wait_for(sock.wait_ready(), 60)
+        await asyncio.wait_for(sock.wait_ready(), 180)
         assert p.poll() is None
     finally:
         p.terminate()
