@@ -263,10 +263,17 @@ class Zygote:
 
 def _watch_orphans(procs: list[ZygoteProcess]) -> None:
     """Exit reports for children whose zygote died: polled by pid (status unknown: 255)."""
-    from controlplane.cli.cluster import pid_alive
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)  # an orphan is reaped by init at once: no zombie stays
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
     while procs:
         for p in list(procs):
-            if not pid_alive(p.pid):
+            if not alive(p.pid):
                 p._exited(255)
                 procs.remove(p)
         time.sleep(0.2)  # no exit report can come any more: poll the pids
