@@ -107,14 +107,7 @@ class ControllerManager:
         self.ctx = ControllerContext(client, self.informers, self.tracer,
                                      recorder_factory or (lambda c: EventRecorder(client, c)),
                                      config or ControllerConfig(), metadata_informer=metadata)
-        self.controllers = []
-        #: controller name -> the resources of the informers it asked for while being built
-        self._uses: dict[str, list[Any]] = {}
-        for n in controllers:
-            with self.informers.recording() as used:
-                c = CONTROLLERS[n](self.ctx)
-            self.controllers.append(c)
-            self._uses[c.name] = used
+        self.controllers = [CONTROLLERS[n](self.ctx) for n in controllers]
         self._watching: set[str] = set()
         self._step1_done = False
         for res in self.informers.resources:
@@ -131,21 +124,11 @@ class ControllerManager:
                              kind="", detail="controllers: " + ", ".join(c.name for c in self.controllers))
 
     async def run(self) -> None:
-        """Start informers, then each controller's workers as soon as the informers it uses have
-        their first list (as every kube controller's Run waits with ``cache.WaitForNamedCacheSync``
-        on its own informers only: the serviceaccount controller writes ``default`` without
-        waiting for the pods' list); ``controller-manager.synced`` is logged once all have."""
+        """Start informers, wait for their first list, run every controller's workers."""
         self.informers.start()
-
-        async def run(c: Any) -> None:
-            await asyncio.gather(*(self.informers.informer(r).wait_synced(300) for r in self._uses.get(c.name, ())))
-            await c.run()
-
-        async def all_synced() -> None:
-            await self.informers.wait_synced(timeout=300)
-            event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
-        tasks = [asyncio.create_task(all_synced(), name="informers-synced")]
-        tasks += [asyncio.create_task(run(c), name=f"controller-{c.name}") for c in self.controllers]
+        await self.informers.wait_synced(timeout=300)
+        event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
+        tasks = [asyncio.create_task(c.run(), name=f"controller-{c.name}") for c in self.controllers]
         try:
             await asyncio.gather(*tasks)
         finally:

@@ -17,7 +17,6 @@ a write that leaves them out keeps the stored ones.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, Callable, Generic, Iterator, TypeVar, cast, overload
 
 from controlplane.api.resources import Resource
@@ -50,27 +49,13 @@ class SharedInformers(Generic[InformerT]):
                         lambda res: Informer(rest, res, transform=drop_managed_fields))
         self._make = make
         self._informers: dict[Resource, InformerT] = {}
-        self._recording: list[Resource] | None = None
 
     def informer(self, resource: Resource) -> InformerT:
         """The one informer of ``resource`` (created on first request)."""
         inf = self._informers.get(resource)
         if inf is None:
             inf = self._informers[resource] = self._make(resource)
-        if self._recording is not None and resource not in self._recording:
-            self._recording.append(resource)
         return inf
-
-    @contextlib.contextmanager
-    def recording(self) -> Iterator[list[Resource]]:
-        """Within the block, every resource whose informer is asked for (new or shared) is
-        appended to the yielded list: what one controller uses, so it can start once those have
-        synced (each kube controller's ``cache.WaitForNamedCacheSync`` on its own informers)."""
-        outer, self._recording = self._recording, []
-        try:
-            yield self._recording
-        finally:
-            self._recording = outer
 
     def store(self, resource: Resource) -> dict[str, dict[str, Any]]:
         """The informer cache of ``resource`` (key ``namespace/name`` → object)."""
