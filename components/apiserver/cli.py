@@ -25,7 +25,7 @@ import click
 from components.apiserver.authentication import flags as authn_flags
 from components.apiserver.servicealloc import parse_port_range
 from components.apiserver.tls import DEFAULT_CERT_DIR, self_signed, server_context
-from controlplane import aio
+from controlplane import aio, sdnotify
 from controlplane.log import event, setup
 from controlplane.pki import first_service_ip
 from controlplane.service import Seconds, tracing_options
@@ -144,6 +144,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
         event(log, "apiserver.kubernetes_service_error", logging.WARNING, error=str(e)[:200])
     host = f"[{bind_address}]" if ":" in bind_address else bind_address
     event(log, "apiserver.ready", url=f"{'https' if ssl_context else 'http'}://{host}:{actual}")
+    sdnotify.notify()  # READY=1 to $NOTIFY_SOCKET, as genericapiserver.go's SdNotify once serving
     await stop.wait()
     event(log, "apiserver.stopping", watches=server.watch.active)
     await listener.stop()

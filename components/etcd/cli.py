@@ -23,7 +23,7 @@ import sys
 
 import click
 
-from controlplane import aio, apitime
+from controlplane import aio, apitime, sdnotify
 from controlplane import log as cplog
 from controlplane.service import parse_duration
 
@@ -119,6 +119,7 @@ async def _main(**kwargs) -> int:
     from .server import serve
 
     server = await serve(**kwargs)
+    sdnotify.notify()  # READY=1 to $NOTIFY_SOCKET, as etcd's notifySystemd once it serves
     # the recovered store lives as long as the process: keep it out of the cyclic GC's
     # generations, so collections stay short (no multi-ms pauses with 100k keys)
     gc.freeze()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import json
 import os
 import signal
@@ -41,7 +42,8 @@ from typing import Any, Awaitable, Callable, TextIO
 import aiohttp
 import yaml
 
-from controlplane import pki
+from controlplane import pki, sdnotify
+from controlplane.cli.zygote import Zygote, ZygoteProcess
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
 from controlplane.lifeline import child_kwargs
@@ -112,7 +114,7 @@ class Service:
     name: str
     args: list[str]
     exe: list[str] | None = None
-    proc: asyncio.subprocess.Process | None = None
+    proc: asyncio.subprocess.Process | ZygoteProcess | None = None
     restarts: int = 0
     log_path: str = ""
     log_offset: int = 0  # the log's size when the process was last started
@@ -157,6 +159,14 @@ def is_etcd(name: str) -> bool:
     return name == "etcd" or name.startswith("etcd-")
 
 
+def notifies(name: str) -> bool:
+    """Whether a supervised service sends ``READY=1`` to ``$NOTIFY_SOCKET`` once it serves
+    (:mod:`controlplane.sdnotify`): every etcd member and every apiserver replica of ours
+    (a program of another, Debian's etcd, is waited on by polling)."""
+    return is_etcd(name) or is_apiserver(name)
+
+
+
 #: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
 #: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
 DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
@@ -191,7 +201,8 @@ class LocalCluster:
                  authorization_mode: str | None = DEFAULT_AUTHORIZATION_MODE,
                  etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = (),
                  audit: bool = True, audit_policy_file: str | None = None,
-                 apiservers: int = 1, etcd: str = "embedded", etcd_members: int = 1) -> None:
+                 apiservers: int = 1, etcd: str = "embedded", etcd_members: int = 1,
+                 zygote: Zygote | None = None) -> None:
         self.data_dir = os.path.abspath(data_dir)
         self.etcd_servers = etcd_servers
         if apiservers < 1:
@@ -242,12 +253,18 @@ class LocalCluster:
         #: ``audit_policy_file`` or :data:`DEFAULT_AUDIT_POLICY` written to ``<data-dir>/audit-policy.yaml``
         self.audit_log = os.path.join(self.data_dir, "logs", "audit.log") if audit else None
         self.audit_policy_file = audit_policy_file
+        #: fork every process from this zygote (:mod:`controlplane.cli.zygote`: the imports done
+        #: once) instead of starting ``python -m controlplane`` for each; None: exec each
+        self.zygote = zygote
         self._ssl: Any = None  # the admin's ssl.SSLContext, once the PKI exists
         self._failed: asyncio.Queue[str] = asyncio.Queue()
         self._lock: TextIO | None = None  # the open, flocked <data-dir>/.lock
         #: every process's metrics endpoint (filled as the services are built)
         self.endpoints: list[MetricsEndpoint] = []
         self._given: set[int] = set()
+        #: the services that tell their readiness (``sd_notify``), by name: the socket they send
+        #: ``READY=1`` to (:mod:`controlplane.sdnotify`)
+        self._notify: dict[str, sdnotify.NotifySocket] = {}
 
     # -- lifecycle -------------------------------------------------------------
     def _lock_data_dir(self) -> None:
@@ -311,7 +328,7 @@ class LocalCluster:
             for svc in self._etcd_services():
                 await self._spawn(svc)
             for svc, (client, _) in zip(self._etcd_group(), self.etcd_ports):
-                await self._wait_tcp(client, svc.name)
+                await self._wait_notified(svc.name, functools.partial(self._wait_tcp, client, svc.name))
         for svc in self._apiserver_services(etcd_url):
             await self._spawn(svc)
         await self._wait_apiservers()
@@ -421,12 +438,17 @@ class LocalCluster:
         return out
 
     async def _wait_apiservers(self, max_delay: float = 0.5) -> None:
-        """Until every apiserver replica logged ``apiserver.ready`` (one replica's /readyz says
-        nothing of the others behind the shared port), then /readyz."""
-        for svc in [s for s in self.services if is_apiserver(s.name)]:
-            await self._wait_until(self._logged(svc, "event=apiserver.ready"), svc.name, svc.name,
-                                   max_delay=max_delay)
-        await self._wait_http(self.server + "/readyz", "apiserver", max_delay=max_delay)
+        """Until every apiserver replica said it is ready: ``READY=1`` on its notify socket, else
+        (no socket) its ``apiserver.ready`` log line — one replica's /readyz says nothing of the
+        others behind the shared port — or, for a single apiserver, /readyz polled."""
+        replicas = [s for s in self.services if is_apiserver(s.name)]
+        if len(replicas) == 1:
+            await self._wait_notified(replicas[0].name, lambda: self._wait_http(
+                self.server + "/readyz", "apiserver", max_delay=max_delay))
+            return
+        for svc in replicas:
+            await self._wait_notified(svc.name, functools.partial(
+                self._wait_until, self._logged(svc, "event=apiserver.ready"), svc.name, svc.name, max_delay=max_delay))
 
     def _logged(self, svc: Service, text: str) -> Callable[[], Awaitable[bool]]:
         """A check: whether ``svc``'s log has had a line with ``text`` since its last start."""
@@ -578,6 +600,9 @@ class LocalCluster:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+        for sock in self._notify.values():
+            sock.close()
+        self._notify.clear()
 
     @property
     def started(self) -> bool:
@@ -600,19 +625,34 @@ class LocalCluster:
     async def _spawn(self, svc: Service) -> None:
         svc.log_path = os.path.join(self.data_dir, "logs", f"{svc.name}.log")
         self.services.append(svc)
+        if notifies(svc.name) and svc.exe is None and sdnotify.NotifySocket.available():
+            self._notify[svc.name] = sdnotify.NotifySocket(f"controlplane-{os.getpid()}-{id(self):x}-{svc.name}")
         await self._launch(svc)
 
     async def _launch(self, svc: Service) -> None:
         logf = open(svc.log_path, "ab")
         svc.log_offset = logf.tell()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop(sdnotify.ENV, None)
+        if svc.name in self._notify:
+            self._notify[svc.name].ready = False
+            env[sdnotify.ENV] = self._notify[svc.name].name
         keep = (self._lock.fileno(),) if self._lock is not None else ()
-        argv = [*svc.exe, *svc.args] if svc.exe is not None else [sys.executable, "-m", "controlplane", *svc.args]
-        svc.proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
-            start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
-        logf.close()
+        try:
+            if svc.exe is not None:  # another program (Debian's etcd): exec'd, never forked from the zygote
+                svc.proc = await asyncio.create_subprocess_exec(
+                    *svc.exe, *svc.args,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
+                    start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
+            elif self.zygote is not None:
+                svc.proc = self.zygote.spawn(svc.args, log_fd=logf.fileno(), env=env, keep_fds=keep)
+            else:
+                svc.proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "controlplane", *svc.args,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=logf, stderr=logf,
+                    start_new_session=True, **child_kwargs(pass_fds=keep, env=env))
+        finally:
+            logf.close()
         self.say(f"started {svc.name:<19} pid {svc.proc.pid:<7} log {short_path(svc.log_path)}")
         svc.watcher = asyncio.create_task(self._watch_exit(svc))
 
@@ -652,6 +692,30 @@ class LocalCluster:
                                    f"(see {short_path(svc.log_path) if svc else 'logs'})")
             await asyncio.sleep(min(delay, max_delay))  # readiness polling backoff
             delay = min(delay * 1.5, max_delay)
+
+    async def _wait_notified(self, name: str, poll: Callable[[], Awaitable[None]], timeout: float = 60) -> None:
+        """Until service ``name`` says it is ready (``READY=1`` on its notify socket); ``poll``
+        (e.g. its health endpoint polled) where it has no socket. RuntimeError (one line) when it
+        exits first or stays silent ``timeout`` seconds."""
+        sock = self._notify.get(name)
+        svc = next((s for s in self.services if s.name == name), None)
+        if sock is None or svc is None or svc.proc is None:
+            await poll()
+            return
+        ready = asyncio.ensure_future(sock.wait_ready())
+        exited = asyncio.ensure_future(svc.proc.wait())
+        try:
+            done, _ = await asyncio.wait({ready, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (ready, exited):
+                if not t.done():
+                    t.cancel()
+        if ready in done:
+            return
+        if exited in done:
+            raise RuntimeError(f"{name} exited with status {exited.result()} while starting: "
+                               f"{self._last_log_line(name)}")
+        raise RuntimeError(f"{name} not ready after {timeout:.0f}s (see {short_path(svc.log_path)})")
 
     async def _wait_tcp(self, port: int, name: str, max_delay: float = 0.5) -> None:
         async def check() -> bool:

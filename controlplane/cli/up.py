@@ -19,6 +19,7 @@ import os
 import click
 
 from controlplane import log
+from controlplane.cli import zygote
 from controlplane.cli.cluster import DEFAULT_AUTHORIZATION_MODE, LocalCluster, MetricsEndpoint, short_path
 from controlplane.cli.prometheus import write_scrape_config
 from controlplane.client.config import load_kubeconfig
@@ -81,6 +82,9 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
               help="the embedded etcd serves TLS with client-certificate auth (certificates in "
                    "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
+@click.option("--fork-server/--no-fork-server", default=False, show_default=True,
+              help="import the services' modules once in a zygote process and fork each service from it "
+                   "(Linux; each is still its own process, with the command line it would be started with)")
 @click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
               help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
 @click.option("--audit/--no-audit", default=True, show_default=True,
@@ -100,7 +104,8 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
             no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str,
-            audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int) -> None:
+            audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int,
+            fork_server: bool) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
     config = None
     if config_path is not None:
@@ -121,13 +126,24 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
     labels = parse_node_labels(node_labels)
 
     async def main() -> None:
+        fork = None
+        if fork_server and zygote.available():
+            try:
+                fork = zygote.Zygote()
+                fork.start()
+            except RuntimeError as e:
+                raise click.ClickException(str(e)) from None
         try:
-            cluster = make_cluster()
-        except RuntimeError as e:
-            raise click.ClickException(str(e)) from None
-        await run(cluster)
+            try:
+                cluster = make_cluster(fork)
+            except RuntimeError as e:
+                raise click.ClickException(str(e)) from None
+            await run(cluster)
+        finally:
+            if fork is not None:
+                fork.close()
 
-    def make_cluster() -> LocalCluster:
+    def make_cluster(fork: zygote.Zygote | None) -> LocalCluster:
         return LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
@@ -137,7 +153,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
                                audit=audit, audit_policy_file=os.path.abspath(audit_policy_file)
                                if audit_policy_file else None,
                                apiservers=apiservers, etcd=etcd_kind, etcd_members=etcd_members,
-                               say=lambda s: click.echo(f"controlplane: {s}", err=True))
+                               say=lambda s: click.echo(f"controlplane: {s}", err=True), zygote=fork)
 
     async def run(cluster: LocalCluster) -> None:
         dash = None

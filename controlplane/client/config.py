@@ -69,21 +69,25 @@ class ClientConfig:
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The TLS client context for :attr:`host` (None for ``http://``): verification against
-        the CA (the system's trust store when none is given; none at all with ``insecure``),
+        the CA (only it, as client-go's ``TLSConfigFor`` sets ``RootCAs`` to the given CA's pool —
+        which also spares loading the system's trust store, ~65 ms of CPU per context; the
+        system's trust store when none is given; none at all with ``insecure``),
         TLS 1.2 or newer (client-go's default ``MinVersion``), and the client certificate and key
         when set. Raises ValueError naming the file or field that cannot be loaded."""
         if not self.is_tls:
             return None
-        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         try:
             if self.insecure:
+                ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
-            elif self.ca_data:
-                ctx.load_verify_locations(cadata=self.ca_data.decode())
+            elif self.ca_data:  # the given CA replaces the system's roots, as client-go's RootCAs
+                ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=self.ca_data.decode())
             elif self.ca_file:
-                ctx.load_verify_locations(cafile=self.ca_file)
+                ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
+            else:
+                ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         except (OSError, ssl.SSLError, UnicodeDecodeError) as e:
             raise ValueError(f"certificate authority {self.ca_file or '(data)'}: {e}") from None
         cert = self.cert_data or read_bytes(self.cert_file)

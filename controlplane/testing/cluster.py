@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine, TypeVar
 
 from controlplane import clusterconfig
+from controlplane.cli import zygote
 from controlplane.cli.cluster import LocalCluster
 
 T = TypeVar("T")
@@ -49,6 +50,10 @@ class ClusterSpec:
     etcd: str = "embedded"
     #: members of that etcd cluster (``--etcd-members``; several only with ``etcd="real"``)
     etcd_members: int = 1
+    #: fork the processes from the session's zygote (:func:`controlplane.cli.zygote.shared`: every
+    #: service's modules imported once per session) instead of one ``python -m controlplane``
+    #: interpreter start each; ignored where fork is unavailable
+    fork_server: bool = True
 
 
 class ClusterHandle:
@@ -67,6 +72,7 @@ class ClusterHandle:
         self.data_dir = os.path.abspath(data_dir)
         self.start_seconds = 0.0
         self._lines: list[str] = []
+        self._zygote = spec.fork_server and zygote.available()
         self._cluster = LocalCluster(
             self.data_dir, etcd_servers=spec.etcd_servers, apiserver_port=0, etcd_port=0,
             nodes=spec.nodes, node_labels=dict(spec.node_labels), hollow_nodes=spec.hollow_nodes,
@@ -230,6 +236,8 @@ class ClusterHandle:
         docstring); the start time in seconds is kept in ``start_seconds``."""
         t0 = time.monotonic()
         os.makedirs(self.data_dir, exist_ok=True)
+        if self._zygote:
+            self._cluster.zygote = zygote.shared()
         self._thread.start()
         try:
             self._run(asyncio.wait_for(self._cluster.start(), timeout), None)

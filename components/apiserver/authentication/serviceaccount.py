@@ -169,6 +169,13 @@ def public_keys_from_pem(data: bytes, source: str = "") -> list[PublicKey]:
     return keys
 
 
+@functools.lru_cache(maxsize=4)
+def _private_key(pem: bytes) -> Any:
+    """A PEM private key, parsed (and for RSA checked, ~60 ms of CPU) once per process for the
+    same bytes: the flags are checked at start-up, then the authenticator loads the same file."""
+    return serialization.load_pem_private_key(pem, password=None)
+
+
 @functools.lru_cache(maxsize=1)
 def _ephemeral_key() -> rsa.RSAPrivateKey:
     """The in-memory key pair of this process (one per process: apiservers started in one
@@ -194,7 +201,7 @@ class KeySet:
                 verifying.extend(public_keys_from_pem(fh.read(), f))
         if signing_key_file:
             with open(signing_key_file, "rb") as fh:
-                signing = serialization.load_pem_private_key(fh.read(), password=None)
+                signing = _private_key(fh.read())
             if not isinstance(signing, (rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)):
                 raise ValueError(f"{signing_key_file}: not an RSA or ECDSA private key")
             ephemeral = False
