@@ -10,6 +10,12 @@ stateless pods, excluding image pulls; kubernetes/community
 ``sig-scalability/slos/pod_startup_latency.md``).
 
     python bench/flow.py --nodes 100 --pods 1000 [--etcd-servers URL] [--image-pull-seconds 0]
+                         [--profile DIR [--py-spy PATH]]
+
+``--profile DIR`` samples every process with py-spy (``py-spy record --format raw``,
+collapsed stacks) from the Deployment's submission to the last pod Running and writes
+``DIR/<service>.txt`` plus ``DIR/<service>.top.txt`` (the top functions by self and
+inclusive samples, ``bench/profile_top.py``).
 
 Figures only; never a test.
 """
@@ -19,6 +25,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -87,6 +96,7 @@ async def main(args: argparse.Namespace) -> None:
                                      "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                                               "resources": {"requests": {"cpu": "10m",
                                                                                          "memory": "16Mi"}}}]}}}}
+        spies = start_profilers(args, cluster) if args.profile else []
         cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t0 = time.monotonic()
         await client.create(DEPLOYMENTS, dep, "default")
@@ -103,6 +113,8 @@ async def main(args: argparse.Namespace) -> None:
             if time.monotonic() - t0 > args.timeout:
                 print(f"timed out after {args.timeout}s")
                 break
+        cpu_after = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+        stop_profilers(args, spies)
         await informer.stop()
         total = max(running.values(), default=t0) - t0
         lat_run = [running[n] - t0 for n in running]
@@ -119,13 +131,48 @@ async def main(args: argparse.Namespace) -> None:
         print(f"{'submission -> Running':<34} p50 {pct(lat_run, 50):7.2f} s    "
               f"p99 {pct(lat_run, 99):7.2f} s    (Kubernetes SLO: pod startup p99 <= 5 s)")
         print("\nCPU seconds per process during the run (where the time goes):")
+        n = max(len(running), 1)
         for svc in cluster.services:
-            after = cpu_seconds(svc.proc.pid) if svc.proc else 0.0
-            print(f"  {svc.name:<20} {after - cpu_before.get(svc.name, 0.0):7.2f} s")
+            used = cpu_after.get(svc.name, 0.0) - cpu_before.get(svc.name, 0.0)
+            print(f"  {svc.name:<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod")
+        used = sum(cpu_after.values()) - sum(cpu_before.values())
+        print(f"  {'all':<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod")
         print(f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     finally:
         await client.close()
         await cluster.stop()
+
+
+def start_profilers(args: argparse.Namespace, cluster: LocalCluster) -> list[tuple[str, subprocess.Popen]]:
+    """One ``py-spy record`` per service process, writing collapsed stacks to
+    ``args.profile/<service>.txt`` until :func:`stop_profilers` interrupts it."""
+    spy = args.py_spy or shutil.which("py-spy")
+    if not spy:
+        raise SystemExit("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
+    os.makedirs(args.profile, exist_ok=True)
+    spies = []
+    for svc in cluster.services:
+        if svc.proc:
+            out = os.path.join(args.profile, f"{svc.name}.txt")
+            spies.append((out, subprocess.Popen(
+                [spy, "record", "--pid", str(svc.proc.pid), "--format", "raw", "--rate", str(args.profile_rate),
+                 "--nonblocking", "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    return spies
+
+
+def stop_profilers(args: argparse.Namespace, spies: list[tuple[str, subprocess.Popen]]) -> None:
+    """SIGINT every py-spy (it writes its file then) and summarise each file."""
+    from bench.profile_top import summarise
+    for _, p in spies:
+        p.send_signal(signal.SIGINT)
+    for out, p in spies:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        if os.path.exists(out):
+            with open(out.removesuffix(".txt") + ".top.txt", "w") as f:
+                f.write(summarise(out, 40))
 
 
 if __name__ == "__main__":
@@ -137,4 +184,7 @@ if __name__ == "__main__":
     ap.add_argument("--container-start-seconds", type=float, default=0.0)
     ap.add_argument("--trace", action="store_true", help="keep the kubelet's step records on")
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--profile", metavar="DIR", help="sample every process with py-spy into DIR")
+    ap.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
+    ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second")
     asyncio.run(main(ap.parse_args()))

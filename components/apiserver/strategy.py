@@ -92,6 +92,14 @@ def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespac
         strat.set_requestor(obj, user)
 
 
+def _keep(into: dict, key: str, old_value: object) -> None:
+    """``into[key]`` becomes a private copy of ``old_value``: left as it is when it is equal
+    already (a status write's spec, the usual case: comparing is far cheaper than copying
+    the pod spec on every status patch), else a copy of the old value."""
+    if key not in into or into[key] != old_value:
+        into[key] = copy.deepcopy(old_value)
+
+
 def prepare_for_update(kind: KindKey, new: dict, old: dict, subresource: str = "") -> None:
     """Keep server-owned fields of ``old`` in ``new`` (mutates ``new``).
 
@@ -107,7 +115,7 @@ def prepare_for_update(kind: KindKey, new: dict, old: dict, subresource: str = "
         md["uid"] = omd["uid"]
     for f in _IMMUTABLE_META:
         if f in omd:
-            md[f] = copy.deepcopy(omd[f])
+            _keep(md, f, omd[f])
         else:
             md.pop(f, None)
     md["name"] = omd.get("name")
@@ -132,16 +140,16 @@ def prepare_for_update(kind: KindKey, new: dict, old: dict, subresource: str = "
         return
     if subresource == "status":
         if "spec" in old:
-            new["spec"] = copy.deepcopy(old["spec"])
+            _keep(new, "spec", old["spec"])
         else:
             new.pop("spec", None)
         for f in ("ownerReferences", "finalizers"):
             if f in omd:
-                md[f] = copy.deepcopy(omd[f])
+                _keep(md, f, omd[f])
     else:
         if resets_status(kind):
             if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
+                _keep(new, "status", old["status"])
             else:
                 new.pop("status", None)
         if strat.tracks_generation and strat.generation_of(new) != strat.generation_of(old) and "generation" in omd:

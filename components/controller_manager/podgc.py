@@ -54,7 +54,9 @@ class PodGCController(Controller):
 
     async def gc(self) -> dict[str, int]:
         """One pass; returns how many pods each rule deleted."""
-        pods = [copy.deepcopy(p) for p in self.pods.store.values()]
+        # the lister's objects themselves, as podLister.List hands out pointers: every rule
+        # only reads them, and the one that writes (_mark_failed_and_delete) copies first
+        pods = list(self.pods.store.values())
         out = {"terminated": 0, "terminating": 0, "orphaned": 0, "unscheduled": 0}
         if self.config.terminated_pod_gc_threshold > 0:
             out["terminated"] = await self.gc_terminated(pods)

@@ -122,6 +122,10 @@ class PodWorkers:
         self._tasks: dict[str, asyncio.Task] = {}
         #: uid -> the pod as our last status write returned it (with its resourceVersion)
         self._written: dict[str, dict] = {}
+        #: a status generated but not yet written: (pod, sandbox), superseded by the next
+        #: write or written before the pod's worker waits (status_manager.go keeps only
+        #: the latest status per pod and its sync writes that one)
+        self._deferred: dict[str, tuple[dict, Sandbox]] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._deleted: set[str] = set()
         self._wake: dict[str, asyncio.Event] = {}
@@ -157,6 +161,7 @@ class PodWorkers:
             self._deleted.clear()
         self._latest.pop(uid, None)
         self._written.pop(uid, None)
+        self._deferred.pop(uid, None)
         self._pull_seconds.pop(uid, None)
         wake = self._wake.pop(uid, None)
         if wake is not None:
@@ -223,6 +228,7 @@ class PodWorkers:
                     break
                 try:
                     await self.sync_pod(pod)
+                    await self._flush_deferred(uid)  # a sync that ended without writing its last status
                 except _Preempted:
                     continue
                 except asyncio.CancelledError:
@@ -236,9 +242,16 @@ class PodWorkers:
             if not any(not t.done() for t in self._tasks.values()):
                 self._idle.set()
 
+    async def _flush_deferred(self, uid: str) -> None:
+        """Write the pod's deferred status (:attr:`_deferred`) before its worker waits."""
+        deferred = self._deferred.pop(uid, None)
+        if deferred is not None:
+            await self._send_status(*deferred)
+
     async def _run_for(self, uid: str, seconds: float) -> None:
         """Let simulated time pass for the pod, cut short by its deletion."""
         if seconds > 0:
+            await self._flush_deferred(uid)
             wake = self._wake.setdefault(uid, asyncio.Event())
             try:
                 await asyncio.wait_for(wake.wait(), seconds)
@@ -300,7 +313,10 @@ class PodWorkers:
                 self._trace(pod, f"sandbox re-created after a node reboot, IP {sb.ip}", "RunPodSandbox")
             else:
                 self._trace(pod, f"sandbox created (pause container), IP {sb.ip}", "RunPodSandbox")
-            pod = await self._send_status(pod, sb)
+            # the sandbox's status (Pending, its IP, containers ContainerCreating) is
+            # written only if the pod's worker waits before its next status (an image
+            # pull, a container start, an init container's run); else that one supersedes it
+            self._deferred[uid] = (pod, sb)
         if self.tokens is not None:
             await self.tokens.mount(pod)  # the projected token volume (kube-api-access-*)
         restart = spec.get("restartPolicy") or "Always"
@@ -472,6 +488,8 @@ class PodWorkers:
             return False
         self.recorder.event(pod, "Normal", ev.PULLING, ev.pulling(image), fp)
         error = img.pull_error(image, name, (pod.get("metadata") or {}).get("annotations"))
+        if self.runtime.image_pull_seconds > 0:
+            await self._flush_deferred(uid)
         try:
             with otel.span("runtime.v1.ImageService/PullImage", attributes={"image": image}):
                 pull_s, total_s, size = await self.runtime.pull_image(image, always=policy == "Always",
@@ -505,6 +523,8 @@ class PodWorkers:
         with otel.span("runtime.v1.RuntimeService/CreateContainer", attributes={"container": cs["name"]}):
             c = self.runtime.create_container(sb, cs, init, (pod.get("metadata") or {}).get("annotations"))
         self.recorder.event(pod, "Normal", ev.CREATED, ev.created(c.name), fp)
+        if self.runtime.container_start_seconds > 0:
+            await self._flush_deferred(_uid(pod))
         with otel.span("runtime.v1.RuntimeService/StartContainer", attributes={"container": cs["name"]}):
             await self.runtime.start_container(c)
         self.recorder.event(pod, "Normal", ev.STARTED, ev.started(c.name), fp)
@@ -729,6 +749,7 @@ class PodWorkers:
         apiserver holds (:meth:`apiserver_status`); returns the pod with the status
         the apiserver now holds."""
         uid = _uid(pod)
+        self._deferred.pop(uid, None)  # this write supersedes a deferred one
         base = self.apiserver_status(uid, pod)
         work = dict(pod, status=base)
         st = generate_pod_status(work, sb, self.host_ip, terminal=terminal)
