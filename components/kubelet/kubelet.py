@@ -8,6 +8,12 @@ All nodes of the process share one HTTP client and ONE pods informer:
   instead of one per node, which is what lets 1,000 nodes live in one process
   (the kubemark "hollow node" idea, ``cmd/kubemark``).
 
+The same holds for Nodes: ONE nodes informer (``metadata.name=<node>`` for one node, every Node
+for hollow nodes, trimmed to name, podCIDRs and the Ready condition) tells each node its podCIDR
+once the node IPAM controller writes it and shows a Ready condition someone else rewrote — no GET
+per node (the kubelet's node lister). The leases and status reports of all nodes run on one
+:class:`~components.kubelet.node.Heartbeats` timer heap.
+
 Each node keeps its own state: :class:`~components.kubelet.node.NodeAgent`
 (registration, lease, status), :class:`~components.kubelet.runtime.SimulatedRuntime`
 (images, sandboxes, IPs) and :class:`~components.kubelet.pod_workers.PodWorkers`.
@@ -21,12 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.kubelet.checkpoint import Checkpoint
-from components.kubelet.node import NodeAgent, NodeConfig
+from components.kubelet.node import Heartbeats, NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
-from controlplane.api.resources import PODS
+from controlplane.api.resources import NODES, PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
 from controlplane.log import event
@@ -37,12 +43,13 @@ log = logging.getLogger("kubelet")
 
 @dataclass
 class Timings:
-    """Simulated durations and heartbeat periods, in seconds."""
+    """Simulated durations and heartbeat periods, in seconds (``status_report_seconds``: the
+    kubelet's ``nodeStatusReportFrequency``, 5 min)."""
 
     image_pull_seconds: float = 0.2
     container_start_seconds: float = 0.1
     lease_renew_seconds: float = 10.0
-    status_report_seconds: float = 60.0
+    status_report_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
     backoff_max_seconds: float = 300.0
     image_backoff_seconds: float = 10.0
@@ -72,7 +79,14 @@ class Kubelet:
         single = len(nodes) == 1
         self.field_selector = f"spec.nodeName={nodes[0].name}" if single else "spec.nodeName!="
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
+        self.node_informer = Informer(client, NODES, transform=trim_node,
+                                      field_selector=f"metadata.name={nodes[0].name}" if single else None)
+        self.heartbeats = Heartbeats(workers=1 if single else 16,
+                                     spread=0.0 if single else self.timings.lease_renew_seconds)
+        #: Nodes the informer showed before their agent was ready
+        self._early: dict[str, dict] = {}
         self._announced = False
+        self._names = {c.name for c in nodes}
         self.checkpoint: Checkpoint | None = None
         if root_dir:
             self.checkpoint = Checkpoint(root_dir)
@@ -88,13 +102,21 @@ class Kubelet:
         t = self.timings
         recorder = EventRecorder(self.client, "kubelet", host=cfg.name)
         runtime: SimulatedRuntime | None = None
+        workers: PodWorkers | None = None
+
+        def pod_cidr_set(cidr: str) -> None:
+            if runtime is not None:
+                runtime.update_pod_cidr(cidr)
+            if workers is not None:
+                workers.network_ready()
+
         agent = NodeAgent(self.client, cfg, recorder,
                           images=lambda: runtime.node_images() if runtime else [],
                           lease_renew_seconds=t.lease_renew_seconds,
-                          status_report_seconds=t.status_report_seconds)
+                          status_report_seconds=t.status_report_seconds, on_pod_cidr=pod_cidr_set)
         async with sem:
             await agent.register()  # may adopt the existing node's podCIDR
-        runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
+        runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr, t.image_pull_seconds,
                                    t.container_start_seconds)
         volumes = VolumeManager(self.client, on_change=agent.mark_changed)
         agent.volumes = volumes.node_status
@@ -107,21 +129,27 @@ class Kubelet:
         tokens = None
         if self.service_account_tokens:
             tokens = TokenManager(self.client, lambda pod, msg: recorder.event(pod, "Warning", "FailedMount", msg))
-        self.workers[cfg.name] = PodWorkers(
+        self.workers[cfg.name] = workers = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
             on_images_changed=agent.mark_changed, volumes=volumes,
             image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
             # a root dir without a checkpoint is a node reboot: nothing kept running
             adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens)
+        early = self._early.pop(cfg.name, None)
+        if early is not None:
+            agent.observe(early)
+        self.heartbeats.add(agent)
 
     async def start(self) -> None:
-        """Register every node, then start heartbeats and the pods informer."""
+        """Start the nodes informer, register every node, then start the heartbeats and the pods
+        informer."""
+        self.node_informer.add_handlers(self._on_node, lambda old, new: self._on_node(new), None)
+        self.node_informer.start()
+        self._beats = [asyncio.create_task(self.heartbeats.run(), name="heartbeats")]
         sem = asyncio.Semaphore(self.register_concurrency)
         await asyncio.gather(*(self._start_node(cfg, sem) for cfg in self.configs))
         event(log, "kubelet.nodes_registered", nodes=len(self.agents))
-        self._beats = [asyncio.create_task(a.run_heartbeat(), name=f"heartbeat-{n}")
-                       for n, a in self.agents.items()]
         self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)
         self.informer.on_watch_started(self._on_watch_started)
         self.informer.start()
@@ -138,6 +166,7 @@ class Kubelet:
         for t in getattr(self, "_beats", []):
             t.cancel()
         await self.informer.stop()
+        await self.node_informer.stop()
         for w in self.workers.values():
             await w.stop()
             if w.tokens is not None:
@@ -150,6 +179,14 @@ class Kubelet:
         await self.tracer.flush()
 
     # -- informer handlers -------------------------------------------------------
+    def _on_node(self, node: dict) -> None:
+        name = (node.get("metadata") or {}).get("name") or ""
+        agent = self.agents.get(name)
+        if agent is not None:
+            agent.observe(node)
+        elif name in self._names:
+            self._early[name] = node
+
     def reconcile(self) -> int:
         """Remove the restored sandboxes whose pod the apiserver no longer has (on this
         node): pods deleted while the kubelet was down. Returns how many."""
@@ -192,3 +229,14 @@ class Kubelet:
         w = self._workers_for(pod)
         if w is not None:
             w.remove_pod(pod)
+
+
+def trim_node(node: dict) -> dict:
+    """What the kubelets keep of a Node (the nodes informer's transform): name, resourceVersion,
+    ``spec.podCIDR(s)`` and the Ready condition's status."""
+    md, spec = node.get("metadata") or {}, node.get("spec") or {}
+    ready = [{"type": "Ready", "status": c.get("status")}
+             for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"]
+    return {"metadata": {"name": md.get("name"), "resourceVersion": md.get("resourceVersion")},
+            "spec": {k: spec[k] for k in ("podCIDR", "podCIDRs") if k in spec},
+            "status": {"conditions": ready}}
