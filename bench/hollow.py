@@ -78,12 +78,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         log = open(os.path.join(data_dir, "kubelet.log"), "wb")
         t0 = time.monotonic()
         kubelet = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, **child_kwargs())
-        try:
-            await asyncio.wait_for(all_ready.wait(), args.timeout)
+        proc = kubelet
+        waits = [asyncio.ensure_future(all_ready.wait()), asyncio.ensure_future(asyncio.to_thread(proc.wait))]
+        await asyncio.wait(waits, timeout=args.timeout, return_when=asyncio.FIRST_COMPLETED)
+        for w in waits:
+            w.cancel()
+        if all_ready.is_set():
             out["ready_seconds"] = round(time.monotonic() - t0, 1)
-        except asyncio.TimeoutError:
+        else:
             out["ready_seconds"] = None
-            out["ready_nodes_at_timeout"] = len(ready)
+            out["ready_nodes_at_end"] = len(ready)
+            out["kubelet_exit"] = kubelet.poll()
         out["kubelet_cpu_seconds_to_ready"] = round(cpu_seconds(kubelet.pid), 1)
         await inf.stop()
         procs = {s.name: s.proc.pid for s in cluster.services if s.proc and s.name != "kubelet-node01"}

@@ -32,6 +32,7 @@ from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
+from controlplane.aio import Backoff
 from controlplane.api.resources import NODES, PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer
@@ -74,6 +75,10 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
+        #: the recorders' client: at most 8 event writes at once for the whole process, so the
+        #: registration events of thousands of hollow nodes queue behind the Node and Lease writes
+        #: instead of beside them (client-go's event broadcaster writes from one goroutine)
+        self.events_client = LimitedClient(client, 8)
         #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
         self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
@@ -100,7 +105,7 @@ class Kubelet:
 
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
-        recorder = EventRecorder(self.client, "kubelet", host=cfg.name)
+        recorder = EventRecorder(self.events_client, "kubelet", host=cfg.name)  # type: ignore[arg-type]
         runtime: SimulatedRuntime | None = None
         workers: PodWorkers | None = None
 
@@ -114,8 +119,19 @@ class Kubelet:
                           images=lambda: runtime.node_images() if runtime else [],
                           lease_renew_seconds=t.lease_renew_seconds,
                           status_report_seconds=t.status_report_seconds, on_pod_cidr=pod_cidr_set)
-        async with sem:
-            await agent.register()  # may adopt the existing node's podCIDR
+        retry = Backoff(0.1, 7.0)
+        while True:   # registerWithAPIServer: retried with back-off until it succeeds
+            try:
+                async with sem:
+                    await agent.register()  # may adopt the existing node's podCIDR
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                wait = retry.next()
+                event(log, "node.register_failed", logging.WARNING, node=cfg.name,
+                      error=f"{type(e).__name__}: {e}"[:200], retry_in=f"{wait:.2f}s")
+                await asyncio.sleep(wait)   # the back-off before the next attempt
         runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr, t.image_pull_seconds,
                                    t.container_start_seconds)
         volumes = VolumeManager(self.client, on_change=agent.mark_changed)
@@ -240,3 +256,27 @@ def trim_node(node: dict) -> dict:
     return {"metadata": {"name": md.get("name"), "resourceVersion": md.get("resourceVersion")},
             "spec": {k: spec[k] for k in ("podCIDR", "podCIDRs") if k in spec},
             "status": {"conditions": ready}}
+
+
+class LimitedClient:
+    """``client`` with at most ``limit`` of its writes (create, update, patch) in flight; every
+    other attribute is the client's."""
+
+    def __init__(self, client: Any, limit: int) -> None:
+        self._client = client
+        self._sem = asyncio.Semaphore(limit)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def create(self, *args: Any, **kw: Any) -> Any:
+        async with self._sem:
+            return await self._client.create(*args, **kw)
+
+    async def update(self, *args: Any, **kw: Any) -> Any:
+        async with self._sem:
+            return await self._client.update(*args, **kw)
+
+    async def patch(self, *args: Any, **kw: Any) -> Any:
+        async with self._sem:
+            return await self._client.patch(*args, **kw)

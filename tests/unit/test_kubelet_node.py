@@ -8,16 +8,16 @@ import copy
 import pytest
 
 from components.kubelet.node import (
+    Heartbeats,
     NodeAgent,
     NodeConfig,
     build_node,
-    node_index_from_name,
     internal_ip_for,
+    node_index_from_name,
     parse_labels,
     resources,
 )
 from controlplane import KUBE_VERSION
-from components.kubelet.node import Heartbeats
 from controlplane.api.resources import LEASES, NAMESPACES, NODES
 from controlplane.client.testing import FakeClient
 
