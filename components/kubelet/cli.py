@@ -76,6 +76,10 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
               help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
 @click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--event-qps", default=50.0, type=click.FloatRange(0), show_default=True,
+              help="event creations per second, for the whole process (0: no limit; KubeletConfiguration eventRecordQPS)")
+@click.option("--event-burst", default=100, type=click.IntRange(1), show_default=True,
+              help="events created at once before --event-qps applies (eventBurst)")
 @click.option("--root-dir", default=None, metavar="DIR",
               help="where the runtime's state is kept so containers outlive a kubelet restart "
                    "(deleting it reboots the node); default: none kept")
@@ -101,7 +105,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             container_start_seconds: float, lease_renew_seconds: float,
             node_status_report_frequency: str, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
-            root_dir: str | None, trace: bool, service_account_tokens: str,
+            event_qps: float, event_burst: int, root_dir: str | None, trace: bool, service_account_tokens: str,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     client_config = config_or_exit(master, kubeconfig)
@@ -177,6 +181,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                                                         image_pull_backoff_seconds))
         async with RestClient(client_config, "kubelet") as client:
             kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                              event_qps=event_qps, event_burst=event_burst,
                               service_account_tokens=service_account_tokens == "request"
                               or (service_account_tokens == "auto" and not hollow_nodes))
             endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,

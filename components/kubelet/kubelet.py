@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,8 @@ class Kubelet:
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
                  trace: bool = True, register_concurrency: int = 32,
-                 root_dir: str | None = None, service_account_tokens: bool = False) -> None:
+                 root_dir: str | None = None, service_account_tokens: bool = False,
+                 event_qps: float = 50.0, event_burst: int = 100) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
@@ -75,10 +77,8 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
-        #: the recorders' client: at most 8 event writes at once for the whole process, so the
-        #: registration events of thousands of hollow nodes queue behind the Node and Lease writes
-        #: instead of beside them (client-go's event broadcaster writes from one goroutine)
-        self.events_client = LimitedClient(client, 8)
+        #: the recorders' client, rate-limited for the whole process (EventClient)
+        self.events_client = EventClient(client, event_qps, event_burst)
         #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
         self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
@@ -86,7 +86,7 @@ class Kubelet:
         self.informer = Informer(client, PODS, field_selector=self.field_selector)
         self.node_informer = Informer(client, NODES, transform=trim_node,
                                       field_selector=f"metadata.name={nodes[0].name}" if single else None)
-        self.heartbeats = Heartbeats(workers=1 if single else 16,
+        self.heartbeats = Heartbeats(workers=1 if single else 64,
                                      spread=0.0 if single else self.timings.lease_renew_seconds)
         #: Nodes the informer showed before their agent was ready
         self._early: dict[str, dict] = {}
@@ -258,25 +258,53 @@ def trim_node(node: dict) -> dict:
             "status": {"conditions": ready}}
 
 
-class LimitedClient:
-    """``client`` with at most ``limit`` of its writes (create, update, patch) in flight; every
-    other attribute is the client's."""
+class EventClient:
+    """The recorders' client: the kubelet's event client, whose creates are limited to ``qps``
+    per second with bursts of ``burst`` (``--event-qps`` 50 / ``--event-burst`` 100, KubeletConfiguration
+    eventRecordQPS / eventBurst; 0: no limit); every other attribute is ``client``'s. One per
+    process: hollow nodes share it as they share the process. Writes waiting beyond
+    ``queue_size`` (1000, the event broadcaster's queue) are dropped — None returned, counted in
+    :attr:`dropped` — as client-go drops events from a full queue (``watch.DropIfChannelFull``)."""
 
-    def __init__(self, client: Any, limit: int) -> None:
+    def __init__(self, client: Any, qps: float = 50.0, burst: int = 100, queue_size: int = 1000) -> None:
         self._client = client
-        self._sem = asyncio.Semaphore(limit)
+        self.qps, self.burst, self.queue_size = qps, max(burst, 1), queue_size
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._waiting = 0
+        self.dropped = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
+    async def _write(self, verb: str, *args: Any, **kw: Any) -> Any:
+        if self.qps <= 0:
+            return await getattr(self._client, verb)(*args, **kw)
+        if self._waiting >= self.queue_size:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                event(log, "kubelet.events_dropped", logging.WARNING, dropped=self.dropped,
+                      reason=f"more than {self.queue_size} events waiting for --event-qps {self.qps:g}")
+            return None
+        self._waiting += 1
+        try:
+            while True:   # a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter)
+                now = time.monotonic()
+                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+                self._last = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    break
+                await asyncio.sleep((1 - self._tokens) / self.qps)   # the rate limiter's wait
+        finally:
+            self._waiting -= 1
+        return await getattr(self._client, verb)(*args, **kw)
+
     async def create(self, *args: Any, **kw: Any) -> Any:
-        async with self._sem:
-            return await self._client.create(*args, **kw)
+        return await self._write("create", *args, **kw)
 
     async def update(self, *args: Any, **kw: Any) -> Any:
-        async with self._sem:
-            return await self._client.update(*args, **kw)
+        return await self._write("update", *args, **kw)
 
     async def patch(self, *args: Any, **kw: Any) -> Any:
-        async with self._sem:
-            return await self._client.patch(*args, **kw)
+        return await self._write("patch", *args, **kw)

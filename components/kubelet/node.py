@@ -258,6 +258,21 @@ def build_lease(node: dict, now_micro: str) -> dict:
                      "renewTime": now_micro}}
 
 
+def _kept(node: dict) -> dict:
+    """What an agent keeps of its Node: name and uid (the Lease's owner) and the conditions
+    (their transition times carry over), not images, managedFields and the rest."""
+    md = node.get("metadata") or {}
+    return {"metadata": {"name": md.get("name"), "uid": md.get("uid", "")},
+            "status": {"conditions": (node.get("status") or {}).get("conditions") or []}}
+
+
+def _lean(lease: dict) -> dict:
+    """The Lease without ``managedFields``: an update that omits them keeps the stored ones
+    (the apiserver's field manager), so the renewals need not carry them back."""
+    (lease.get("metadata") or {}).pop("managedFields", None)
+    return lease
+
+
 class NodeAgent:
     """Registers one node and keeps its Lease and status fresh.
 
@@ -319,7 +334,7 @@ class NodeAgent:
             node = await self.client.create(NODES, body)
             event(log, "node.registered", node=self.name, pod_cidr=self.cfg.pod_cidr or "")
             self._node_events(node, registered=True)
-            self.node = node   # its status is the one just computed: no report needed yet
+            self.node = _kept(node)   # its status is the one just computed: no report needed yet
             self._ready_reported = bool(self.cfg.pod_cidr)
             self.last_status = time.monotonic()
             return node
@@ -339,9 +354,9 @@ class NodeAgent:
                 "podCIDR": self.cfg.pod_cidr, "podCIDRs": [self.cfg.pod_cidr]}})
         event(log, "node.taken_over", node=self.name, pod_cidr=self.cfg.pod_cidr or "")
         self._node_events(node, registered=False)
-        self.node = node
+        self.node = _kept(node)
         await self.update_status()
-        return self.node
+        return node
 
     def observe(self, node: dict) -> None:
         """The Node as the process's informer shows it: take its podCIDR once set (the kubelet's
@@ -390,7 +405,7 @@ class NodeAgent:
         ready, before = bool(self.cfg.pod_cidr), self._ready_reported
         self._ready_reported = ready   # before the answer: the watch may show the write first
         try:
-            self.node = await self.client.patch(NODES, self.name, {"status": st}, subresource="status")
+            self.node = _kept(await self.client.patch(NODES, self.name, {"status": st}, subresource="status"))
         except BaseException:
             self._ready_reported = before
             raise
@@ -408,7 +423,7 @@ class NodeAgent:
             self.lease["spec"]["renewTime"] = now
             self.lease["spec"]["holderIdentity"] = self.name
             try:
-                self.lease = await self.client.update(LEASES, self.lease)
+                self.lease = _lean(await self.client.update(LEASES, self.lease))
                 return
             except ApiError as e:
                 if e.code not in (404, 409):
@@ -416,14 +431,14 @@ class NodeAgent:
                 self.lease = None
         body = build_lease(self.node or {"metadata": {"name": self.name}}, now)
         try:
-            self.lease = await self.client.create(LEASES, body, LEASE_NAMESPACE)
+            self.lease = _lean(await self.client.create(LEASES, body, LEASE_NAMESPACE))
             return
         except ApiError as e:
             if e.code == 409:
                 cur = await self.client.get(LEASES, self.name, LEASE_NAMESPACE)
                 cur.setdefault("spec", {}).update(holderIdentity=self.name, renewTime=now,
                                                   leaseDurationSeconds=LEASE_DURATION_SECONDS)
-                self.lease = await self.client.update(LEASES, cur)
+                self.lease = _lean(await self.client.update(LEASES, _lean(cur)))
                 return
             if e.code != 404:  # 404: the namespace is missing
                 raise
@@ -433,7 +448,7 @@ class NodeAgent:
         except ApiError as e2:
             if e2.code != 409:
                 raise
-        self.lease = await self.client.create(LEASES, body, LEASE_NAMESPACE)
+        self.lease = _lean(await self.client.create(LEASES, body, LEASE_NAMESPACE))
 
     async def tick(self) -> float:
         """Renew the lease when due (every ``lease_renew_seconds`` ±10 %; a failure retried with
