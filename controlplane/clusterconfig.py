@@ -59,9 +59,11 @@ ALLOCATABLE_KEYS = ("cpu", "memory", "ephemeral-storage")
 #: memory.available 100Mi, nodefs.available 10%
 EVICTION_MEMORY = 100 * 1024 * 1024
 EVICTION_EPHEMERAL_FRACTION = Fraction(1, 10)
-#: hollow nodes take node indexes (their podCIDR 10.244.<i>.0/24 and InternalIP) from 100 on
+#: hollow nodes take node indexes (their InternalIP) from 100 on; the kubelet's InternalIP scheme
+#: covers indexes up to MAX_NODE_INDEX (``components/kubelet/node.py`` internal_ip_for). Pod CIDRs
+#: are the node IPAM controller's: the cluster CIDR, not this index, bounds the node count.
 HOLLOW_FIRST_INDEX = 100
-MAX_NODE_INDEX = 1024
+MAX_NODE_INDEX = 25_600 + (1 << 20) - 2
 
 _TEMPLATE = re.compile(r"\{index(?:%(\d+))?\}")
 

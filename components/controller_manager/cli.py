@@ -55,7 +55,7 @@ def read_root_ca(path: str) -> str:
 @click.option("--controllers", default="*", show_default=True,
               help="Comma list: '*' for all, NAME to enable, -NAME to disable "
                    "(deployment, replicaset, replicationcontroller, garbagecollector, namespace, nodelifecycle, "
-                   "tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
+                   "nodeipam, tainteviction, podgc, serviceaccount, endpoint, endpointslice, resourcequota, disruption, "
                    "root-ca-cert-publisher, statefulset, daemonset, job, ttl-after-finished, cronjob, "
                    "pv-protection, pvc-protection, persistentvolume-binder, "
                    "horizontalpodautoscaling, clusterrole-aggregation).")
@@ -79,6 +79,18 @@ def read_root_ca(path: str) -> str:
               metavar="DURATION", help="after a pod starts, how long its cpu samples may be skipped as not ready")
 @click.option("--horizontal-pod-autoscaler-initial-readiness-delay", default="30s", show_default=True,
               metavar="DURATION", help="after a pod starts, how long its readiness counts as initial")
+@click.option("--allocate-node-cidrs", type=bool, default=False, is_flag=False, flag_value=True, show_default=True,
+              metavar="BOOL", help="allocate and set each Node's spec.podCIDR(s) from --cluster-cidr (nodeipam)")
+@click.option("--cluster-cidr", default="", metavar="CIDR[,CIDR]",
+              help="the pods' range, split into node CIDRs (IPv4, IPv6, or one of each for dual stack)")
+@click.option("--node-cidr-mask-size", default=0, type=click.IntRange(0, 128), metavar="BITS",
+              help="prefix length of each node's CIDR, single-stack clusters (default 24 for IPv4, 64 for IPv6)")
+@click.option("--node-cidr-mask-size-ipv4", default=0, type=click.IntRange(0, 32), metavar="BITS",
+              help="prefix length of each node's IPv4 CIDR (default 24)")
+@click.option("--node-cidr-mask-size-ipv6", default=0, type=click.IntRange(0, 128), metavar="BITS",
+              help="prefix length of each node's IPv6 CIDR (default 64)")
+@click.option("--service-cluster-ip-range", default="", metavar="CIDR[,CIDR]",
+              help="the Services' range, left out of the node CIDRs where it overlaps --cluster-cidr")
 @click.option("--root-ca-file", default="", metavar="PATH",
               help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
@@ -89,22 +101,29 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             max_endpoints_per_slice: int, horizontal_pod_autoscaler_sync_period: str,
             horizontal_pod_autoscaler_downscale_stabilization: str, horizontal_pod_autoscaler_tolerance: float,
             horizontal_pod_autoscaler_cpu_initialization_period: str,
-            horizontal_pod_autoscaler_initial_readiness_delay: str, root_ca_file: str,
+            horizontal_pod_autoscaler_initial_readiness_delay: str, allocate_node_cidrs: bool,
+            cluster_cidr: str, node_cidr_mask_size: int, node_cidr_mask_size_ipv4: int,
+            node_cidr_mask_size_ipv6: int, service_cluster_ip_range: str, root_ca_file: str,
             leader_election: LeaderElection, port: int, address: str) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
     from .manager import ControllerManager, run_manager, select_controllers
+    from .nodeipam.controller import parse_ipam_config
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
     try:
         names = select_controllers(controllers)
+        node_ipam = parse_ipam_config(cluster_cidr, node_cidr_mask_size, node_cidr_mask_size_ipv4,
+                                      node_cidr_mask_size_ipv6, service_cluster_ip_range) \
+            if allocate_node_cidrs and "nodeipam" in names else None
         config = ControllerConfig(
             node_monitor_period=parse_duration(node_monitor_period, "--node-monitor-period"),
             node_monitor_grace_period=parse_duration(node_monitor_grace_period, "--node-monitor-grace-period"),
             node_startup_grace_period=parse_duration(node_startup_grace_period, "--node-startup-grace-period"),
             terminated_pod_gc_threshold=terminated_pod_gc_threshold,
             max_endpoints_per_slice=max_endpoints_per_slice, root_ca=read_root_ca(root_ca_file),
+            node_ipam=node_ipam,
             horizontal_pod_autoscaler_sync_period=parse_duration(
                 horizontal_pod_autoscaler_sync_period, "--horizontal-pod-autoscaler-sync-period"),
             horizontal_pod_autoscaler_downscale_stabilization=parse_duration(

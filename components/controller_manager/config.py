@@ -10,6 +10,10 @@ All durations are seconds (floats).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .nodeipam.controller import IPAMConfig
 
 
 @dataclass
@@ -29,7 +33,8 @@ class ControllerConfig:
     ``--horizontal-pod-autoscaler-tolerance`` (0.1): the usage ratio's dead band around 1;
     ``--horizontal-pod-autoscaler-cpu-initialization-period`` (5 m) and
     ``--horizontal-pod-autoscaler-initial-readiness-delay`` (30 s): when a pod's cpu sample is
-    skipped as not ready (``pkg/controller/podautoscaler/config/v1alpha1/defaults.go``)."""
+    skipped as not ready (``pkg/controller/podautoscaler/config/v1alpha1/defaults.go``);
+    ``node_ipam``: see :mod:`components.controller_manager.nodeipam.controller`."""
 
     node_monitor_period: float = 5.0
     node_monitor_grace_period: float = 40.0
@@ -46,6 +51,9 @@ class ControllerConfig:
     horizontal_pod_autoscaler_tolerance: float = 0.1
     horizontal_pod_autoscaler_cpu_initialization_period: float = 300.0
     horizontal_pod_autoscaler_initial_readiness_delay: float = 30.0
+    #: the node IPAM controller's checked flags (``--allocate-node-cidrs``, ``--cluster-cidr``,
+    #: ``--node-cidr-mask-size*``, ``--service-cluster-ip-range``); None: no CIDRs allocated
+    node_ipam: IPAMConfig | None = None
 
     def __post_init__(self) -> None:
         for name in ("node_monitor_period", "node_monitor_grace_period", "node_startup_grace_period",

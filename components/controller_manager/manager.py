@@ -29,6 +29,7 @@ from .endpointslice import EndpointSliceController
 from .garbagecollector import GarbageCollector
 from .job import JobController
 from .namespace import NamespaceController
+from .nodeipam.controller import NodeIpamController
 from .nodelifecycle import NodeLifecycleController
 from .podautoscaler import HorizontalPodAutoscalerController
 from .podgc import PodGCController
@@ -51,6 +52,7 @@ CONTROLLERS: dict[str, Callable[[ControllerContext], Controller]] = {
     "replicationcontroller": lambda ctx: ReplicaController(ctx, REPLICATIONCONTROLLER_KIND),
     "garbagecollector": GarbageCollector,
     "namespace": NamespaceController,
+    "nodeipam": NodeIpamController,
     "nodelifecycle": NodeLifecycleController,
     "tainteviction": TaintEvictionController,
     "podgc": PodGCController,

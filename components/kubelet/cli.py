@@ -17,19 +17,26 @@ import os
 import click
 
 from components.kubelet.node import (
+    MAX_NODE_INDEX,
     NodeConfig,
     node_index_from_name,
     parse_labels,
     parse_reserved,
     parse_taints,
-    pod_cidr_for,
     resources,
 )
 from controlplane.api.quantity import parse_quantity
 from controlplane.api.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 from controlplane.clusterconfig import expand
 from controlplane.log import event, setup
-from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled, tracing_options
+from controlplane.service import (
+    Seconds,
+    client_options,
+    config_or_exit,
+    parse_duration,
+    run_until_signalled,
+    tracing_options,
+)
 
 #: durations that may be 0 (instant) and those that pace a loop (0 would spin it)
 _SECONDS = Seconds(min=0)
@@ -48,10 +55,12 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--hollow-nodes", default=0, type=click.IntRange(0, 5000), show_default=True,
               help="run N hollow nodes named PREFIX0..PREFIX{N-1} instead of --node-name")
 @click.option("--node-name-prefix", default="hollow-", show_default=True)
-@click.option("--node-index", default=None, type=click.IntRange(0, 1023),
-              help="index for podCIDR 10.244.<i>.0/24 and InternalIP (default: from the name; "
+@click.option("--node-index", default=None, type=click.IntRange(0, MAX_NODE_INDEX),
+              help="index for the InternalIP 192.168.<i/100>.<100+i%100> (default: from the name; "
                    "hollow nodes start at 100)")
-@click.option("--pod-cidr", default=None, help="override the node's pod CIDR (single node)")
+@click.option("--pod-cidr", default=None,
+              help="the node's pod CIDR, for a kubelet without a controller-manager allocating them "
+                   "(single node; default: the spec.podCIDR the node IPAM controller writes)")
 @click.option("--cpu", default="4", show_default=True)
 @click.option("--memory", default="8Gi", show_default=True)
 @click.option("--pods", default="110", show_default=True)
@@ -59,12 +68,18 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--image-pull-seconds", default=0.2, type=_SECONDS, show_default=True)
 @click.option("--container-start-seconds", default=0.1, type=_SECONDS, show_default=True)
 @click.option("--lease-renew-seconds", default=10.0, type=_PERIOD, show_default=True)
-@click.option("--node-status-report-seconds", default=60.0, type=_PERIOD, show_default=True)
+@click.option("--node-status-report-frequency", default="5m0s", show_default=True, metavar="DURATION",
+              help="how often the node status is reported when it has not changed (nodeStatusReportFrequency; "
+                   "the Lease is the heartbeat)")
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
               help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
 @click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
+@click.option("--event-qps", default=50.0, type=click.FloatRange(0), show_default=True,
+              help="event creations per second, for the whole process (0: no limit; KubeletConfiguration eventRecordQPS)")
+@click.option("--event-burst", default=100, type=click.IntRange(1), show_default=True,
+              help="events created at once before --event-qps applies (eventBurst)")
 @click.option("--root-dir", default=None, metavar="DIR",
               help="where the runtime's state is kept so containers outlive a kubelet restart "
                    "(deleting it reboots the node); default: none kept")
@@ -88,9 +103,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_seconds: float, crashloop_backoff_seconds: float,
+            node_status_report_frequency: str, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
-            root_dir: str | None, trace: bool, service_account_tokens: str,
+            event_qps: float, event_burst: int, root_dir: str | None, trace: bool, service_account_tokens: str,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     client_config = config_or_exit(master, kubeconfig)
@@ -100,10 +115,14 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
         taints = parse_taints(register_with_taints)
         res: dict = dict(cpu=cpu, memory=memory, pods=pods, ephemeral_storage=ephemeral_storage,
                          reserved=parse_reserved(kube_reserved))
+        node_status_report_seconds = parse_duration(node_status_report_frequency, "--node-status-report-frequency")
+        if node_status_report_seconds <= 0:
+            raise ValueError(f"invalid value {node_status_report_frequency!r} for --node-status-report-frequency: "
+                             "must be greater than zero")
         if hollow_nodes:
             start = 100 if node_index is None else node_index
-            if start + hollow_nodes > 1024:
-                raise ValueError(f"--node-index {start} + --hollow-nodes {hollow_nodes} exceeds 1024")
+            if start + hollow_nodes - 1 > MAX_NODE_INDEX:
+                raise ValueError(f"--node-index {start} + --hollow-nodes {hollow_nodes} exceeds {MAX_NODE_INDEX}")
             nodes = [NodeConfig(name=f"{node_name_prefix}{i}", index=start + i,
                                 labels={k: expand(v, i) for k, v in labels.items()},
                                 taints=[{**t, "value": expand(t["value"], i)} if "value" in t else t for t in taints],
@@ -113,7 +132,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
         else:
             idx = node_index_from_name(node_name) if node_index is None else node_index
             nodes = [NodeConfig(name=node_name, index=idx, labels=labels, taints=taints,
-                                pod_cidr=pod_cidr or pod_cidr_for(idx), **res)]
+                                pod_cidr=pod_cidr, **res)]
         for cfg in nodes[:1] + nodes[-1:]:   # the names follow one pattern
             problems = is_dns1123_subdomain(cfg.name)
             if problems:   # the apiserver's Node name rule (ValidateNodeName)
@@ -162,6 +181,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                                                         image_pull_backoff_seconds))
         async with RestClient(client_config, "kubelet") as client:
             kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
+                              event_qps=event_qps, event_burst=event_burst,
                               service_account_tokens=service_account_tokens == "request"
                               or (service_account_tokens == "auto" and not hollow_nodes))
             endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,
@@ -170,7 +190,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             try:
                 await wait_ready(client)
                 event(log, "kubelet.starting", server=server, nodes=len(nodes),
-                      first=nodes[0].name, pod_cidr=nodes[0].pod_cidr)
+                      first=nodes[0].name, pod_cidr=nodes[0].pod_cidr or "(from the node)")
                 await kubelet.run()
             finally:
                 await stop_all(endpoints)

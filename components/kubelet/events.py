@@ -18,6 +18,11 @@ UNHEALTHY = "Unhealthy"
 #: kuberuntime_manager.go SyncPod when the sandbox must be re-created
 SANDBOX_CHANGED, SANDBOX_CHANGED_MESSAGE = "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."
 STARTING, NODE_READY = "Starting", "NodeReady"
+#: the runtime's network error while the node has no podCIDR (containerd's CRI status, as the
+#: kubelet's runtimeState.networkErrors reports it), and the pod event it causes (kubelet.go SyncPod)
+NETWORK_NOT_READY_ERROR = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+                           "message:Network plugin returns error: cni plugin not initialized")
+NETWORK_NOT_READY, NETWORK_NOT_READY_MESSAGE = "NetworkNotReady", f"network is not ready: {NETWORK_NOT_READY_ERROR}"
 
 
 def go_duration(seconds: float) -> str:

@@ -8,6 +8,12 @@ All nodes of the process share one HTTP client and ONE pods informer:
   instead of one per node, which is what lets 1,000 nodes live in one process
   (the kubemark "hollow node" idea, ``cmd/kubemark``).
 
+The same holds for Nodes: ONE nodes informer (``metadata.name=<node>`` for one node, every Node
+for hollow nodes, trimmed to name, podCIDRs and the Ready condition) tells each node its podCIDR
+once the node IPAM controller writes it and shows a Ready condition someone else rewrote — no GET
+per node (the kubelet's node lister). The leases and status reports of all nodes run on one
+:class:`~components.kubelet.node.Heartbeats` timer heap.
+
 Each node keeps its own state: :class:`~components.kubelet.node.NodeAgent`
 (registration, lease, status), :class:`~components.kubelet.runtime.SimulatedRuntime`
 (images, sandboxes, IPs) and :class:`~components.kubelet.pod_workers.PodWorkers`.
@@ -17,16 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from components.kubelet.checkpoint import Checkpoint
-from components.kubelet.node import NodeAgent, NodeConfig
+from components.kubelet.node import Heartbeats, NodeAgent, NodeConfig
 from components.kubelet.pod_workers import PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
-from controlplane.api.resources import PODS
+from controlplane.aio import Backoff
+from controlplane.api.resources import NODES, PODS
 from controlplane.client.events import EventRecorder
 from controlplane.client.informer import Informer, drop_managed_fields
 from controlplane.log import event
@@ -37,12 +45,13 @@ log = logging.getLogger("kubelet")
 
 @dataclass
 class Timings:
-    """Simulated durations and heartbeat periods, in seconds."""
+    """Simulated durations and heartbeat periods, in seconds (``status_report_seconds``: the
+    kubelet's ``nodeStatusReportFrequency``, 5 min)."""
 
     image_pull_seconds: float = 0.2
     container_start_seconds: float = 0.1
     lease_renew_seconds: float = 10.0
-    status_report_seconds: float = 60.0
+    status_report_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
     backoff_max_seconds: float = 300.0
     image_backoff_seconds: float = 10.0
@@ -57,7 +66,8 @@ class Kubelet:
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
                  trace: bool = True, register_concurrency: int = 32,
-                 root_dir: str | None = None, service_account_tokens: bool = False) -> None:
+                 root_dir: str | None = None, service_account_tokens: bool = False,
+                 event_qps: float = 50.0, event_burst: int = 100) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
@@ -67,6 +77,8 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
+        #: the recorders' client, rate-limited for the whole process (EventClient)
+        self.events_client = EventClient(client, event_qps, event_burst)
         #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
         self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
@@ -76,7 +88,14 @@ class Kubelet:
         # would otherwise hold them all in this one process
         self.informer = Informer(client, PODS, field_selector=self.field_selector,
                                  transform=drop_managed_fields)
+        self.node_informer = Informer(client, NODES, transform=trim_node,
+                                      field_selector=f"metadata.name={nodes[0].name}" if single else None)
+        self.heartbeats = Heartbeats(workers=1 if single else 64,
+                                     spread=0.0 if single else self.timings.lease_renew_seconds)
+        #: Nodes the informer showed before their agent was ready
+        self._early: dict[str, dict] = {}
         self._announced = False
+        self._names = {c.name for c in nodes}
         self.checkpoint: Checkpoint | None = None
         if root_dir:
             self.checkpoint = Checkpoint(root_dir)
@@ -90,15 +109,34 @@ class Kubelet:
 
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
-        recorder = EventRecorder(self.client, "kubelet", host=cfg.name)
+        recorder = EventRecorder(self.events_client, "kubelet", host=cfg.name)  # type: ignore[arg-type]
         runtime: SimulatedRuntime | None = None
+        workers: PodWorkers | None = None
+
+        def pod_cidr_set(cidr: str) -> None:
+            if runtime is not None:
+                runtime.update_pod_cidr(cidr)
+            if workers is not None:
+                workers.network_ready()
+
         agent = NodeAgent(self.client, cfg, recorder,
                           images=lambda: runtime.node_images() if runtime else [],
                           lease_renew_seconds=t.lease_renew_seconds,
-                          status_report_seconds=t.status_report_seconds)
-        async with sem:
-            await agent.register()  # may adopt the existing node's podCIDR
-        runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr or "", t.image_pull_seconds,
+                          status_report_seconds=t.status_report_seconds, on_pod_cidr=pod_cidr_set)
+        retry = Backoff(0.1, 7.0)
+        while True:   # registerWithAPIServer: retried with back-off until it succeeds
+            try:
+                async with sem:
+                    await agent.register()  # may adopt the existing node's podCIDR
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                wait = retry.next()
+                event(log, "node.register_failed", logging.WARNING, node=cfg.name,
+                      error=f"{type(e).__name__}: {e}"[:200], retry_in=f"{wait:.2f}s")
+                await asyncio.sleep(wait)   # the back-off before the next attempt
+        runtime = SimulatedRuntime(cfg.name, cfg.pod_cidr, t.image_pull_seconds,
                                    t.container_start_seconds)
         volumes = VolumeManager(self.client, on_change=agent.mark_changed)
         agent.volumes = volumes.node_status
@@ -111,21 +149,27 @@ class Kubelet:
         tokens = None
         if self.service_account_tokens:
             tokens = TokenManager(self.client, lambda pod, msg: recorder.event(pod, "Warning", "FailedMount", msg))
-        self.workers[cfg.name] = PodWorkers(
+        self.workers[cfg.name] = workers = PodWorkers(
             self.client, cfg.name, cfg.internal_ip or "", runtime, recorder, self.tracer,
             backoff_base=t.backoff_base_seconds, backoff_max=t.backoff_max_seconds,
             on_images_changed=agent.mark_changed, volumes=volumes,
             image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
             # a root dir without a checkpoint is a node reboot: nothing kept running
             adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens)
+        early = self._early.pop(cfg.name, None)
+        if early is not None:
+            agent.observe(early)
+        self.heartbeats.add(agent)
 
     async def start(self) -> None:
-        """Register every node, then start heartbeats and the pods informer."""
+        """Start the nodes informer, register every node, then start the heartbeats and the pods
+        informer."""
+        self.node_informer.add_handlers(self._on_node, lambda old, new: self._on_node(new), None)
+        self.node_informer.start()
+        self._beats = [asyncio.create_task(self.heartbeats.run(), name="heartbeats")]
         sem = asyncio.Semaphore(self.register_concurrency)
         await asyncio.gather(*(self._start_node(cfg, sem) for cfg in self.configs))
         event(log, "kubelet.nodes_registered", nodes=len(self.agents))
-        self._beats = [asyncio.create_task(a.run_heartbeat(), name=f"heartbeat-{n}")
-                       for n, a in self.agents.items()]
         self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)
         self.informer.on_watch_started(self._on_watch_started)
         self.informer.start()
@@ -142,6 +186,7 @@ class Kubelet:
         for t in getattr(self, "_beats", []):
             t.cancel()
         await self.informer.stop()
+        await self.node_informer.stop()
         for w in self.workers.values():
             await w.stop()
             if w.tokens is not None:
@@ -154,6 +199,14 @@ class Kubelet:
         await self.tracer.flush()
 
     # -- informer handlers -------------------------------------------------------
+    def _on_node(self, node: dict) -> None:
+        name = (node.get("metadata") or {}).get("name") or ""
+        agent = self.agents.get(name)
+        if agent is not None:
+            agent.observe(node)
+        elif name in self._names:
+            self._early[name] = node
+
     def reconcile(self) -> int:
         """Remove the restored sandboxes whose pod the apiserver no longer has (on this
         node): pods deleted while the kubelet was down. Returns how many."""
@@ -196,3 +249,66 @@ class Kubelet:
         w = self._workers_for(pod)
         if w is not None:
             w.remove_pod(pod)
+
+
+def trim_node(node: dict) -> dict:
+    """What the kubelets keep of a Node (the nodes informer's transform): name, resourceVersion,
+    ``spec.podCIDR(s)`` and the Ready condition's status."""
+    md, spec = node.get("metadata") or {}, node.get("spec") or {}
+    ready = [{"type": "Ready", "status": c.get("status")}
+             for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"]
+    return {"metadata": {"name": md.get("name"), "resourceVersion": md.get("resourceVersion")},
+            "spec": {k: spec[k] for k in ("podCIDR", "podCIDRs") if k in spec},
+            "status": {"conditions": ready}}
+
+
+class EventClient:
+    """The recorders' client: the kubelet's event client, whose creates are limited to ``qps``
+    per second with bursts of ``burst`` (``--event-qps`` 50 / ``--event-burst`` 100, KubeletConfiguration
+    eventRecordQPS / eventBurst; 0: no limit); every other attribute is ``client``'s. One per
+    process: hollow nodes share it as they share the process. Writes waiting beyond
+    ``queue_size`` (1000, the event broadcaster's queue) are dropped — None returned, counted in
+    :attr:`dropped` — as client-go drops events from a full queue (``watch.DropIfChannelFull``)."""
+
+    def __init__(self, client: Any, qps: float = 50.0, burst: int = 100, queue_size: int = 1000) -> None:
+        self._client = client
+        self.qps, self.burst, self.queue_size = qps, max(burst, 1), queue_size
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._waiting = 0
+        self.dropped = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def _write(self, verb: str, *args: Any, **kw: Any) -> Any:
+        if self.qps <= 0:
+            return await getattr(self._client, verb)(*args, **kw)
+        if self._waiting >= self.queue_size:
+            self.dropped += 1
+            if self.dropped % 1000 == 1:
+                event(log, "kubelet.events_dropped", logging.WARNING, dropped=self.dropped,
+                      reason=f"more than {self.queue_size} events waiting for --event-qps {self.qps:g}")
+            return None
+        self._waiting += 1
+        try:
+            while True:   # a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter)
+                now = time.monotonic()
+                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+                self._last = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    break
+                await asyncio.sleep((1 - self._tokens) / self.qps)   # the rate limiter's wait
+        finally:
+            self._waiting -= 1
+        return await getattr(self._client, verb)(*args, **kw)
+
+    async def create(self, *args: Any, **kw: Any) -> Any:
+        return await self._write("create", *args, **kw)
+
+    async def update(self, *args: Any, **kw: Any) -> Any:
+        return await self._write("update", *args, **kw)
+
+    async def patch(self, *args: Any, **kw: Any) -> Any:
+        return await self._write("patch", *args, **kw)

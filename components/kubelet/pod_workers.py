@@ -183,6 +183,12 @@ class PodWorkers:
     def pods(self) -> list[dict]:
         return list(self._latest.values())
 
+    def network_ready(self) -> None:
+        """The node's podCIDR came: sync every pod waiting for the network now."""
+        for uid in list(self._latest):
+            if self.runtime.sandbox(uid) is None:
+                self._kick(uid)
+
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until no worker is running (tests)."""
         await asyncio.wait_for(self._idle.wait(), timeout)
@@ -303,6 +309,11 @@ class PodWorkers:
                 await self._send_status(pod, None)
                 self._resync_after(uid, self.volumes.retry_after(pod))
                 return
+        if sb is None and not self.runtime.network_ready:
+            # kubelet.go SyncPod: no sandbox while the network plugin is not ready
+            self.recorder.event(pod, "Warning", ev.NETWORK_NOT_READY, ev.NETWORK_NOT_READY_MESSAGE)
+            self._resync_after(uid, 5.0)   # and at once when the podCIDR comes (network_ready)
+            return
         if sb is None:
             with otel.span("runtime.v1.RuntimeService/RunPodSandbox"):
                 sb = self.runtime.run_pod_sandbox(uid)

@@ -175,10 +175,11 @@ class SimulatedRuntime:
 
     ``image_pull_seconds`` / ``container_start_seconds`` are the simulated
     durations (seconds, float). Methods raise :class:`components.kubelet.ipam.IPExhausted`
-    when the node's pod CIDR is full.
+    when the node's pod CIDR is full and :class:`components.kubelet.ipam.NetworkNotReady` while
+    the node has none (``pod_cidr`` None until :meth:`update_pod_cidr`).
     """
 
-    def __init__(self, node_name: str, pod_cidr: str, image_pull_seconds: float = 0.2,
+    def __init__(self, node_name: str, pod_cidr: str | None, image_pull_seconds: float = 0.2,
                  container_start_seconds: float = 0.1,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.node_name = node_name
@@ -193,6 +194,15 @@ class SimulatedRuntime:
         self.sandboxes: dict[str, Sandbox] = {}
         self._pull_locks: dict[str, asyncio.Lock] = {}
         metrics.RUNTIMES.add(self)
+
+    @property
+    def network_ready(self) -> bool:
+        """Whether the network plugin can wire pods (the node's podCIDR is known)."""
+        return self.ipam.ready
+
+    def update_pod_cidr(self, cidr: str) -> None:
+        """The node's podCIDR was set (CRI UpdateRuntimeConfig, from the kubelet's updatePodCIDR)."""
+        self.ipam.set_cidr(cidr)
 
     # -- images (ImageService) ---------------------------------------------
     def image_present(self, image: str) -> bool:

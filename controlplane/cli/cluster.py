@@ -170,6 +170,14 @@ def notifies(name: str) -> bool:
 #: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
 #: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
 DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
+#: the pods' range the controller-manager's node IPAM controller splits into one /24 per node
+#: (kubeadm passes ``--allocate-node-cidrs=true --cluster-cidr=<podSubnet>`` when a pod subnet is
+#: set). kubeadm has no default pod subnet and flannel's usual 10.244.0.0/16 holds only 256 /24s;
+#: 10.64.0.0/11 is what Kubernetes' own scale clusters take above 4,000 nodes
+#: (``cluster/gce/config-common.sh`` get-cluster-ip-range): 8,192 nodes, beside the default
+#: service range 10.96.0.0/12, so ``--hollow-nodes 5000`` fits with the defaults.
+DEFAULT_POD_NETWORK_CIDR = "10.64.0.0/11"
+DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
 
 
 class LocalCluster:
@@ -202,8 +210,10 @@ class LocalCluster:
                  etcd_tls: bool = False, apiserver_cert_extra_sans: tuple[str, ...] = (),
                  audit: bool = True, audit_policy_file: str | None = None,
                  apiservers: int = 1, etcd: str = "embedded", etcd_members: int = 1,
-                 zygote: Zygote | None = None) -> None:
+                 zygote: Zygote | None = None, pod_network_cidr: str = DEFAULT_POD_NETWORK_CIDR) -> None:
         self.data_dir = os.path.abspath(data_dir)
+        #: ``--cluster-cidr`` of the node IPAM controller
+        self.pod_network_cidr = pod_network_cidr
         self.etcd_servers = etcd_servers
         if apiservers < 1:
             raise RuntimeError(f"--apiservers {apiservers}: at least one apiserver is needed")
@@ -527,7 +537,10 @@ class LocalCluster:
         cfg = self.config
         cm_args = ["--controllers", ",".join(cfg.controllers)] if cfg and cfg.controllers is not None else []
         out = []
-        cm_args = [*cm_args, "--root-ca-file", self.pki.ca_file]  # published as kube-root-ca.crt
+        cm_args = [*cm_args, "--root-ca-file", self.pki.ca_file,  # published as kube-root-ca.crt
+                   # node IPAM as kubeadm configures it (every node's spec.podCIDR)
+                   "--allocate-node-cidrs=true", "--cluster-cidr", self.pod_network_cidr,
+                   "--service-cluster-ip-range", DEFAULT_SERVICE_CIDR]
         for name, job, extra in (("controller-manager", "kube-controller-manager", cm_args),
                                  ("scheduler", "kube-scheduler", self._scheduler_config_args())):
             port = self._port(DEFAULT_PORTS[name])

@@ -14,13 +14,20 @@ everything cleanly on Ctrl-C or SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 
 import click
 
 from controlplane import log
 from controlplane.cli import zygote
-from controlplane.cli.cluster import DEFAULT_AUTHORIZATION_MODE, LocalCluster, MetricsEndpoint, short_path
+from controlplane.cli.cluster import (
+    DEFAULT_AUTHORIZATION_MODE,
+    DEFAULT_POD_NETWORK_CIDR,
+    LocalCluster,
+    MetricsEndpoint,
+    short_path,
+)
 from controlplane.cli.prometheus import write_scrape_config
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ConfigError, load
@@ -85,6 +92,8 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--fork-server/--no-fork-server", default=False, show_default=True,
               help="import the services' modules once in a zygote process and fork each service from it "
                    "(Linux; each is still its own process, with the command line it would be started with)")
+@click.option("--pod-network-cidr", default=DEFAULT_POD_NETWORK_CIDR, show_default=True, metavar="CIDR",
+              help="the pods' range (kubeadm init's flag): the controller-manager gives each node a /24 of it")
 @click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
               help="comma-separated extra DNS names / IPs for the apiserver's serving certificate")
 @click.option("--audit/--no-audit", default=True, show_default=True,
@@ -104,6 +113,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
             nodes: str, node_labels: tuple[str, ...], hollow_nodes: int, config_path: str | None,
             prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int,
             no_dashboard: bool, authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str,
+            pod_network_cidr: str,
             audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int,
             fork_server: bool) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
@@ -124,6 +134,10 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
     if not node_names and not hollow_nodes:
         raise click.BadParameter("at least one node is needed", param_hint="--nodes")
     labels = parse_node_labels(node_labels)
+    try:
+        ipaddress.ip_network(pod_network_cidr, strict=False)
+    except ValueError as e:
+        raise click.BadParameter(f"{pod_network_cidr!r}: {e}", param_hint="--pod-network-cidr") from None
 
     async def main() -> None:
         fork = None
@@ -147,7 +161,7 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
         return LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,
                                etcd_port=etcd_port, nodes=node_names, node_labels=labels,
                                hollow_nodes=hollow_nodes, config=config, tracing_endpoint=tracing_endpoint,
-                               authorization_mode=authorization_mode,
+                               authorization_mode=authorization_mode, pod_network_cidr=pod_network_cidr,
                                etcd_tls=etcd_tls, apiserver_cert_extra_sans=tuple(
                                    n.strip() for n in apiserver_cert_extra_sans.split(",") if n.strip()),
                                audit=audit, audit_policy_file=os.path.abspath(audit_policy_file)

@@ -109,8 +109,12 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     ``--insecure-http``)."""
     if args and args[0] == "apiserver" and not {"--tls-cert-file", "--insecure-http"} & set(args):
         args = (*args, *harness().apiserver_args())
+    # a controller-manager allocates node CIDRs as `controlplane up` configures it (the kubelets wait
+    # for their node's spec.podCIDR); a test's own flags win over the environment
+    env = {**os.environ, "CONTROLPLANE_CONTROLLER_MANAGER_ALLOCATE_NODE_CIDRS": "true",
+           "CONTROLPLANE_CONTROLLER_MANAGER_CLUSTER_CIDR": "10.64.0.0/11"}
     p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+                         stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, env=env)
     return p, LineReader(p, p.stdout)
 
 

@@ -361,7 +361,7 @@ async def test_prestop_hook_and_sigterm_ignored_until_the_grace_period():
 # -- checkpoint --------------------------------------------------------------------
 async def test_checkpoint_reload_keeps_containers_and_reconciles(tmp_path):
     api = FakeClient()
-    nodes = [NodeConfig(name="node01", index=1)]
+    nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
     t = Timings(image_pull_seconds=0.0, container_start_seconds=0.0)
     k = Kubelet(api, nodes, t, trace=False, root_dir=str(tmp_path))
     await k._start_node(nodes[0], asyncio.Semaphore(1))
@@ -393,7 +393,7 @@ async def test_checkpoint_reload_keeps_containers_and_reconciles(tmp_path):
 
 async def test_missing_checkpoint_is_a_reboot_that_restarts_containers(tmp_path):
     api = FakeClient()
-    nodes = [NodeConfig(name="node01", index=1)]
+    nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
     t = Timings(image_pull_seconds=0.0, container_start_seconds=0.0)
     k = Kubelet(api, nodes, t, trace=False, root_dir=str(tmp_path / "a"))
     await k._start_node(nodes[0], asyncio.Semaphore(1))

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import pytest
 
 from components.kubelet.node import (
+    Heartbeats,
     NodeAgent,
     NodeConfig,
     build_node,
+    internal_ip_for,
     node_index_from_name,
     parse_labels,
-    pod_cidr_for,
     resources,
 )
 from controlplane import KUBE_VERSION
@@ -34,7 +36,7 @@ def verbs(api: FakeClient) -> list[tuple]:
 
 
 def test_build_node_shape():
-    cfg = NodeConfig(name="node01", index=1, labels={"kgc": "a"})
+    cfg = NodeConfig(name="node01", index=1, labels={"kgc": "a"}, pod_cidr="10.244.1.0/24")
     n = build_node(cfg, [])
     labels = n["metadata"]["labels"]
     assert labels == {"kubernetes.io/hostname": "node01", "kubernetes.io/os": "linux",
@@ -56,10 +58,23 @@ def test_build_node_shape():
         assert conds[t]["status"] == "False" and conds[t]["lastHeartbeatTime"]
 
 
+def test_node_without_pod_cidr_registers_not_ready_for_the_network():
+    n = build_node(NodeConfig(name="node01", index=1), [])
+    assert "podCIDR" not in n["spec"] and "podCIDRs" not in n["spec"]
+    ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "KubeletNotReady")
+    assert "NetworkReady=false reason:NetworkPluginNotReady" in ready["message"]
+
+
 def test_helpers_and_bad_input():
     assert node_index_from_name("node01") == 1 and node_index_from_name("node02") == 2
+    assert node_index_from_name("hollow-4999") == 4999 and node_index_from_name("n25600") == 25600
     assert 1 <= node_index_from_name("master") <= 250
-    assert pod_cidr_for(300) == "10.245.44.0/24"
+    assert internal_ip_for(5099) == "192.168.50.199"
+    assert internal_ip_for(25_599) == "192.168.255.199" and internal_ip_for(25_600) == "172.16.0.1"
+    assert len({internal_ip_for(i) for i in range(0, 30_000)}) == 30_000
+    with pytest.raises(ValueError):
+        internal_ip_for(-1)
     assert parse_labels("kgc=a, foo=bar") == {"kgc": "a", "foo": "bar"}
     with pytest.raises(ValueError):
         parse_labels("novalue")
@@ -114,21 +129,75 @@ async def test_take_over_keeps_user_labels_and_pod_cidr_and_patches_status_only(
 
 async def test_status_marked_unknown_by_the_node_controller_is_reported_again():
     api = fake_api()
-
-    async def request(method, path, params=None, body=None, **kw):
-        assert (method, path, params) == ("GET", "/api/v1/nodes/node01", {"resourceVersion": "0"})
-        return copy.deepcopy(api.stored(NODES, "node01"))
-    api.request = request
-    agent = NodeAgent(api, NodeConfig(name="node01", index=1))
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24"))
     await agent.register()
-    await agent.update_status()
-    await agent.check_status_drift()
-    assert not agent._changed.is_set(), "a Ready node needs no extra report"
+    agent.observe(copy.deepcopy(api.stored(NODES, "node01")))
+    assert not agent.changed, "a Ready node needs no extra report"
     for c in api.stored(NODES, "node01")["status"]["conditions"]:
         if c["type"] == "Ready":
             c["status"], c["reason"] = "Unknown", "NodeStatusUnknown"
-    await agent.check_status_drift()
-    assert agent._changed.is_set()
-    await agent.update_status()
+    agent.observe(copy.deepcopy(api.stored(NODES, "node01")))
+    assert agent.changed
+    await agent.tick()
     ready = next(c for c in api.stored(NODES, "node01")["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"
+
+
+async def test_pod_cidr_written_by_the_controller_manager_makes_the_node_ready():
+    api = fake_api()
+    got: list[str] = []
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1), on_pod_cidr=got.append)
+    await agent.register()
+    assert [a.verb for a in api.writes()] == ["create"], "the registration carried the status"
+    node = await api.patch(NODES, "node01", {"spec": {"podCIDR": "10.64.3.0/24", "podCIDRs": ["10.64.3.0/24"]}})
+    agent.observe(node)
+    assert got == ["10.64.3.0/24"] and agent.changed
+    await agent.tick()
+    ready = next(c for c in api.stored(NODES, "node01")["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")
+
+
+async def test_ticks_renew_the_lease_and_report_status_only_when_changed_or_due():
+    api = fake_api()
+    agent = NodeAgent(api, NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24"),
+                      lease_renew_seconds=10.0, status_report_seconds=300.0)
+    await agent.register()
+    api.clear_actions()
+    nxt = await agent.tick()
+    assert [(a.verb, a.resource) for a in api.writes()][-1] == ("create", "leases")
+    assert not any(a.resource == "nodes" for a in api.writes()), "no status report before it is due"
+    assert nxt == agent.lease_due and 9.0 <= nxt - agent.last_status <= 11.0, "next: the lease (10 s ±10 %)"
+    agent.lease_due = 0.0
+    agent.last_status -= 301   # nodeStatusReportFrequency passed
+    await agent.tick()
+    assert [(a.verb, a.resource, a.subresource) for a in api.writes()][-2:] == [
+        ("update", "leases", ""), ("patch", "nodes", "status")]
+
+
+async def test_heartbeats_run_many_agents_from_one_loop():
+    api = fake_api()
+    agents = [NodeAgent(api, NodeConfig(name=f"n{i}", index=i, pod_cidr=f"10.244.{i}.0/24"),
+                        lease_renew_seconds=3600.0) for i in range(50)]
+    for a in agents:
+        await a.register()
+    all_leases, reported = asyncio.Event(), asyncio.Event()
+
+    def watch(action):   # a reactor that only observes: the tracker still answers
+        if action.resource == "leases" and len(api.all(LEASES)) == 49:
+            all_leases.set()
+        if action.resource == "nodes" and action.subresource == "status" and action.name == "n7":
+            reported.set()
+        return False, None
+    api.prepend_reactor("*", "*", watch)
+    beats = Heartbeats(workers=4)
+    for a in agents:
+        beats.add(a)
+    task = asyncio.create_task(beats.run())
+    try:
+        await asyncio.wait_for(all_leases.wait(), 10)
+        agents[7].mark_changed()
+        await asyncio.wait_for(reported.wait(), 10)
+    finally:
+        task.cancel()
+    assert len(api.all(LEASES)) >= 49
+    assert [a.name for a in api.writes() if a.resource == "nodes" and a.subresource == "status"] == ["n7"]
