@@ -1,18 +1,19 @@
 """The whole suite: ``pytester`` for tests/plugin (the pytest plugin run in a sub-pytest);
 ``pytest_plugins`` may only be set in a top-level conftest.
 
-The suite runs on two pytest-xdist workers (``-n 2 --dist loadgroup`` in pyproject's addopts), and
-:func:`pytest_collection_modifyitems` decides who runs beside whom with ``xdist_group`` marks (read
-by xdist's ``loadgroup`` scheduling):
+The suite runs on two pytest-xdist workers (``-n 2 --dist loadscope`` in pyproject's addopts), and
+:func:`pytest_xdist_make_scheduler` decides who runs beside whom (xdist's LoadScopeScheduling with
+the scopes of :func:`xdist_scope`):
 
 * every test that starts processes — everything outside ``tests/unit/`` (integration, faults, the
-  plugin's sub-pytests, examples/) — is one group, ``processes``: one worker runs them one after
+  plugin's sub-pytests, examples/) — is one scope, ``processes``: one worker runs them one after
   the other in collection order, as a plain ``pytest`` does, so no two clusters ever compete and
   module- and session-scoped clusters start once;
-* a unit test using a module- or class-scoped fixture stays with the rest of its module;
-* the other unit tests are spread one by one over both workers (the unit suite under ``-n 2`` is
+* a unit module is a scope of its own, spread over both workers (the unit suite under ``-n 2`` is
   the check every change passes already).
 
+(``--dist loadgroup`` with ``xdist_group`` marks would say the same, but pytest-xdist 3.8 renames
+the node ids through ``item._nodeid``, which pytest 9 no longer reads: the marks are ignored.)
 Figures a worker collects for the terminal summary (the fault suite's table, ``record_property``
 figures) travel to the controller in the reports' ``user_properties`` and are printed there
 (:func:`pytest_terminal_summary`)."""
@@ -28,34 +29,26 @@ FAULT_FIGURES = "fault_figures"
 
 FAULT_COLUMNS = ("kills", "phases", "converged", "lost", "duplicates", "missed", "relists", "acked",
                  "unanswered", "worst_converge_s", "seconds")
-_WIDE_SCOPES = {"module", "class", "package"}
 UNIT = "tests/unit/"
 PROCESSES = "processes"
-"""The ``xdist_group`` of every test outside :data:`UNIT`: they run on one worker, in order."""
+"""The xdist scope of every test outside :data:`UNIT`: they run on one worker, in order."""
 
 
-def _xdist_group(item: pytest.Item) -> str | None:
-    """The group ``item`` must share a worker with, or None (any worker will do)."""
-    path = item.nodeid.split("::", 1)[0]
-    if not path.startswith(UNIT):
-        return PROCESSES
-    info = getattr(item, "_fixtureinfo", None)
-    for name in info.names_closure if info is not None else ():
-        defs = info.name2fixturedefs.get(name)
-        if defs and defs[-1].scope in _WIDE_SCOPES and defs[-1].baseid:
-            return path
-    return None
+def xdist_scope(nodeid: str) -> str:
+    """The scheduling scope of a test id: :data:`PROCESSES` outside :data:`UNIT`, else its module."""
+    path = nodeid.split("::", 1)[0]
+    return path if path.startswith(UNIT) else PROCESSES
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that share a cluster with an ``xdist_group`` (before xdist reads the marks)."""
-    for item in items:
-        if any(item.iter_markers("xdist_group")):
-            continue
-        group = _xdist_group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist's LoadScopeScheduling (largest scope first) over :func:`xdist_scope`'s scopes."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return Scheduling(config, log)
 
 
 _figures: list[dict] = []
