@@ -1,6 +1,7 @@
 """Fixtures of the fault suite (a ``controlplane up`` per scenario, the real etcd) and the
-figures printed at the end of the run (kills, converged phases, lost writes, duplicates,
-missed watch events), collected by ``tests/faults/harness.py``."""
+figures collected by ``tests/faults/harness.py`` (kills, converged phases, lost writes, duplicates,
+missed watch events), sent on each scenario's teardown report to the summary printed by
+``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ import shutil
 
 import pytest
 
+from tests.conftest import FAULT_FIGURES
 from tests.faults.harness import FIGURES, Cluster, RealEtcd
-
-COLUMNS = ("kills", "phases", "converged", "lost", "duplicates", "missed", "relists", "acked",
-           "unanswered", "worst_converge_s", "seconds")
 
 
 @pytest.fixture()
@@ -41,16 +40,16 @@ def up_real_etcd(tmp_path):
         etcd.stop()
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not FIGURES:
-        return
-    tr = terminalreporter
-    tr.section("fault suite figures")
-    width = max(len(f["scenario"]) for f in FIGURES)
-    tr.write_line(f"{'scenario':<{width}}  " + "  ".join(COLUMNS))
-    for f in FIGURES:
-        tr.write_line(f"{f['scenario']:<{width}}  " +
-                      "  ".join(f"{f[c]:>{len(c)}}" for c in COLUMNS))
-    total = {c: sum(f[c] for f in FIGURES) for c in ("kills", "phases", "converged", "lost",
-                                                      "duplicates", "missed")}
-    tr.write_line("total: " + ", ".join(f"{k} {v}" for k, v in total.items()))
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The scenarios' figures recorded since the last report ride on the teardown report, so the
+    summary (tests/conftest.py) gets them under pytest-xdist too."""
+    report = yield
+    global _sent
+    if call.when == "teardown" and len(FIGURES) > _sent:
+        report.user_properties.append((FAULT_FIGURES, [dict(f) for f in FIGURES[_sent:]]))
+        _sent = len(FIGURES)
+    return report
+
+
+_sent = 0

@@ -319,16 +319,24 @@ class NodeCluster:
         return p
 
 
-@pytest.fixture()
-def node_cluster(tmp_path):
-    """A :class:`NodeCluster`; every process is stopped afterwards (a SIGSTOP'd one resumed first)."""
+@contextlib.contextmanager
+def running_node_cluster(cache: str) -> Iterator[NodeCluster]:
+    """A :class:`NodeCluster` (kubectl's cache dir ``cache``); every process is stopped on exit (a
+    SIGSTOP'd one resumed first)."""
     procs: list[subprocess.Popen] = []
     try:
         server, cm_out = start_control_plane(procs, "--node-monitor-grace-period", "4s",
                                              "--node-monitor-period", "500ms")
-        yield NodeCluster(server, cm_out, str(tmp_path / "kc"), procs)
+        yield NodeCluster(server, cm_out, cache, procs)
     finally:
         for p in reversed(procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
             stop(p)
+
+
+@pytest.fixture()
+def node_cluster(tmp_path):
+    """A fresh :class:`NodeCluster` per test (:func:`running_node_cluster`)."""
+    with running_node_cluster(str(tmp_path / "kc")) as c:
+        yield c

@@ -2,7 +2,7 @@
 
 One kubelet (node01) with short back-offs (image pulls 1 s doubling to 4 s) and a
 ``--root-dir`` over etcd, the apiserver, the controller-manager and the scheduler
-(``node_cluster``): a pull from an unresolvable registry ends in ImagePullBackOff with
+(``running_node_cluster``, one for the module): a pull from an unresolvable registry ends in ImagePullBackOff with
 the kubelet's events; the liveness-exec task of the Kubernetes docs (its timings
 shortened) restarts the container; a failing readiness probe keeps READY 0/1; a
 ``kubectl delete`` with a preStop hook shows ``Killing`` and takes the hook's time.
@@ -21,20 +21,23 @@ import time
 
 import pytest
 
-from tests.integration.conftest import KUBECTL, spawn, start_up, stop
+from tests.integration.conftest import KUBECTL, running_node_cluster, spawn, start_up, stop
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture()
-def env(node_cluster, tmp_path):
-    k, out = spawn("kubelet", "--master", node_cluster.server, "--node-name", "node01",
-                   "--lease-renew-seconds", "0.5", "--image-pull-backoff-seconds", "1",
-                   "--image-pull-backoff-max-seconds", "4", "--root-dir", str(tmp_path / "kubelet"))
-    node_cluster.procs.append(k)
-    out.wait_for("kubelet.nodes_registered", 30)
-    node_cluster.kubectl("wait", "node/node01", "--for=condition=Ready", "--timeout=30s")
-    return node_cluster
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """One control plane and kubelet for the module's pod tests (each its own pod name)."""
+    tmp = tmp_path_factory.mktemp("kubelet-failures")
+    with running_node_cluster(str(tmp / "kc")) as node_cluster:
+        k, out = spawn("kubelet", "--master", node_cluster.server, "--node-name", "node01",
+                       "--lease-renew-seconds", "0.5", "--image-pull-backoff-seconds", "1",
+                       "--image-pull-backoff-max-seconds", "4", "--root-dir", str(tmp / "kubelet"))
+        node_cluster.procs.append(k)
+        out.wait_for("kubelet.nodes_registered", 30)
+        node_cluster.kubectl("wait", "node/node01", "--for=condition=Ready", "--timeout=30s")
+        yield node_cluster
 
 
 def until(fn, what: str, timeout: float = 60.0):
