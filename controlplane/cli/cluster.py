@@ -486,13 +486,6 @@ class LocalCluster:
             args += ["--etcd-cafile", p.path(os.path.join("etcd", "ca")),
                      "--etcd-certfile", p.path("apiserver-etcd-client"),
                      "--etcd-keyfile", p.path("apiserver-etcd-client", "key")]
-        enable = list(self.config.enable_admission_plugins) if self.config is not None else []
-        if self.authorization_mode:
-            args += ["--authorization-mode", self.authorization_mode]
-            if "Node" in self.authorization_mode.split(",") and "NodeRestriction" not in enable:
-                enable.append("NodeRestriction")
-        if enable:
-            args += ["--enable-admission-plugins", ",".join(enable)]
         if self.audit_log is not None:
             policy = self.audit_policy_file or os.path.join(self.data_dir, "audit-policy.yaml")
             if not self.audit_policy_file and not os.path.exists(policy):
@@ -500,6 +493,14 @@ class LocalCluster:
                     f.write(DEFAULT_AUDIT_POLICY)
             args += ["--audit-policy-file", policy, "--audit-log-path", self.audit_log,
                      "--audit-log-maxsize", "100", "--audit-log-maxbackup", "2"]
+        enable = list(self.config.enable_admission_plugins) if self.config is not None else []
+        if self.authorization_mode:
+            args += ["--authorization-mode", self.authorization_mode]
+            if "Node" in self.authorization_mode.split(",") and "NodeRestriction" not in enable:
+                enable.append("NodeRestriction")
+        if enable:
+            args += ["--enable-admission-plugins", ",".join(enable)]
+
         if self.config is not None and self.config.disable_admission_plugins:
             args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)

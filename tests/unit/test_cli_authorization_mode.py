@@ -36,3 +36,20 @@ def test_up_passes_the_mode_to_the_apiserver(tmp_path, mode, extra):
 def test_up_defaults_to_node_rbac(tmp_path):
     args = LocalCluster(str(tmp_path), apiserver_port=6443)._apiserver_service("http://127.0.0.1:2379").args
     assert args[args.index("--authorization-mode") + 1] == "Node,RBAC"
+
+
+def test_up_writes_the_default_audit_policy_once_and_logs_to_the_data_dir(tmp_path):
+    args = LocalCluster(str(tmp_path), apiserver_port=6443)._apiserver_service("http://127.0.0.1:2379").args
+    policy = tmp_path / "audit-policy.yaml"
+    assert args[args.index("--audit-policy-file") + 1] == str(policy)
+    assert args[args.index("--audit-log-path") + 1] == str(tmp_path / "logs" / "audit.log")
+    from components.apiserver.audit.policy import load_policy
+    assert load_policy(str(policy)).rules[-1].level == "Metadata"
+    policy.write_text(policy.read_text().replace("- level: Metadata\n", "- level: Request\n"))
+    LocalCluster(str(tmp_path), apiserver_port=6443)._apiserver_service("http://127.0.0.1:2379")
+    assert load_policy(str(policy)).rules[-1].level == "Request"  # an edited policy is kept
+
+
+def test_up_no_audit_passes_no_audit_flags(tmp_path):
+    args = LocalCluster(str(tmp_path), apiserver_port=6443, audit=False)._apiserver_service("http://127.0.0.1:2379").args
+    assert not [a for a in args if a.startswith("--audit")]
