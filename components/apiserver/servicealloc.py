@@ -200,6 +200,8 @@ class ServiceAllocator:
         on a dry run) the same as :meth:`allocate`. Raises :class:`AllocationError`, or
         StorageError when etcd cannot be reached."""
         if self.store is None or dry_run:
+            if self.store is not None:  # a dry run claims nothing but answers values free in etcd
+                await self._learn_claims()
             self.allocate(svc, old, dry_run)
             return
         given = copy.deepcopy(svc.get("spec") or {})

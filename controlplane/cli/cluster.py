@@ -500,7 +500,6 @@ class LocalCluster:
                 enable.append("NodeRestriction")
         if enable:
             args += ["--enable-admission-plugins", ",".join(enable)]
-
         if self.config is not None and self.config.disable_admission_plugins:
             args += ["--disable-admission-plugins", ",".join(self.config.disable_admission_plugins)]
         return Service("apiserver", args)

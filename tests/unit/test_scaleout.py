@@ -66,13 +66,17 @@ def svc(name: str, **spec) -> dict:
 
 async def test_two_allocators_sharing_etcd_never_hand_out_the_same_address_or_port(store):
     # neither sees the other's Services (no watch cache here): only the claims in etcd keep them apart
-    a, b = (ServiceAllocator("10.0.0.0/28", "30000-30012", store=store) for _ in range(2))
-    made = [svc(f"s{i}") for i in range(13)]  # 10.0.0.2 .. 10.0.0.14: 13 addresses
+    a, b = (ServiceAllocator("10.0.0.0/27", "30000-30028", store=store) for _ in range(2))
+    made = [svc(f"s{i}") for i in range(13)]  # of 10.0.0.2 .. 10.0.0.30: 29 addresses
     await asyncio.gather(*((a if i % 2 else b).allocate_shared(s) for i, s in enumerate(made)))
     assert len({s["spec"]["clusterIP"] for s in made}) == 13
     assert len({s["spec"]["ports"][0]["nodePort"] for s in made}) == 13
+    # a range filled through both replicas in turn is full for each
+    c, d = (ServiceAllocator("10.1.0.0/29", "31000-31004", store=store) for _ in range(2))
+    for i in range(5):  # 10.1.0.2 .. 10.1.0.6: 5 addresses
+        await (c if i % 2 else d).allocate_shared(svc(f"t{i}"))
     with pytest.raises(AllocationError, match="range is full"):
-        await a.allocate_shared(svc("one-too-many"))
+        await c.allocate_shared(svc("one-too-many"))
     fresh = ServiceAllocator("10.0.0.0/24", store=store)
     with pytest.raises(AllocationError, match="provided IP is already allocated"):
         await fresh.allocate_shared(svc("given", type="ClusterIP", clusterIP=made[0]["spec"]["clusterIP"]))
