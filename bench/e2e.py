@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench.common import cpu_seconds  # noqa: E402
+from bench.common import cpu_seconds, rss_bytes  # noqa: E402
 from controlplane.api.resources import DEPLOYMENTS, PODS  # noqa: E402
 from controlplane.cli.cluster import LocalCluster, free_port  # noqa: E402
 from controlplane.client.config import load_kubeconfig  # noqa: E402
@@ -60,18 +60,6 @@ def pct(values: list[float], p: float) -> float:
         return float("nan")
     v = sorted(values)
     return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
-
-
-def rss_bytes(pid: int) -> int:
-    """Resident set size of a process (Linux ``/proc/PID/status`` VmRSS), 0 if gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 class PodWatch:
