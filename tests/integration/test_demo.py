@@ -32,7 +32,7 @@ def test_demo_prints_the_thirteen_steps_and_a_summary(tmp_path):
     for a, b in [(2, 3), (2, 4), (4, 5), (5, 6), (6, 9), (9, 10), (10, 11), (11, 12), (12, 13)]:
         assert firsts[a] < firsts[b], (a, b, firsts)
     assert re.search(r"Summary: 3 pod\(s\) Running", out)
-    rows = re.findall(r"^\s+(myapp1-\S+)\s+(\S+)\s+(10\.244\.\S+)\s+Running$", out, re.M)
+    rows = re.findall(r"^\s+(myapp1-\S+)\s+(\S+)\s+(\d+\.\d+\.\d+\.\d+)\s+Running$", out, re.M)
     assert len(rows) == 3 and {r[1] for r in rows} == {"node01"}
     assert "nodeSelector {'kgc': 'a'} → every pod landed on node01" in out
     assert "Step 9 for pod myapp1-" in out and "<= chosen" in out

@@ -47,8 +47,10 @@ class Env:
         etcd_url = re.search(r"listen=(\S+)", out.wait_for("etcd.ready", 30)).group(1)
         api, _, self.server = start_apiserver(etcd_url)
         self.procs.append(api)
-        for n in ("node01", "node02"):
-            k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", cpu)
+        for i, n in enumerate(("node01", "node02"), start=1):
+            # no controller-manager allocates podCIDRs here: each kubelet is given its own
+            k, out = spawn("kubelet", "--master", self.server, "--node-name", n, "--cpu", cpu,
+                           "--pod-cidr", f"10.244.{i}.0/24")
             self.procs.append(k)
             out.wait_for("kubelet.nodes_registered", 30)
 
