@@ -125,13 +125,16 @@ class Auditor:
 
     @property
     def enabled(self) -> bool:
+        """Whether a policy was given (``--audit-policy-file``): without one nothing is audited."""
         return self.policy is not None
 
     async def start(self) -> None:
+        """Start the log backend's writer task (none without ``--audit-log-path``)."""
         if self.backend is not None:
             self.backend.start()
 
     async def stop(self) -> None:
+        """Write the queued events and stop the backend (the batch backend's shutdown flush)."""
         if self.backend is not None:
             await self.backend.stop()
 

@@ -45,6 +45,9 @@ class PolicyError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class GroupResources:
+    """One ``resources`` entry of a PolicyRule (audit/v1 ``GroupResources``): the API ``group``
+    ("" the core group), ``resources`` (plural, ``pods/log`` or ``*/status`` forms; empty: all)
+    and ``resourceNames`` (empty: all)."""
     group: str = ""
     resources: tuple[str, ...] = ()
     resource_names: tuple[str, ...] = ()

@@ -177,6 +177,9 @@ class NodeIpamController(Controller):
                 self._occupy(node)
 
     async def run(self, workers: int | None = None) -> None:
+        """Occupy every podCIDR the Nodes already hold, then run ``workers`` workers until
+        cancelled; with ``--allocate-node-cidrs`` false, log ``nodeipam.disabled`` and return
+        (kube-controller-manager starts no range allocator then, ``nodeipam/node_ipam_controller.go``)."""
         if not self.enabled:
             event(log, "nodeipam.disabled", reason="--allocate-node-cidrs is false")
             return
@@ -185,6 +188,10 @@ class NodeIpamController(Controller):
 
     # -- the worker ----------------------------------------------------------------
     async def sync(self, key: str) -> None:
+        """Give Node ``key`` (its name) one CIDR per configured cluster CIDR, written as
+        ``spec.podCIDR`` / ``spec.podCIDRs`` by a strategic-merge PATCH; a Node that has them, or is
+        gone, is left alone; a full range records ``CIDRNotAvailable`` (range_allocator.go
+        AllocateOrOccupyCIDR)."""
         self.initialize()
         node = self.nodes.store.get(key)
         if node is None or pod_cidrs(node) or key in self.assigned:
