@@ -32,6 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench.apiserver import create_objects  # noqa: E402
 from bench.common import cpu_seconds, start_service, stop_services  # noqa: E402
 from controlplane.lifeline import child_kwargs  # noqa: E402
 from tests.support.etcd import free_port  # noqa: E402
@@ -52,23 +53,9 @@ def load(args: tuple[str, list[str], int]) -> tuple[list[float], int]:
     import aiohttp
 
     async def run() -> tuple[list[float], int]:
-        lat: list[float] = []
-        errors = 0
-        it = iter(names)
-        url = f"{base}/api/v1/namespaces/default/pods"
         conn = aiohttp.TCPConnector(limit=clients, force_close=False)
         async with aiohttp.ClientSession(connector=conn) as s:
-            async def worker() -> None:
-                nonlocal errors
-                for name in it:
-                    body = json.dumps(pod(name)).encode()
-                    t = time.perf_counter()
-                    async with s.post(url, data=body, headers={"Content-Type": "application/json"}) as r:
-                        await r.read()
-                        if r.status != 201:
-                            errors += 1
-                    lat.append(time.perf_counter() - t)
-            await asyncio.gather(*(worker() for _ in range(clients)))
+            lat, _, errors = await create_objects(s, f"{base}/api/v1/namespaces/default/pods", names, pod, clients)
         return lat, errors
     return asyncio.run(run())
 
