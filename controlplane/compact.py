@@ -144,4 +144,6 @@ class Sharer:
             del self.siblings[sk]
 
     def clear(self) -> None:
+        """Drop every kept sibling: the cache was replaced wholesale (a relist after a 410 Gone),
+        so the old objects must not stay alive as templates for the new ones."""
         self.siblings.clear()
