@@ -10,8 +10,8 @@ import stat
 import pytest
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
