@@ -11,7 +11,9 @@
 - client certificates (``ExtKeyUsageClientAuth``): CN = user name, O = groups — ``kubernetes-admin``
   in ``system:masters`` (``admin.conf``), ``system:kube-controller-manager``,
   ``system:kube-scheduler``, ``system:node:<name>`` in ``system:nodes`` (``kubelet.conf``);
-- ``sa.key`` / ``sa.pub`` — the service-account token signing key pair, RSA 2048 (``KubeadmCertServiceAccount``);
+- ``sa.key`` / ``sa.pub`` — the service-account token signing key pair (``KubeadmCertServiceAccount``), of the
+  cluster's key type as kubeadm's ``CreateServiceAccountKeyAndPublicKeyFiles(dir, EncryptionAlgorithmType())``:
+  EC P-256, so tokens are ES256 (an existing RSA pair is kept and used);
 - for etcd (``--etcd-tls``): ``etcd/ca.crt``, ``etcd/server.crt`` and ``apiserver-etcd-client.crt``.
 
 Keys are EC P-256 (kubeadm's ``EncryptionAlgorithmECDSAP256``; one key and certificate take about
@@ -326,11 +328,15 @@ class PKI:
         return self.client(f"kubelet-{node}", node_user(node), (NODES_GROUP,))
 
     def service_account_keys(self) -> tuple[str, str]:
-        """``sa.key`` (RSA 2048, PKCS#8, 0600) and ``sa.pub`` (PEM SubjectPublicKeyInfo): the paths,
-        for ``--service-account-signing-key-file`` / ``--service-account-key-file``."""
+        """``sa.key`` (EC P-256, PKCS#8, 0600) and ``sa.pub`` (PEM SubjectPublicKeyInfo): the paths,
+        for ``--service-account-signing-key-file`` / ``--service-account-key-file``. The cluster's key
+        type, as kubeadm makes the pair with its ``EncryptionAlgorithm`` (``ECDSA-P256`` here): an
+        RSA 2048 pair took 50-200 ms to generate and its load check ~60 ms of every apiserver start,
+        and each ES256 token signature costs a fraction of an RS256 one. Existing files (an RSA pair
+        of an older data dir) are reused."""
         key_path, pub_path = self.path("sa", "key"), self.path("sa", "pub")
         if not (os.path.exists(key_path) and os.path.exists(pub_path)):
-            key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            key = new_key()
             write_file(key_path, key_pem(key), 0o600)
             write_file(pub_path, key.public_key().public_bytes(
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)

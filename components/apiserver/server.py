@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -175,18 +175,14 @@ class APIServer:
                 delay = min(delay * 2, self.retry_interval)
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = R.REGISTRY.subscribe(self._registry_changed)
-        for r in R.REGISTRY:
-            await self._start_cache(r)
-        for ns in DEFAULT_NAMESPACES:
-            obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-            strategy.prepare_for_create("Namespace", obj, None, False)
-            try:
-                await self.store.create(object_key(R.NAMESPACES, None, ns), obj)
-            except KeyExists:
-                pass
-        await self._ensure_apf_objects()
-        await self.ensure_system_priority_classes()
-        await self.ensure_rbac_policy()
+        # every watch cache filled at once: one LIST each, concurrently (kube-apiserver's cachers
+        # start in parallel too, one reflector goroutine per resource)
+        await asyncio.gather(*(self._start_cache(r) for r in list(R.REGISTRY)))
+        # the bootstrap objects, each kind's post-start hook concurrently (as kube-apiserver's
+        # PostStartHooks run in parallel goroutines): one LIST per kind, then only what is missing
+        # (or, for RBAC, out of date) is written, so a data dir that holds them costs no write
+        await asyncio.gather(self._ensure_default_namespaces(), self._ensure_apf_objects(),
+                             self.ensure_system_priority_classes(), self.ensure_rbac_policy())
         self.crds.start()
         await self.audit.start()
         if self.compaction_interval > 0:  # 0 disables compaction, as --etcd-compaction-interval=0
@@ -194,6 +190,34 @@ class APIServer:
         if self.gc_freezer is not None:
             self.gc_freezer.start()
         event(log, "apiserver.started", etcd=self.etcd_url, resources=len(self.caches))
+
+    async def _stored_names(self, resource: Any) -> set[str]:
+        """Names of the cluster-scoped ``resource``'s objects in etcd (one LIST)."""
+        return {o["metadata"]["name"] for o in (await self.store.list(collection_prefix(resource))).items}
+
+    async def _create_missing(self, resource: Any, objs: list[dict[str, Any]],
+                              prepare: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Create each cluster-scoped object of ``objs`` whose name ``resource`` does not hold yet
+        (all at once; one another replica created meanwhile is left as it is). ``prepare`` runs
+        on each before it is written, instead of the create strategy's defaults."""
+        have = await self._stored_names(resource)
+        writes = []
+        for obj in objs:
+            name = obj["metadata"]["name"]
+            if name in have:
+                continue
+            if prepare is not None:
+                prepare(obj)
+            else:
+                strategy.prepare_for_create(resource.kind, obj, None, False)
+            writes.append(self._create_ignoring_exists(object_key(resource, None, name), obj))
+        await asyncio.gather(*writes)
+
+    async def _ensure_default_namespaces(self) -> None:
+        """``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``, created when missing
+        (the system namespaces controller, ``pkg/controlplane/controller/systemnamespaces``)."""
+        await self._create_missing(R.NAMESPACES, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                                                  for ns in DEFAULT_NAMESPACES])
 
     async def _ensure_apf_objects(self) -> None:
         """The bootstrap FlowSchemas and PriorityLevelConfigurations, created when missing
@@ -207,27 +231,20 @@ class APIServer:
                 resource = R.get(plural, "flowcontrol.apiserver.k8s.io")
             except KeyError:
                 return
-            for obj in objs:
+
+            def prepare(obj: dict[str, Any], resource: Any = resource) -> None:
                 uid, status = obj["metadata"]["uid"], obj["status"]
                 strategy.prepare_for_create(resource.kind, obj, None, False)
                 obj["metadata"]["uid"] = uid  # the uid of the X-Kubernetes-PF-* headers
                 obj["status"] = status        # the config controller's status write
-                try:
-                    await self.store.create(object_key(resource, None, obj["metadata"]["name"]), obj)
-                except KeyExists:
-                    pass
+            await self._create_missing(resource, list(objs), prepare)
 
     async def ensure_system_priority_classes(self) -> None:
         """Create ``system-node-critical`` and ``system-cluster-critical`` when absent (the
         scheduling post-start hook, ``pkg/registry/scheduling/rest/storage_scheduling.go``
         AddSystemPriorityClasses; an existing one is left as it is)."""
-        for name in scheduling.SYSTEM_PRIORITY_CLASSES:
-            obj = scheduling.system_priority_class(name)
-            strategy.prepare_for_create("PriorityClass", obj, None, False)
-            try:
-                await self.store.create(object_key(scheduling.PRIORITYCLASSES, None, name), obj)
-            except KeyExists:
-                pass
+        await self._create_missing(scheduling.PRIORITYCLASSES, [scheduling.system_priority_class(name)
+                                                               for name in scheduling.SYSTEM_PRIORITY_CLASSES])
 
     def _on_cache_event(self, resource: Any, ev: Any, delivered: int) -> None:
         """After a watch cache fanned an etcd event out: count it, trace it, then feed

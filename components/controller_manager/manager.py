@@ -109,7 +109,14 @@ class ControllerManager:
         self.ctx = ControllerContext(client, self.informers, self.tracer,
                                      recorder_factory or (lambda c: EventRecorder(client, c)),
                                      config or ControllerConfig(), metadata_informer=metadata)
-        self.controllers = [CONTROLLERS[n](self.ctx) for n in controllers]
+        self.controllers: list[Controller] = []
+        #: the resources whose informers each controller (same index) asked for while it was
+        #: built: what it waits for before its workers run
+        self.needs: list[list[Any]] = []
+        for n in controllers:
+            with self.informers.recording() as used:
+                self.controllers.append(CONTROLLERS[n](self.ctx))
+            self.needs.append(used)
         self._watching: set[str] = set()
         self._step1_done = False
         for res in self.informers.resources:
@@ -126,17 +133,30 @@ class ControllerManager:
                              kind="", detail="controllers: " + ", ".join(c.name for c in self.controllers))
 
     async def run(self) -> None:
-        """Start informers, wait for their first list, run every controller's workers."""
+        """Start informers, then run each controller's workers once the informers it uses have
+        their first list — not every informer's: kube-controller-manager starts each controller
+        in its own goroutine, whose ``Run`` waits ``cache.WaitForNamedCacheSync`` for its own
+        informers (``pkg/controller/nodeipam``: nodes; ``serviceaccounts_controller.go``: service
+        accounts and namespaces), so the node IPAM and service-account controllers start while
+        the other caches are still listing. ``controller-manager.synced`` is logged once all are."""
         self.informers.start()
-        await self.informers.wait_synced(timeout=300)
-        event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
-        tasks = [asyncio.create_task(c.run(), name=f"controller-{c.name}") for c in self.controllers]
+        tasks = [asyncio.create_task(self._run_controller(c, needs), name=f"controller-{c.name}")
+                 for c, needs in zip(self.controllers, self.needs)]
+        tasks.append(asyncio.create_task(self._all_synced(), name="controller-manager-synced"))
         try:
             await asyncio.gather(*tasks)
         finally:
             for t in tasks:
                 t.cancel()
             await self.informers.stop()
+
+    async def _run_controller(self, c: Controller, needs: list[Any]) -> None:
+        await asyncio.gather(*(self.informers.informer(r).wait_synced(300) for r in needs))
+        await c.run()
+
+    async def _all_synced(self) -> None:
+        await self.informers.wait_synced(timeout=300)
+        event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
 
 
 async def run_manager(mgr: ControllerManager, elector: Any = None) -> None:

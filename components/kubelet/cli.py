@@ -88,7 +88,7 @@ _PERIOD = Seconds(min=0, min_open=True)
               type=click.Choice(["auto", "request", "off"]),
               help="request a bound token (TokenRequest) for each pod's projected service-account token volume, "
                    "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
-                   "nodes (each token is an RS256 signature in the apiserver; components/kubelet/tokens.py)")
+                   "nodes (each token is a signature in the apiserver; components/kubelet/tokens.py)")
 @tracing_options("kubelet")
 @click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
               help="port of /healthz (0 disables)")

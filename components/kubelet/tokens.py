@@ -11,8 +11,9 @@ audiences, expiration), as the manager's cache, and re-requested at 80 % of thei
 one timer per pod on the event loop, no task while waiting. A pod's tokens and timer are
 dropped when the pod goes away.
 
-Cost: one POST per pod start and one per 48 minutes per running pod, each an RS256 signature
-in the apiserver (about 2 ms of its CPU: a third more apiserver CPU for a burst of pod starts).
+Cost: one POST per pod start and one per 48 minutes per running pod, each a signature in the
+apiserver (ES256 with ``controlplane up``'s EC ``sa.key``; with an RSA key RS256, about 2 ms of its
+CPU: a third more apiserver CPU for a burst of pod starts).
 So ``--service-account-tokens=auto`` (the default) requests tokens for a kubelet running one
 node and none for hollow nodes (``--hollow-nodes``: benchmarks with thousands of pods);
 ``request`` / ``off`` choose explicitly. A failed request (the account missing,

@@ -43,6 +43,7 @@ import aiohttp
 import yaml
 
 from controlplane import pki, sdnotify
+from controlplane.cli.defaults import DEFAULT_AUTHORIZATION_MODE, DEFAULT_POD_NETWORK_CIDR, DEFAULT_SERVICE_CIDR
 from controlplane.cli.zygote import Zygote, ZygoteProcess
 from controlplane.client.config import load_kubeconfig
 from controlplane.clusterconfig import ClusterConfig, controller_enabled
@@ -167,17 +168,6 @@ def notifies(name: str) -> bool:
 
 
 
-#: ``controlplane up``'s ``--authorization-mode``, as kubeadm configures kube-apiserver: the Node
-#: authorizer, then RBAC (with NodeRestriction admission); every component has its identity
-DEFAULT_AUTHORIZATION_MODE = "Node,RBAC"
-#: the pods' range the controller-manager's node IPAM controller splits into one /24 per node
-#: (kubeadm passes ``--allocate-node-cidrs=true --cluster-cidr=<podSubnet>`` when a pod subnet is
-#: set). kubeadm has no default pod subnet and flannel's usual 10.244.0.0/16 holds only 256 /24s;
-#: 10.64.0.0/11 is what Kubernetes' own scale clusters take above 4,000 nodes
-#: (``cluster/gce/config-common.sh`` get-cluster-ip-range): 8,192 nodes, beside the default
-#: service range 10.96.0.0/12, so ``--hollow-nodes 5000`` fits with the defaults.
-DEFAULT_POD_NETWORK_CIDR = "10.64.0.0/11"
-DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
 
 
 class LocalCluster:
@@ -771,8 +761,9 @@ class LocalCluster:
                             for c in (n.get("status") or {}).get("conditions") or [])}
             return want <= ready
         first = next((s.name for s in self.services if s.name.startswith("kubelet-")), "kubelet-hollow")
+        # polled every 50 ms at most: the nodes turn Ready a second or so after their kubelets start
         await self._wait_until(check, f"{len(want)} nodes", first,
-                               timeout=60 + len(want) / 20)
+                               timeout=60 + len(want) / 20, max_delay=0.05)
 
     async def _watch_until(self, path: str, done: Callable[[dict[str, dict[str, Any]]], bool], what: str,
                            timeout: float) -> None:

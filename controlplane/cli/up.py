@@ -9,6 +9,13 @@ seeds), each with its own kubeconfig and client certificate, writes
 http://127.0.0.1:PORT/``; its log in ``<data-dir>/logs/dashboard.log``; ``--no-dashboard``),
 prints how to use kubectl, reports and restarts any process that dies, and stops
 everything cleanly on Ctrl-C or SIGTERM.
+
+Every process is forked from a fork server (:mod:`controlplane.cli.zygote`, ``--no-fork-server``:
+each started as ``python -m controlplane <service>`` instead; Linux only, elsewhere always so),
+launched before anything else — before this command's own modules are imported and the
+certificates written — so its imports run beside them on the other core, and etcd and the
+apiserver are forked as soon as their modules are in, while the controller-manager's,
+scheduler's and kubelet's are still loading.
 """
 
 from __future__ import annotations
@@ -16,23 +23,15 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+from typing import TYPE_CHECKING
 
 import click
 
-from controlplane import log
 from controlplane.cli import zygote
-from controlplane.cli.cluster import (
-    DEFAULT_AUTHORIZATION_MODE,
-    DEFAULT_POD_NETWORK_CIDR,
-    LocalCluster,
-    MetricsEndpoint,
-    short_path,
-)
-from controlplane.cli.prometheus import write_scrape_config
-from controlplane.client.config import load_kubeconfig
-from controlplane.clusterconfig import ConfigError, load
-from controlplane.dashboard.server import serve_first_free
-from controlplane.service import run_until_signalled
+from controlplane.cli.defaults import DEFAULT_AUTHORIZATION_MODE, DEFAULT_POD_NETWORK_CIDR
+
+if TYPE_CHECKING:
+    from controlplane.cli.cluster import LocalCluster, MetricsEndpoint
 
 
 def parse_node_labels(values: tuple[str, ...]) -> dict[str, str]:
@@ -54,6 +53,7 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
     for e in endpoints:
         lines.append(f"  {e.service:<22} {e.url}/metrics   {e.health}")
     if prometheus_file:
+        from controlplane.cli.cluster import short_path
         lines.append(f"  Prometheus scrape config: {short_path(os.path.abspath(prometheus_file))}")
     return "\n".join(lines)
 
@@ -89,9 +89,10 @@ def endpoints_text(endpoints: list[MetricsEndpoint], prometheus_file: str | None
 @click.option("--etcd-tls/--no-etcd-tls", default=False, show_default=True,
               help="the embedded etcd serves TLS with client-certificate auth (certificates in "
                    "<data-dir>/pki/etcd); off: plain HTTP on 127.0.0.1")
-@click.option("--fork-server/--no-fork-server", default=False, show_default=True,
+@click.option("--fork-server/--no-fork-server", default=True, show_default=True,
               help="import the services' modules once in a zygote process and fork each service from it "
-                   "(Linux; each is still its own process, with the command line it would be started with)")
+                   "(Linux; each is still its own process, with the command line it would be started with); "
+                   "--no-fork-server starts each as python -m controlplane SERVICE")
 @click.option("--pod-network-cidr", default=DEFAULT_POD_NETWORK_CIDR, show_default=True, metavar="CIDR",
               help="the pods' range (kubeadm init's flag): the controller-manager gives each node a /24 of it")
 @click.option("--apiserver-cert-extra-sans", default="", metavar="NAMES",
@@ -117,12 +118,48 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
             audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int,
             fork_server: bool) -> None:
     """Start etcd, apiserver, controller-manager, scheduler and kubelets."""
-    config = None
+    # what needs no module: checked before the fork server is launched
     if config_path is not None:
         for name in ("nodes", "node_labels", "hollow_nodes"):
             if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
                 raise click.UsageError(f"--{name.replace('_', '-')} cannot be used with --config: "
                                        f"put the nodes in {config_path}")
+    elif not any(n.strip() for n in nodes.split(",")) and not hollow_nodes:
+        raise click.BadParameter("at least one node is needed", param_hint="--nodes")
+    labels = parse_node_labels(node_labels)
+    try:
+        ipaddress.ip_network(pod_network_cidr, strict=False)
+    except ValueError as e:
+        raise click.BadParameter(f"{pod_network_cidr!r}: {e}", param_hint="--pod-network-cidr") from None
+    # then the fork server: its imports (seconds of CPU) run while ours are done
+    fork = zygote.Zygote() if fork_server and zygote.available() else None
+    if fork is not None:
+        fork.launch()
+    try:
+        _up(fork, data_dir, etcd_servers, etcd_port, apiserver_port, nodes, labels, hollow_nodes,
+            config_path, prometheus_file, tracing_endpoint, dashboard_port, no_dashboard, authorization_mode,
+            etcd_tls, apiserver_cert_extra_sans, pod_network_cidr, audit, audit_policy_file, apiservers,
+            etcd_kind, etcd_members)
+    finally:
+        if fork is not None:
+            fork.close()
+
+
+def _up(fork: zygote.Zygote | None, data_dir: str, etcd_servers: str | None, etcd_port: int,
+        apiserver_port: int, nodes: str, labels: dict[str, str], hollow_nodes: int, config_path: str | None,
+        prometheus_file: str | None, tracing_endpoint: str | None, dashboard_port: int, no_dashboard: bool,
+        authorization_mode: str | None, etcd_tls: bool, apiserver_cert_extra_sans: str, pod_network_cidr: str,
+        audit: bool, audit_policy_file: str | None, apiservers: int, etcd_kind: str, etcd_members: int) -> None:
+    from controlplane import log
+    from controlplane.cli.cluster import LocalCluster, short_path
+    from controlplane.cli.prometheus import write_scrape_config
+    from controlplane.client.config import load_kubeconfig
+    from controlplane.clusterconfig import ConfigError, load
+    from controlplane.dashboard.server import serve_first_free
+    from controlplane.service import run_until_signalled
+
+    config = None
+    if config_path is not None:
         try:
             config = load(config_path)
         except ConfigError as e:
@@ -133,29 +170,13 @@ def command(ctx: click.Context, data_dir: str, etcd_servers: str | None, etcd_po
         node_names = tuple(n.strip() for n in nodes.split(",") if n.strip())
     if not node_names and not hollow_nodes:
         raise click.BadParameter("at least one node is needed", param_hint="--nodes")
-    labels = parse_node_labels(node_labels)
-    try:
-        ipaddress.ip_network(pod_network_cidr, strict=False)
-    except ValueError as e:
-        raise click.BadParameter(f"{pod_network_cidr!r}: {e}", param_hint="--pod-network-cidr") from None
 
     async def main() -> None:
-        fork = None
-        if fork_server and zygote.available():
-            try:
-                fork = zygote.Zygote()
-                fork.start()
-            except RuntimeError as e:
-                raise click.ClickException(str(e)) from None
         try:
-            try:
-                cluster = make_cluster(fork)
-            except RuntimeError as e:
-                raise click.ClickException(str(e)) from None
-            await run(cluster)
-        finally:
-            if fork is not None:
-                fork.close()
+            cluster = make_cluster(fork)
+        except RuntimeError as e:
+            raise click.ClickException(str(e)) from None
+        await run(cluster)
 
     def make_cluster(fork: zygote.Zygote | None) -> LocalCluster:
         return LocalCluster(data_dir, etcd_servers=etcd_servers, apiserver_port=apiserver_port,

@@ -16,12 +16,19 @@ command line and each is still its own OS process.
 
 Wire between the parent and the zygote: one ``AF_UNIX`` ``SOCK_SEQPACKET`` socket pair (message
 boundaries kept, descriptors passed with ``SCM_RIGHTS``). A request is a JSON object ``{"seq",
-"argv", "env", "cwd"}`` with the descriptors ``[log, lifeline, *keep]``; the zygote answers
+"argv", "env", "cwd", "needs"}`` with the descriptors ``[log, lifeline, *keep]``; the zygote answers
 ``{"seq", "pid"}`` (or ``{"seq", "error"}``) and, when a child ends, ``{"exit": pid, "status":
-code}`` (negative: killed by that signal, as :attr:`subprocess.Popen.returncode`). The zygote
-exits when the socket reaches end-of-file (its parent is gone). The children end with the
-parent through its lifeline (:mod:`controlplane.lifeline`: ``CONTROLPLANE_LIFELINE_FD``), as
-children started by exec do.
+code}`` (negative: killed by that signal, as :attr:`subprocess.Popen.returncode`); once every
+preload module is imported it says ``{"preloaded": seconds}``. The zygote exits when the socket
+reaches end-of-file (its parent is gone). The children end with the parent through its lifeline
+(:mod:`controlplane.lifeline`: ``CONTROLPLANE_LIFELINE_FD``), as children started by exec do.
+
+Requests are taken while the zygote is still importing: ``needs`` names the preload modules the
+service uses (:data:`SERVICE_MODULES`, by its first argument), and the zygote forks it between two
+imports as soon as those are in, the rest still loading for the services after it. The modules
+come in start order — etcd's, the apiserver's, then the clients' — so ``controlplane up``, which
+starts the zygote before anything else, has etcd and the apiserver running while the
+controller-manager's, scheduler's and kubelet's modules are still being imported.
 
 Linux only (``SOCK_SEQPACKET``, fork after imports); :func:`available` says whether it can be used.
 """
@@ -46,24 +53,41 @@ from controlplane.lifeline import ENV as LIFELINE_ENV
 from controlplane.lifeline import _lifeline as lifeline_pipe
 from controlplane.lifeline import child_kwargs
 
+#: the modules every service shares, imported first
+COMMON_MODULES = ("controlplane.cli.main", "uvloop", "encodings.idna", "stringprep")
+
+#: what each service's command and its command body import at run time, by the service's
+#: command name (the first argument), in the order ``controlplane up`` starts them
+SERVICE_MODULES: dict[str, tuple[str, ...]] = {
+    "etcd": ("components.etcd.cli", "components.etcd.server"),
+    "apiserver": (
+        "components.apiserver.cli", "components.apiserver.serving", "components.apiserver.server",
+        "components.apiserver.admission", "components.apiserver.authorization.union",
+        # the admission plugins, which the apiserver imports by name when it builds its chain
+        *(f"components.apiserver.admission.{p}" for p in (
+            "defaultstorageclass", "defaulttolerationseconds", "limitranger", "namespacelifecycle",
+            "noderestriction", "persistentvolumeclaimresize", "priority", "resourcequota", "runtimeclass",
+            "serviceaccount", "storageobjectinuseprotection"))),
+    "controller-manager": ("components.controller_manager.cli", "components.controller_manager.config",
+                           "components.controller_manager.manager"),
+    "scheduler": ("components.scheduler.cli",),
+    "kubelet": ("components.kubelet.cli", "components.kubelet.kubelet", "components.kubelet.server"),
+}
+
 #: what the zygote imports before it forks (every service's command and what its command body
 #: imports at run time); a module that fails to import is skipped (the child imports it itself)
-PRELOAD = (
-    "controlplane.cli.main", "uvloop",
-    "components.etcd.cli", "components.etcd.server",
-    "components.apiserver.cli", "components.apiserver.serving", "components.apiserver.server",
-    "components.apiserver.admission", "components.apiserver.authorization.union",
-    # the admission plugins, which the apiserver imports by name when it builds its chain
-    *(f"components.apiserver.admission.{p}" for p in (
-        "defaultstorageclass", "defaulttolerationseconds", "limitranger", "namespacelifecycle",
-        "noderestriction", "persistentvolumeclaimresize", "priority", "resourcequota", "runtimeclass",
-        "serviceaccount", "storageobjectinuseprotection")),
-    "encodings.idna", "stringprep",
-    "components.controller_manager.cli", "components.controller_manager.config",
-    "components.controller_manager.manager",
-    "components.scheduler.cli",
-    "components.kubelet.cli", "components.kubelet.kubelet", "components.kubelet.server",
-)
+PRELOAD = (*COMMON_MODULES, *(m for mods in SERVICE_MODULES.values() for m in mods))
+
+
+def needs_of(argv: list[str], preload: tuple[str, ...] = PRELOAD) -> list[str]:
+    """The modules of ``preload`` that a child started with ``argv`` waits for: the common ones and
+    its service's (:data:`SERVICE_MODULES`); every one for another command."""
+    mods = SERVICE_MODULES.get(argv[0] if argv else "")
+    if mods is None:
+        return list(preload)
+    want = set(COMMON_MODULES) | set(mods)
+    return [m for m in preload if m in want]
+
 
 #: largest request or answer (bytes); a request carries the whole environment
 MAX_MESSAGE = 1 << 20
@@ -129,7 +153,8 @@ def _set_result(fut: asyncio.Future[int], status: int) -> None:
 
 
 class Zygote:
-    """The parent's side: :meth:`start` the zygote process (blocks until its imports are done),
+    """The parent's side: :meth:`launch` the zygote process (at once: requests are queued until
+    the modules they need are imported) or :meth:`start` it (blocks until every import is done),
     :meth:`spawn` children, :meth:`close`. Thread-safe: one zygote may serve clusters on several
     event loops (the pytest plugin shares one per test session, :func:`shared`).
 
@@ -148,16 +173,25 @@ class Zygote:
         self._early_exits: dict[int, int] = {}
         self._reader: threading.Thread | None = None
         self._dead = False
-        #: seconds the zygote took to import :attr:`preload` (set by :meth:`start`)
+        self._launched = 0.0
+        #: seconds from :meth:`launch` until the zygote had imported :attr:`preload` (0 before)
         self.start_seconds = 0.0
 
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None and not self._dead
 
-    def start(self, timeout: float = 300) -> None:
-        """Start the zygote and wait until it has imported :attr:`preload` (about 3 s of CPU)."""
-        t0 = time.monotonic()
+    @property
+    def preloaded(self) -> bool:
+        """Whether every module of :attr:`preload` has been imported."""
+        return self.start_seconds > 0
+
+    def launch(self) -> None:
+        """Start the zygote process and return at once; its imports (about 2.5 s of CPU) run
+        beside the caller, and :meth:`spawn` may be called right away. Idempotent."""
+        if self._proc is not None:
+            return
+        self._launched = time.monotonic()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ if self._env is None else self._env, PYTHONUNBUFFERED="1")
         try:
@@ -167,19 +201,28 @@ class Zygote:
                 **child_kwargs(pass_fds=(child.fileno(),), env=env))
         finally:
             child.close()
-        parent.settimeout(timeout)
-        try:
-            hello = parent.recv(MAX_MESSAGE)
-        except OSError as e:
-            self._proc.kill()
-            raise RuntimeError(f"the zygote did not start: {e}") from None
-        if not hello:
-            raise RuntimeError(f"the zygote exited with status {self._proc.wait()} while importing")
-        parent.settimeout(None)
         self._sock = parent
-        self.start_seconds = time.monotonic() - t0
         self._reader = threading.Thread(target=self._read, name="controlplane-zygote", daemon=True)
         self._reader.start()
+
+    def start(self, timeout: float = 300) -> None:
+        """:meth:`launch` the zygote and wait until it has imported :attr:`preload`."""
+        self.launch()
+        self.wait_preloaded(timeout)
+
+    def wait_preloaded(self, timeout: float = 300) -> None:
+        """Until every preload module is imported; RuntimeError when the zygote dies first or
+        ``timeout`` seconds pass."""
+        deadline = time.monotonic() + timeout
+        with self._answered:
+            while not self.preloaded:
+                left = deadline - time.monotonic()
+                if self._dead:
+                    code = self._proc.wait() if self._proc is not None else None
+                    raise RuntimeError(f"the zygote exited with status {code} while importing")
+                if left <= 0:
+                    raise RuntimeError(f"the zygote did not start: its imports took more than {timeout:g}s")
+                self._answered.wait(left)
 
     def _read(self) -> None:
         assert self._sock is not None
@@ -191,7 +234,11 @@ class Zygote:
             if not data:
                 break
             msg = json.loads(data)
-            if "exit" in msg:
+            if "preloaded" in msg:
+                with self._answered:
+                    self.start_seconds = max(time.monotonic() - self._launched, 1e-6)
+                    self._answered.notify_all()
+            elif "exit" in msg:
                 pid, status = int(msg["exit"]), int(msg["status"])
                 with self._answered:
                     proc = self._children.pop(pid, None)
@@ -212,11 +259,12 @@ class Zygote:
             threading.Thread(target=_watch_orphans, args=(orphans,), daemon=True).start()
 
     def spawn(self, argv: list[str], *, log_fd: int, env: dict[str, str],
-              keep_fds: tuple[int, ...] = (), cwd: str | None = None, timeout: float = 60) -> ZygoteProcess:
+              keep_fds: tuple[int, ...] = (), cwd: str | None = None, timeout: float = 300) -> ZygoteProcess:
         """Fork ``controlplane <argv>`` with stdout and stderr on ``log_fd``, the environment
         ``env`` (its lifeline replaced by this process's), the working directory ``cwd`` (default:
         this one's) and ``keep_fds`` open in it (e.g. a flocked lock file). Blocks until the zygote
-        answers (a fork: milliseconds). RuntimeError when the zygote is gone or the fork failed."""
+        answers: a fork, milliseconds, once the modules the service needs (:func:`needs_of`) are
+        imported. RuntimeError when the zygote is gone or the fork failed."""
         if self._sock is None or not self.alive:
             raise RuntimeError("the zygote is not running")
         env = {k: v for k, v in env.items() if k != LIFELINE_ENV}
@@ -224,7 +272,8 @@ class Zygote:
         with self._lock:
             self._seq += 1
             seq = self._seq
-            msg = json.dumps({"seq": seq, "argv": argv, "env": env, "cwd": cwd or os.getcwd()}).encode()
+            msg = json.dumps({"seq": seq, "argv": argv, "env": env, "cwd": cwd or os.getcwd(),
+                              "needs": needs_of(argv, self.preload)}).encode()
             socket.send_fds(self._sock, [msg], [log_fd, read_fd, *keep_fds])
         deadline = time.monotonic() + timeout
         with self._answered:
@@ -284,13 +333,13 @@ _shared_lock = threading.Lock()
 
 
 def shared() -> Zygote:
-    """This process's zygote, started on first use (and again if it died); it ends with this
-    process. Raises RuntimeError when it cannot start."""
+    """This process's zygote, launched on first use (and again if it died; the first cluster's
+    processes are forked as soon as their modules are in); it ends with this process."""
     global _shared
     with _shared_lock:
         if _shared is None or not _shared.alive:
             z = Zygote()
-            z.start()
+            z.launch()
             _shared = z
         return _shared
 
@@ -314,7 +363,70 @@ def _reap(sock: socket.socket) -> None:
         _send(sock, {"exit": pid, "status": os.waitstatus_to_exitcode(status)})
 
 
-def serve(sock: socket.socket) -> tuple[list[str], dict[str, str], str, list[int]] | None:
+Child = tuple[list[str], dict[str, str], str, list[int]]
+
+
+def _fork(sock: socket.socket, req: dict[str, Any], fds: list[int]) -> Child | None:
+    """Fork the child of one request; in the child its (argv, env, cwd, fds), in the zygote None
+    (the pid, or the error, answered)."""
+    try:
+        pid = os.fork()
+    except OSError as e:
+        for fd in fds:
+            os.close(fd)
+        _send(sock, {"seq": req["seq"], "error": str(e)})
+        return None
+    if pid == 0:
+        sock.close()
+        return req["argv"], req["env"], req["cwd"], fds
+    for fd in fds:
+        os.close(fd)
+    _send(sock, {"seq": req["seq"], "pid": pid})
+    return None
+
+
+def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """One request with its descriptors; None at end-of-file (the parent has gone)."""
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
+    except OSError:
+        data, fds = b"", []
+    if not data:
+        return None
+    return json.loads(data), fds
+
+
+def _preload(sock: socket.socket, modules: list[str]) -> Child | None:
+    """Import ``modules`` in order; between two imports report the children that ended, take the
+    requests that arrived and fork each whose ``needs`` are in (the others wait; a request that
+    comes during an import waits for its end). Returns the forked child's request in the child,
+    else None once every module is in and every request forked; exits when the parent has gone."""
+    loaded: set[str] = set()
+    waiting: list[tuple[dict[str, Any], list[int]]] = []
+    for name in [*modules, ""]:
+        if name:
+            try:
+                importlib.import_module(name)
+            except Exception as e:  # the child imports it itself, and reports what fails
+                print(f"zygote: cannot preload {name}: {type(e).__name__}: {e}", file=sys.stderr)
+            loaded.add(name)
+        _reap(sock)  # children forked earlier that have ended
+        while select.select([sock.fileno()], [], [], 0)[0]:
+            got = _receive(sock)
+            if got is None:
+                sys.exit(0)
+            waiting.append(got)
+        for req, fds in list(waiting):
+            if name and not set(req.get("needs") or modules) <= loaded:
+                continue
+            waiting.remove((req, fds))
+            child = _fork(sock, req, fds)
+            if child is not None:
+                return child
+    return None
+
+
+def serve(sock: socket.socket) -> Child | None:
     """The zygote's loop: fork a child per request, report exits. Returns None when the parent
     has gone; in a forked child it returns that child's (argv, env, cwd, fds)."""
     wake_r, wake_w = os.pipe()
@@ -322,6 +434,7 @@ def serve(sock: socket.socket) -> tuple[list[str], dict[str, str], str, list[int
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    _reap(sock)  # children forked while importing that have ended already
     while True:
         try:
             readable, _, _ = select.select([sock.fileno(), wake_r], [], [])
@@ -335,30 +448,16 @@ def serve(sock: socket.socket) -> tuple[list[str], dict[str, str], str, list[int
             _reap(sock)
         if sock.fileno() not in readable:
             continue
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
-        except OSError:
-            data, fds = b"", []
-        if not data:
+        got = _receive(sock)
+        if got is None:
             return None
-        req = json.loads(data)
-        try:
-            pid = os.fork()
-        except OSError as e:
-            for fd in fds:
-                os.close(fd)
-            _send(sock, {"seq": req["seq"], "error": str(e)})
-            continue
-        if pid == 0:
+        child = _fork(sock, *got)
+        if child is not None:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.close(wake_r)
             os.close(wake_w)
-            sock.close()
-            return req["argv"], req["env"], req["cwd"], fds
-        for fd in fds:
-            os.close(fd)
-        _send(sock, {"seq": req["seq"], "pid": pid})
+            return child
 
 
 def _become(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
@@ -382,18 +481,16 @@ def _become(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> N
 
 def _main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
-    for name in filter(None, sys.argv[2].split(",")):
-        try:
-            importlib.import_module(name)
-        except Exception as e:  # the child imports it itself, and reports what fails
-            print(f"zygote: cannot preload {name}: {type(e).__name__}: {e}", file=sys.stderr)
-    gc.collect()
-    gc.freeze()  # the forked children share these pages: keep the cyclic GC off them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sock.send(b'{"ready": true}')
-    child = serve(sock)
+    t0 = time.monotonic()
+    child = _preload(sock, list(filter(None, sys.argv[2].split(","))))
     if child is None:
-        return
+        gc.collect()
+        gc.freeze()  # the children forked from here on share these pages: keep the cyclic GC off them
+        _send(sock, {"preloaded": round(time.monotonic() - t0, 3)})
+        child = serve(sock)
+        if child is None:
+            return
     signal.signal(signal.SIGINT, signal.default_int_handler)
     _become(*child)
 

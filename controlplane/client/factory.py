@@ -17,6 +17,7 @@ a write that leaves them out keeps the stored ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Callable, Generic, Iterator, TypeVar, cast, overload
 
 from controlplane.api.resources import Resource
@@ -49,13 +50,30 @@ class SharedInformers(Generic[InformerT]):
                         lambda res: Informer(rest, res, transform=drop_managed_fields))
         self._make = make
         self._informers: dict[Resource, InformerT] = {}
+        self._recording: list[list[Resource]] = []
 
     def informer(self, resource: Resource) -> InformerT:
         """The one informer of ``resource`` (created on first request)."""
         inf = self._informers.get(resource)
         if inf is None:
             inf = self._informers[resource] = self._make(resource)
+        for used in self._recording:
+            if resource not in used:
+                used.append(resource)
         return inf
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[Resource]]:
+        """Within the block, every resource whose informer is asked for (:meth:`informer`,
+        :meth:`store`, :meth:`in_namespace`) is appended, once, to the yielded list: what a
+        controller built in the block uses, so it can wait for those caches alone (client-go
+        controllers' ``cache.WaitForNamedCacheSync(name, stop, theirInformers.HasSynced...)``)."""
+        used: list[Resource] = []
+        self._recording.append(used)
+        try:
+            yield used
+        finally:
+            self._recording.remove(used)
 
     def store(self, resource: Resource) -> dict[str, dict[str, Any]]:
         """The informer cache of ``resource`` (key ``namespace/name`` → object)."""

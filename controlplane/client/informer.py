@@ -187,6 +187,8 @@ class Informer:
         self.transform = transform
         self.store: dict[str, dict[str, Any]] = {}
         self.resource_version = ""
+        #: the last 410 said our resourceVersion is gone: the next list is a quorum read
+        self._rv_unavailable = False
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
         self._started: list[Handler] = []
         self._indices = Indices()
@@ -282,6 +284,7 @@ class Informer:
             except ApiError as e:
                 if e.code == 410:
                     need_list = True
+                    self._rv_unavailable = True
                     if not expired:
                         expired = True
                         event(log, "informer.relist", resource=self.resource.plural, reason=e.reason)
@@ -294,10 +297,21 @@ class Informer:
                   relist=need_list, retry_in=f"{delay:.2f}s", **reason)
             await asyncio.sleep(delay)
 
+    def _list_resource_version(self) -> str:
+        """The resourceVersion of the next list, as client-go's reflector picks it
+        (``tools/cache/reflector.go`` ``relistResourceVersion``): ``"0"`` for the first (any
+        resourceVersion: the apiserver answers from its watch cache, no etcd read), the last
+        synced one for a relist, ``""`` (a quorum read) after a 410 said it is gone."""
+        if self._rv_unavailable:
+            return ""
+        return self.resource_version or "0"
+
     async def _list(self) -> None:
         lst = await self.client.list(self.resource, self.namespace,
                                      label_selector=self.label_selector,
-                                     field_selector=self.field_selector, limit=500)
+                                     field_selector=self.field_selector,
+                                     resource_version=self._list_resource_version() or None, limit=500)
+        self._rv_unavailable = False
         self.resource_version = (lst.get("metadata") or {}).get("resourceVersion", "")
         kind = self.resource.kind
         transform = self.transform

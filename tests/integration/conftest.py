@@ -252,10 +252,10 @@ def start_real_etcd(binary: str, data_dir: str) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def start_up(tmp: str, etcd_servers: str | None = None) -> tuple[subprocess.Popen, LineReader, str]:
+def start_up(tmp: str, etcd_servers: str | None = None, *extra: str) -> tuple[subprocess.Popen, LineReader, str]:
     data_dir = os.path.join(tmp, "cp")
     args = [sys.executable, "-m", "controlplane", "up", "--data-dir", data_dir,
-            "--port", str(free_port()), "--etcd-port", str(free_port())]
+            "--port", str(free_port()), "--etcd-port", str(free_port()), *extra]
     if etcd_servers:
         args += ["--etcd-servers", etcd_servers]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -136,3 +136,27 @@ def test_kill_9_supervisor_children_exit_lock_held_until_then_restart_keeps_data
             if pid_alive(pid):
                 os.kill(pid, signal.SIGCONT)
                 os.kill(pid, signal.SIGKILL)
+
+
+def cmdline(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return [a.decode() for a in f.read().split(b"\0") if a]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server and /proc are Linux's")
+@pytest.mark.parametrize("flags, forked", [((), True), (("--no-fork-server",), False)],
+                         ids=["default: forked from the fork server", "--no-fork-server: each exec'd"])
+def test_up_forks_its_processes_from_the_fork_server_unless_told_not_to(tmp_path, flags, forked):
+    proc, out, _ = start_up(str(tmp_path), None, "--nodes", "node01", "--no-dashboard", *flags)
+    try:
+        pids = children(out)
+        assert set(pids) == {"etcd", "apiserver", "controller-manager", "scheduler", "kubelet-node01"}
+        for name, pid in pids.items():
+            argv = cmdline(pid)
+            if forked:   # the zygote's command line; each still its own process
+                assert "controlplane.cli.zygote" in argv, (name, argv)
+            else:        # python -m controlplane <service> ...
+                assert argv[1:4] == ["-m", "controlplane", name.split("-node")[0]], (name, argv)
+        assert len(set(pids.values())) == len(pids)
+    finally:
+        stop(proc)

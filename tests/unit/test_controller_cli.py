@@ -76,3 +76,48 @@ async def test_only_the_lease_holder_runs_its_controllers():
     assert lease["spec"]["holderIdentity"] == "cm-b" and lease["spec"]["leaseTransitions"] == 1
     tb.cancel()
     await asyncio.gather(tb, return_exceptions=True)
+
+
+async def test_a_controller_runs_once_its_own_informers_synced_while_others_still_list():
+    """Each controller waits for the caches it uses alone (kube-controller-manager's per-controller
+    ``WaitForNamedCacheSync``): the serviceaccount controller creates ``default`` while the pods
+    informer the deployment controller uses has not synced."""
+    import asyncio
+
+    from components.controller_manager.manager import ControllerManager
+    from controlplane.api.resources import NAMESPACES, PODS, get
+
+    SERVICEACCOUNTS = get("serviceaccounts")
+    from controlplane.client.factory import SharedInformers
+    from controlplane.client.testing import FakeClient, FakeInformer, FakeRecorder, FakeTracer
+
+    pods_synced = asyncio.Event()
+
+    class Listing(FakeInformer):
+        async def wait_synced(self, timeout: float = 60.0) -> None:
+            if self.resource is PODS:
+                await asyncio.wait_for(pods_synced.wait(), timeout)
+
+    created = asyncio.Event()
+
+    class Client(FakeClient):
+        async def create(self, res, body, *a, **kw):
+            out = await super().create(res, body, *a, **kw)
+            if res is SERVICEACCOUNTS:
+                created.set()
+            return out
+
+    client = Client()
+    client.informers = SharedInformers(client, make=Listing)
+    mgr = ControllerManager(client, ["deployment", "serviceaccount"], informers=client.informers,
+                            tracer=FakeTracer(), recorder_factory=lambda c: FakeRecorder(c))
+    assert [r.plural for r in mgr.needs[1]] == ["namespaces", "serviceaccounts"]
+    assert PODS in mgr.needs[0]
+    task = asyncio.create_task(mgr.run())
+    await client.create(NAMESPACES, {"metadata": {"name": "default"}})
+    try:
+        await asyncio.wait_for(created.wait(), 5)
+        assert not pods_synced.is_set()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

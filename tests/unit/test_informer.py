@@ -239,3 +239,25 @@ async def test_empty_closed_watches_and_repeated_410_back_off(caplog):
     assert waits[2]["relist"] is True
     assert [m for m, _ in lines].count("informer.relist") == 1
     assert [c.get("resourceVersion") for c in calls if c.get("watch")] == ["10", "10", "10", "20", "30"]
+
+
+async def test_first_list_is_served_from_the_watch_cache_and_a_list_after_410_from_etcd():
+    """client-go's relistResourceVersion: the first list asks resourceVersion=0 (any, the
+    apiserver's cache), the list after a 410 leaves it unset (a quorum read)."""
+    expired = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
+                                           "message": "too old resource version"}}
+    script = [("list", ("10", [])), ("watch", [expired]), ("list", ("20", [])),
+              ("watch", [{"type": "ADDED", "object": pod("z", 21)}])]
+    server, calls = await make_server(script)
+    client = RestClient(str(server.make_url("")), "test")
+    inf = Informer(client, PODS)
+    got = asyncio.Event()
+    inf.add_handlers(lambda o: got.set())
+    inf.start()
+    await asyncio.wait_for(got.wait(), 10)
+    await inf.stop()
+    await client.close()
+    await server.close()
+    lists = [c for c in calls if not c.get("watch")]
+    assert lists[0].get("resourceVersion") == "0"
+    assert "resourceVersion" not in lists[1]

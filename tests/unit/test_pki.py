@@ -10,6 +10,7 @@ import stat
 import pytest
 import yaml
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 from cryptography.x509.oid import ExtendedKeyUsageOID
@@ -90,11 +91,11 @@ def test_keys_are_0600_and_certificates_0644(p):
     assert stat.S_IMODE(os.stat(p.dir).st_mode) == 0o700
 
 
-def test_service_account_key_pair_is_rsa_2048_and_matches(p):
+def test_service_account_key_pair_is_ec_p256_and_matches(p):
     key_path, pub_path = p.service_account_keys()
     key = load_pem_private_key(open(key_path, "rb").read(), None)
     pub = load_pem_public_key(open(pub_path, "rb").read())
-    assert isinstance(key, rsa.RSAPrivateKey) and key.key_size == 2048
+    assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1"
     assert pub.public_numbers() == key.public_key().public_numbers()  # type: ignore[union-attr]
     before = open(key_path, "rb").read()
     assert p.service_account_keys() == (key_path, pub_path)
@@ -178,3 +179,13 @@ def test_server_contexts_request_or_require_client_certificates(p):
     assert pki.server_context(cert, key).verify_mode == ssl.CERT_NONE
     assert pki.server_context(cert, key, p.ca_file).verify_mode == ssl.CERT_OPTIONAL
     assert pki.server_context(cert, key, p.ca_file, require_client_cert=True).verify_mode == ssl.CERT_REQUIRED
+
+
+def test_service_account_rsa_pair_of_an_older_data_dir_is_kept(p):
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pki.write_file(p.path("sa", "key"), pki.key_pem(key), 0o600)
+    pki.write_file(p.path("sa", "pub"), key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)
+    before = open(p.path("sa", "key"), "rb").read()
+    p.service_account_keys()
+    assert open(p.path("sa", "key"), "rb").read() == before

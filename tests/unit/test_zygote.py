@@ -113,3 +113,35 @@ def test_spawning_after_close_is_a_one_line_error(tmp_path):
     zy.close()
     with pytest.raises(RuntimeError, match="^the zygote is not running$"):
         zy.spawn(["--version"], log_fd=1, env={})
+
+
+async def test_a_service_is_forked_while_the_zygote_still_imports_what_others_need(tmp_path):
+    """Requests are taken between imports: one whose modules are in is forked before the rest of
+    the preload (here a module that waits for a file) has been imported."""
+    # holds the preload until a request is waiting on the zygote's socket (its fd is argv[1])
+    (tmp_path / "cp_wait_request.py").write_text(
+        "import select, sys\nselect.select([int(sys.argv[1])], [], [], 120)\n")
+    (tmp_path / "cp_slow_preload.py").write_text(
+        "import os, time\n"
+        f"while not os.path.exists({str(tmp_path / 'go')!r}):\n"
+        "    time.sleep(0.01)  # the module's import holds until the test lets it finish\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    zy = zygote.Zygote(preload=("cp_wait_request", "controlplane.cli.main", "cp_slow_preload"), env=env)
+    zy.launch()
+    try:
+        assert zygote.needs_of(["etcd", "--help"], zy.preload) == ["controlplane.cli.main"]
+        proc, log = spawn(zy, tmp_path, ["etcd", "--help"])  # answered with a pid: forked
+        assert proc.pid > 0 and not zy.preloaded
+        (tmp_path / "go").touch()
+        zy.wait_preloaded(120)
+        assert zy.preloaded and zy.start_seconds > 0
+        assert await asyncio.wait_for(proc.wait(), 120) == 0
+        assert "Usage:" in log.read_text()
+    finally:
+        (tmp_path / "go").touch()
+        zy.close()
+
+
+def test_a_command_of_no_service_waits_for_every_preload_module():
+    assert zygote.needs_of(["--version"]) == list(zygote.PRELOAD)
+    assert set(zygote.needs_of(["kubelet"])) == set(zygote.COMMON_MODULES) | set(zygote.SERVICE_MODULES["kubelet"])
