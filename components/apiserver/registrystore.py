@@ -449,7 +449,8 @@ class RegistryStore:
         """
         key = object_key(resource, namespace, name)
         pre = opts.get("preconditions") or {}
-        cur = self._at_precondition(resource, key, pre)
+        cur = self._at_precondition(resource, key, pre)  # read-only: the cache's own object
+        shared = cur is not None
         if cur is None:
             try:
                 cur = await self.store.get(key)
@@ -469,16 +470,17 @@ class RegistryStore:
         await self.admission.validate(adm.Attributes(adm.DELETE, resource, namespace, name, None, cur,
                                                      dry_run=bool(opts.get("dryRun"))))
         if opts.get("dryRun"):
-            return cur  # dryRun=All: checks done, nothing written
+            return codec.clone(cur) if shared else cur  # dryRun=All: checks done, nothing written
         if resource.kind == "Namespace":
-            return await self._delete_namespace(resource, cur, opts)
+            return await self._delete_namespace(resource, codec.clone(cur) if shared else cur, opts)
         graceful, grace = False, 0
         if md.get("deletionTimestamp"):
             prev = md.get("deletionGracePeriodSeconds")
             if prev:
                 req = opts.get("gracePeriodSeconds")
                 if req is None or req >= prev:
-                    return cur  # graceful deletion pending: nothing changes (finalizers neither)
+                    # graceful deletion pending: nothing changes (finalizers neither)
+                    return codec.clone(cur) if shared else cur
                 graceful, grace = True, max(req, 0)
         else:
             grace = strategy.grace_period(resource.facts_key, cur, opts.get("gracePeriodSeconds"))
@@ -539,8 +541,9 @@ class RegistryStore:
         return deleted
 
     def _at_precondition(self, resource: Any, key: str, pre: dict[str, Any]) -> dict[str, Any] | None:
-        """A copy of the watch cache's object when it is at the DELETE's resourceVersion
-        precondition (the GC's deletes carry one), else None (read from etcd).
+        """The watch cache's object (read-only: the writes below copy it once, as
+        :meth:`Store.delete` returns a copy of a ``cached`` object) when it is at the DELETE's
+        resourceVersion precondition (the GC's deletes carry one), else None (read from etcd).
 
         Kubernetes' ``Store.Delete`` reads the object from etcd, then the cacher passes its copy
         to the conditional delete. When the cache's copy is at the precondition's revision,
@@ -553,7 +556,7 @@ class RegistryStore:
         c = self.cached(resource, key)
         if c is None or (c.get("metadata") or {}).get("resourceVersion") != rv:
             return None
-        return codec.clone(c)
+        return c
 
     async def _delete_namespace(self, resource: Any, ns: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         """First DELETE marks the namespace Terminating (deletionTimestamp, status.phase); the

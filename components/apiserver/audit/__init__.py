@@ -154,6 +154,7 @@ class Auditor:
             return
         who = requestor or user
         attrs = request_attributes(who, request.method, request.path, request.query)
+        request[auth.ATTRIBUTES] = attrs  # the authorization filter's too, for the same user
         config = self.policy.evaluate(attrs)
         if config.level == "None":
             return
