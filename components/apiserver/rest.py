@@ -238,9 +238,12 @@ class RestHandlers:
         Binding (``POST bindings`` or ``pods/NAME/binding``) binds the pod."""
         resource = info.resource
         if resource.kind == "Binding" or info.subresource == "binding":
-            return await self.bind(request, info, neg.decode_object_body(
-                await neg.read_body(request), neg.body_content_type(request), R.get("bindings")))
+            binding = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request),
+                                             R.get("bindings"))
+            neg.keep_request_metadata(request, binding)
+            return await self.bind(request, info, binding)
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
+        neg.keep_request_metadata(request, obj)
         neg.check_type(resource, obj)
         neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
