@@ -45,6 +45,7 @@ from typing import Any
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.common import cpu_seconds  # noqa: E402
+from bench.flow import start_profilers, stop_profilers  # noqa: E402
 from controlplane.api.resources import get  # noqa: E402
 from controlplane.cli.cluster import LocalCluster  # noqa: E402
 from controlplane.client.config import load_kubeconfig  # noqa: E402
@@ -298,10 +299,20 @@ async def bench_gc(args: argparse.Namespace) -> None:
                     "name": f"gc-dep-{i:05d}", "labels": {"bench": "gc"}, "ownerReferences": [ref]},
                     "data": {"k": "v"}}, "default")
 
+        profile = args.profile
+        spies = start_profilers(argparse.Namespace(**{**vars(args), "profile": os.path.join(profile, "create")}),
+                                cluster) if profile else []
+        cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t0 = time.monotonic()
         await asyncio.gather(*(make(i) for i in range(args.objects)))
         await asyncio.wait_for(all_seen.wait(), args.timeout)
-        print(f"created {args.objects} owned ConfigMaps in {time.monotonic() - t0:.1f}s")
+        print(f"created {args.objects} owned ConfigMaps in {time.monotonic() - t0:.1f}s; CPU: " + ", ".join(
+            f"{svc.name} {cpu_seconds(svc.proc.pid) - cpu_before.get(svc.name, 0.0):.2f}s"
+            for svc in cluster.services if svc.proc))
+        if profile:
+            stop_profilers(args, spies)
+            spies = start_profilers(argparse.Namespace(**{**vars(args), "profile": os.path.join(profile, "collect")}),
+                                    cluster)
         cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t1 = time.monotonic()
         await client.delete(CONFIGMAPS, "gc-owner", "default", propagation_policy="Background")
@@ -318,6 +329,8 @@ async def bench_gc(args: argparse.Namespace) -> None:
                 print(f"timed out after {args.timeout}s")
                 break
         took = time.monotonic() - t1
+        if profile:
+            stop_profilers(args, spies)
         await informer.stop()
         print(f"\n{'collected':<20} {len(gone)}/{args.objects} in {took:.2f}s = "
               f"{len(gone) / took if took else 0:.0f} objects/s")
@@ -339,6 +352,10 @@ if __name__ == "__main__":
     gc.add_argument("--concurrency", type=int, default=50)
     gc.add_argument("--etcd-servers", default=None)
     gc.add_argument("--timeout", type=float, default=900)
+    gc.add_argument("--profile", metavar="DIR", help="sample every process with py-spy into DIR/create and "
+                    "DIR/collect (bench/flow.py's profilers)")
+    gc.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
+    gc.add_argument("--profile-rate", type=int, default=100, help="py-spy samples per second")
     dep = sub.add_parser("deployment", help="a 10,000-replica Deployment on 1,000 hollow nodes")
     dep.add_argument("--replicas", type=int, default=10000)
     dep.add_argument("--nodes", type=int, default=1000)

@@ -51,9 +51,16 @@ def format_time(t: float) -> str:
 def format_micro_time(t: float) -> str:
     """``t`` (epoch seconds) as metav1.MicroTime text, ``2026-11-30T01:02:03.123456Z`` (UTC,
     whole microseconds: Go truncates nanoseconds; a float's nearest microsecond is taken)."""
+    global _micro_second_cache
     us = round(t * 1_000_000)
     sec, frac = divmod(us, 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{frac:06d}Z"
+    cached = _micro_second_cache
+    if cached[0] != sec:  # the seconds' text, formatted once per second
+        cached = _micro_second_cache = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return f"{cached[1]}.{frac:06d}Z"
+
+
+_micro_second_cache: tuple[int, str] = (-1, "")
 
 
 def now() -> str:

@@ -40,6 +40,10 @@ REQUESTOR: Any = web.RequestKey("requestor", object) if hasattr(web, "RequestKey
 #: request storage key of the authorization filter's ``(decision, reason)``: ``("allow" |
 #: "forbid", reason)``, the audit annotations ``authorization.k8s.io/decision`` / ``reason``
 DECISION: Any = web.RequestKey("authz_decision", object) if hasattr(web, "RequestKey") else "authz_decision"
+#: request storage key of the request's :class:`Attributes` once made (by the audit filter, for
+#: the authenticated user), so the authorization filter does not parse the path again when it
+#: authorizes the same user (``GetAuthorizerAttributes`` is called by both filters in Kubernetes)
+ATTRIBUTES: Any = web.RequestKey("authz_attributes", object) if hasattr(web, "RequestKey") else "authz_attributes"
 
 
 @dataclasses.dataclass(frozen=True)

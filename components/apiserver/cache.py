@@ -136,6 +136,12 @@ class CacheWatcher:
                 return False
         return self.pending.popleft()
 
+    def take(self) -> list:
+        """Every pending event now, without waiting (``[]`` when none)."""
+        out = list(self.pending)
+        self.pending.clear()
+        return out
+
     async def drain(self, timeout: float | None) -> list | Literal[False]:
         """Every pending event (waiting up to ``timeout`` s for one); ``False`` on timeout.
         A ``None`` in the list means closed (nothing after it)."""

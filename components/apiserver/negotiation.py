@@ -87,6 +87,21 @@ def with_type(resource: Any, obj: dict) -> dict:
 REQUEST_BODY: Any = web.RequestKey("request_body", bytes) if hasattr(web, "RequestKey") else "request_body"
 
 
+#: request storage key of the identifying metadata (namespace, name, uid, resourceVersion) of the
+#: object a create's body decoded to, before anything changed it: what the audit event's
+#: ``objectRef`` takes from the request object (``audit.LogRequestObject``) without decoding it again
+REQUEST_METADATA: Any = web.RequestKey("request_metadata", dict) if hasattr(web, "RequestKey") else "request_metadata"
+_IDENTIFYING = ("namespace", "name", "uid", "resourceVersion")
+
+
+def keep_request_metadata(request: web.Request, obj: Any) -> None:
+    """Store ``obj``'s identifying metadata under :data:`REQUEST_METADATA` (``obj``: the decoded
+    body of a create, before defaulting or generateName)."""
+    md = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(md, dict):
+        request[REQUEST_METADATA] = {k: md[k] for k in _IDENTIFYING if k in md}
+
+
 async def read_body(request: web.Request) -> bytes:
     """The request body, at most :data:`MAX_BODY` bytes; more → 413 RequestEntityTooLarge
     (``limitedReadBody`` in ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go``)."""

@@ -254,7 +254,9 @@ class RegistryStore:
                 # generateName collided: a new suffix, as the generic registry store retries
                 name = obj["metadata"]["name"] = obj["metadata"]["generateName"] + strategy.random_suffix()
         self.tracer.on_created(resource, created, opts.user_agent)
-        event(log, "object.created", resource=resource.plural, object=f"{namespace or ''}/{name}",
+        # per-object lines at DEBUG: kube-apiserver logs no line per write at its default
+        # verbosity (the audit log has one per request), and at INFO they cost ~2 % of a write
+        event(log, "object.created", logging.DEBUG, resource=resource.plural, object=f"{namespace or ''}/{name}",
               rv=created["metadata"]["resourceVersion"])
         return created
 
@@ -381,7 +383,7 @@ class RegistryStore:
                 pass  # another finalizer removal raced us to the deletion
             except Conflict:
                 raise st.conflict_modified(resource, name) from None
-            event(log, "object.deleted", resource=resource.plural,
+            event(log, "object.deleted", logging.DEBUG, resource=resource.plural,
                   object=f"{namespace or ''}/{name}", reason="finalizers-emptied")
             return out
         if resource.kind == "Pod" and sub == "status":
@@ -449,7 +451,8 @@ class RegistryStore:
         """
         key = object_key(resource, namespace, name)
         pre = opts.get("preconditions") or {}
-        cur = self._at_precondition(resource, key, pre)
+        cur = self._at_precondition(resource, key, pre)  # read-only: the cache's own object
+        shared = cur is not None
         if cur is None:
             try:
                 cur = await self.store.get(key)
@@ -469,16 +472,17 @@ class RegistryStore:
         await self.admission.validate(adm.Attributes(adm.DELETE, resource, namespace, name, None, cur,
                                                      dry_run=bool(opts.get("dryRun"))))
         if opts.get("dryRun"):
-            return cur  # dryRun=All: checks done, nothing written
+            return codec.clone(cur) if shared else cur  # dryRun=All: checks done, nothing written
         if resource.kind == "Namespace":
-            return await self._delete_namespace(resource, cur, opts)
+            return await self._delete_namespace(resource, codec.clone(cur) if shared else cur, opts)
         graceful, grace = False, 0
         if md.get("deletionTimestamp"):
             prev = md.get("deletionGracePeriodSeconds")
             if prev:
                 req = opts.get("gracePeriodSeconds")
                 if req is None or req >= prev:
-                    return cur  # graceful deletion pending: nothing changes (finalizers neither)
+                    # graceful deletion pending: nothing changes (finalizers neither)
+                    return codec.clone(cur) if shared else cur
                 graceful, grace = True, max(req, 0)
         else:
             grace = strategy.grace_period(resource.facts_key, cur, opts.get("gracePeriodSeconds"))
@@ -520,7 +524,8 @@ class RegistryStore:
             except _DeleteInstead:
                 out = None
             if out is not None:
-                event(log, "object.deleting", resource=resource.plural, object=f"{namespace or ''}/{name}",
+                event(log, "object.deleting", logging.DEBUG, resource=resource.plural,
+                      object=f"{namespace or ''}/{name}",
                       grace=grace if graceful else 0,
                       finalizers=",".join((out.get("metadata") or {}).get("finalizers") or []))
                 return out
@@ -535,12 +540,13 @@ class RegistryStore:
             raise st.not_found(resource, name) from None
         except Conflict as e:
             raise st.conflict(resource, name, str(e)) from None
-        event(log, "object.deleted", resource=resource.plural, object=f"{namespace or ''}/{name}")
+        event(log, "object.deleted", logging.DEBUG, resource=resource.plural, object=f"{namespace or ''}/{name}")
         return deleted
 
     def _at_precondition(self, resource: Any, key: str, pre: dict[str, Any]) -> dict[str, Any] | None:
-        """A copy of the watch cache's object when it is at the DELETE's resourceVersion
-        precondition (the GC's deletes carry one), else None (read from etcd).
+        """The watch cache's object (read-only: the writes below copy it once, as
+        :meth:`Store.delete` returns a copy of a ``cached`` object) when it is at the DELETE's
+        resourceVersion precondition (the GC's deletes carry one), else None (read from etcd).
 
         Kubernetes' ``Store.Delete`` reads the object from etcd, then the cacher passes its copy
         to the conditional delete. When the cache's copy is at the precondition's revision,
@@ -553,7 +559,7 @@ class RegistryStore:
         c = self.cached(resource, key)
         if c is None or (c.get("metadata") or {}).get("resourceVersion") != rv:
             return None
-        return codec.clone(c)
+        return c
 
     async def _delete_namespace(self, resource: Any, ns: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
         """First DELETE marks the namespace Terminating (deletionTimestamp, status.phase); the
@@ -649,7 +655,8 @@ class RegistryStore:
             raise st.conflict(pods, name, str(e)) from None
         if not dry_run:
             self.tracer.on_bound(pod)
-            event(log, "pod.bound", pod=f"{namespace}/{name}", node=node, rv=pod["metadata"]["resourceVersion"])
+            event(log, "pod.bound", logging.DEBUG, pod=f"{namespace}/{name}", node=node,
+                  rv=pod["metadata"]["resourceVersion"])
         return pod
 
     @staticmethod

@@ -238,9 +238,12 @@ class RestHandlers:
         Binding (``POST bindings`` or ``pods/NAME/binding``) binds the pod."""
         resource = info.resource
         if resource.kind == "Binding" or info.subresource == "binding":
-            return await self.bind(request, info, neg.decode_object_body(
-                await neg.read_body(request), neg.body_content_type(request), R.get("bindings")))
+            binding = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request),
+                                             R.get("bindings"))
+            neg.keep_request_metadata(request, binding)
+            return await self.bind(request, info, binding)
         obj = neg.decode_object_body(await neg.read_body(request), neg.body_content_type(request), resource)
+        neg.keep_request_metadata(request, obj)
         neg.check_type(resource, obj)
         neg.decode_typed(request, resource.facts_key, obj, _version_of(resource))
         created = await self.store.create(_stored(resource), info.namespace, _to_storage(resource, obj), CreateOptions(
@@ -457,10 +460,11 @@ class RestHandlers:
         if not isinstance(body, dict):
             raise st.bad_request(f"json: cannot unmarshal {decoder.json_kind(body)} into Go value of type "
                                  "v1.DeleteOptions")
-        try:
-            decoder.decode("DeleteOptions", body)
-        except decoder.DecodeError as e:
-            raise st.bad_request(e.message) from None
+        if not _plain_delete_options(body):
+            try:
+                decoder.decode("DeleteOptions", body)
+            except decoder.DecodeError as e:
+                raise st.bad_request(e.message) from None
         opts = dict(body)
         q = request.query
         if "gracePeriodSeconds" in q:
@@ -636,6 +640,37 @@ def _respond(request: web.Request, resource: Any, stored: dict[str, Any], code: 
     if resource.converted and not neg.wants_table(request):
         return neg.object_response(request, resource, _served(resource, stored), code)
     return neg.object_response(request, _stored(resource) if resource.converted else resource, stored, code)
+
+
+_DELETE_OPTION_STRINGS = frozenset(("kind", "apiVersion", "propagationPolicy"))
+_PRECONDITIONS = frozenset(("uid", "resourceVersion"))
+
+
+def _plain_delete_options(body: dict[str, Any]) -> bool:
+    """Whether ``body`` is DeleteOptions the Go decoder would take as they are (no unknown
+    field, no null, every value of its field's type: strings, an int64 ``gracePeriodSeconds``,
+    a bool ``orphanDependents``, a ``[]string`` ``dryRun``, ``preconditions`` of strings), so
+    decoding can be skipped: what clients send (kubectl, the garbage collector's
+    ``{"preconditions": {...}, "propagationPolicy": ...}``) decodes to itself."""
+    for k, v in body.items():
+        if k in _DELETE_OPTION_STRINGS:
+            if type(v) is not str:
+                return False
+        elif k == "preconditions":
+            if type(v) is not dict or not all(pk in _PRECONDITIONS and type(pv) is str for pk, pv in v.items()):
+                return False
+        elif k == "gracePeriodSeconds":
+            if type(v) is not int or not -(1 << 63) <= v < (1 << 63):
+                return False
+        elif k == "orphanDependents":
+            if type(v) is not bool:
+                return False
+        elif k == "dryRun":
+            if type(v) is not list or not all(type(x) is str for x in v):
+                return False
+        else:
+            return False
+    return True
 
 
 def _list_kind(resource: Any) -> str:

@@ -158,3 +158,18 @@ def test_backend_rotates_past_max_size_and_keeps_max_backups(tmp_path):
     backups = sorted(p.name for p in tmp_path.iterdir() if p.name != "audit.log")
     assert len(backups) == 1 and backups[0].startswith("audit-") and backups[0].endswith(".log")
     assert path.stat().st_size == len(line)
+
+
+def test_memoized_decisions_follow_names_only_when_a_rule_names_objects():
+    named = policy({"level": "RequestResponse", "resources": [{"group": "", "resources": ["configmaps"],
+                                                               "resourceNames": ["a"]}]},
+                   {"level": "Metadata"})
+    for _ in range(2):  # the second pass answers from the memo
+        assert named.evaluate(res("delete", "configmaps", name="a")).level == "RequestResponse"
+        assert named.evaluate(res("delete", "configmaps", name="b")).level == "Metadata"
+    plain = policy({"level": "None", "nonResourceURLs": ["/healthz*"]}, {"level": "Metadata"})
+    for name in ("a", "b", "c"):
+        assert plain.evaluate(res("delete", "configmaps", name=name)).level == "Metadata"
+    assert len(plain._memo) == 1
+    assert plain.evaluate(nonres("/healthz")).level == "None"
+    assert plain.evaluate(nonres("/version")).level == "Metadata"

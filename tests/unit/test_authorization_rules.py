@@ -445,3 +445,32 @@ def test_node_graph_follows_pod_moves_and_deletes():
     g.apply("MODIFIED", _pod("p3", "n2", volumes=[{"name": "s", "secret": {"secretName": "s1"}}]))
     assert not g.has_path("n1", ("secret", "ns", "s1"), lambda *_: None)
     assert g.has_path("n2", ("secret", "ns", "s1"), lambda *_: None)
+
+
+def test_memo_ignores_the_name_unless_a_rule_names_objects():
+    """Deletes of many objects share one memoized decision; a rule with resourceNames on the
+    same resource keeps the name in the key, so each name gets its own verdict."""
+    idx = RBACIndex()
+    idx.replace("ClusterRole", [
+        {"metadata": {"name": "gc"}, "rules": [{"verbs": ["delete"], "apiGroups": [""], "resources": ["configmaps"]}]},
+        {"metadata": {"name": "one"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"],
+                                                 "resourceNames": ["a"]}]}])
+    idx.replace("ClusterRoleBinding", [
+        {"metadata": {"name": "gc"}, "roleRef": {"kind": "ClusterRole", "name": "gc"},
+         "subjects": [{"kind": "User", "name": "jane"}]},
+        {"metadata": {"name": "one"}, "roleRef": {"kind": "ClusterRole", "name": "one"},
+         "subjects": [{"kind": "User", "name": "jane"}]}])
+    authz = RBACAuthorizer(idx)
+
+    def cm(verb: str, name: str) -> Attributes:
+        return Attributes(JANE, verb, True, namespace="default", resource="configmaps", name=name,
+                          path=f"/api/v1/namespaces/default/configmaps/{name}")
+    for name in ("a", "b", "c"):
+        assert authz.authorize(cm("delete", name)) == (Decision.ALLOW, 'RBAC: allowed by ClusterRoleBinding "gc" of '
+                                                                       'ClusterRole "gc" to User "jane"')
+    assert len(authz._memo) == 1
+    assert authz.authorize(cm("get", "a"))[0] is Decision.ALLOW
+    assert authz.authorize(cm("get", "b"))[0] is Decision.NO_OPINION
+    assert authz.authorize(cm("get", "a"))[0] is Decision.ALLOW
+    idx.apply("ClusterRole", "DELETED", {"metadata": {"name": "one"}})  # the named rule goes
+    assert authz.authorize(cm("get", "a"))[0] is Decision.NO_OPINION

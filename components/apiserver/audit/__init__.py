@@ -42,7 +42,7 @@ from components.apiserver import auth
 from components.apiserver.audit.backend import LogBackend
 from components.apiserver.audit.policy import NONE, RANK, Policy, RequestAuditConfig, load_policy
 from components.apiserver.authorization.attributes import request_attributes
-from components.apiserver.negotiation import REQUEST_BODY, parse_body
+from components.apiserver.negotiation import REQUEST_BODY, REQUEST_METADATA, parse_body
 from controlplane import apitime
 from controlplane.api import codec
 
@@ -154,6 +154,7 @@ class Auditor:
             return
         who = requestor or user
         attrs = request_attributes(who, request.method, request.path, request.query)
+        request[auth.ATTRIBUTES] = attrs  # the authorization filter's too, for the same user
         config = self.policy.evaluate(attrs)
         if config.level == "None":
             return
@@ -254,7 +255,10 @@ class Auditor:
         if request.method in ("POST", "PUT", "PATCH"):
             raw = request.get(REQUEST_BODY)  # the body the handler read
             if raw and (level >= 2 or (request.method == "POST" and "objectRef" in ev)):
-                req_obj = _decode_body(raw, request.content_type or "")
+                meta = request.get(REQUEST_METADATA) if level < 2 else None
+                # at Metadata level only the identifying metadata is read: the create handler's
+                # copy of it, when it made one, saves decoding the body again
+                req_obj = {"metadata": meta} if meta is not None else _decode_body(raw, request.content_type or "")
         ref = ev.get("objectRef")
         if ref is not None and request.method == "POST" and isinstance(req_obj, dict):
             md = req_obj.get("metadata") or {}

@@ -24,6 +24,7 @@ As ``staging/src/k8s.io/apiserver/pkg/audit/policy`` (``reader.go``, ``checker.g
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from typing import Any
@@ -36,6 +37,8 @@ LEVELS = ("None", "Metadata", "Request", "RequestResponse")
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 #: a level's rank: Metadata < Request < RequestResponse (``Level.Less``)
 RANK = {lv: i for i, lv in enumerate(LEVELS)}
+#: remembered policy decisions at most (:meth:`Policy.evaluate`)
+POLICY_MEMO_SIZE = 10_000
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -130,9 +133,32 @@ class Policy:
     rules: tuple[Rule, ...]
     omit_stages: frozenset[str] = frozenset()
     omit_managed_fields: bool = False
+    #: evaluate's answers by what the rules read of the attributes (cleared when full)
+    _memo: dict[tuple[Any, ...], RequestAuditConfig] = dataclasses.field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+
+    @functools.cached_property
+    def _names_matter(self) -> bool:
+        """Whether some rule names objects (``resourceNames``): only then is the name a key."""
+        return any(gr.resource_names for r in self.rules for gr in r.resources)
 
     def evaluate(self, a: Attributes) -> RequestAuditConfig:
-        """The request's :class:`RequestAuditConfig`: the first matching rule's (module docstring)."""
+        """The request's :class:`RequestAuditConfig`: the first matching rule's (module docstring).
+        Memoized on what the rules read (user, groups, verb, namespace, group, resource,
+        subresource; the name only when a rule has ``resourceNames``; a non-resource path)."""
+        u = a.user
+        key = (u.name, u.groups, a.verb, a.resource_request, a.namespace, a.api_group, a.resource, a.subresource,
+               a.name if self._names_matter else "", "" if a.resource_request else a.path)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        out = self._evaluate(a)
+        if len(self._memo) >= POLICY_MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = out
+        return out
+
+    def _evaluate(self, a: Attributes) -> RequestAuditConfig:
         for r in self.rules:
             if r.matches(a):
                 omf = self.omit_managed_fields if r.omit_managed_fields is None else r.omit_managed_fields

@@ -28,8 +28,9 @@ class CertificateError(Exception):
 
 def peer_certificate(request: Any) -> tuple[bytes | None, dict[str, Any] | None]:
     """The verified peer certificate of ``request``'s TLS connection: ``(der, peercert)`` —
-    the DER bytes from the ssl object (``getpeercert(binary_form=True)``) and ssl's dict form
-    (``get_extra_info("peercert")``); ``(None, None)`` on a plain connection or without one."""
+    the DER bytes from the ssl object (``getpeercert(binary_form=True)``), or else ssl's dict
+    form (``get_extra_info("peercert")``, asked only without DER: making it parses the
+    certificate on every call); ``(None, None)`` on a plain connection or without one."""
     transport = getattr(request, "transport", None)
     if transport is None:
         return None, None
@@ -40,8 +41,10 @@ def peer_certificate(request: Any) -> tuple[bytes | None, dict[str, Any] | None]
             der = ssl_obj.getpeercert(binary_form=True)
         except (ValueError, AttributeError):
             der = None
+    if der:
+        return der, None
     peercert = transport.get_extra_info("peercert")
-    return der or None, peercert or None
+    return None, peercert or None
 
 
 #: distinct client certificates whose user is remembered (a cluster's components, nodes and admins)

@@ -245,16 +245,38 @@ class RBACAuthorizer:
         self.index = index or RBACIndex()
         self._memo: dict[Any, tuple[Decision, str]] = {}
         self._memo_generation = -1
+        #: the rules with resourceNames of every role at :attr:`_memo_generation`
+        self._named_rules: tuple[Rule, ...] = ()
+        #: (verb, group, resource, subresource) → whether some rule with resourceNames matches it
+        self._name_matters: dict[tuple[str, str, str, str], bool] = {}
 
     def authorize(self, a: Attributes) -> tuple[Decision, str]:
-        """Allow with the binding that allowed, or no opinion (reason: resolution errors)."""
+        """Allow with the binding that allowed, or no opinion (reason: resolution errors).
+
+        Decisions are memoized per user and attributes; the object's name is part of the key
+        only when some rule with ``resourceNames`` (of any role) would match the request but for
+        its name: otherwise no rule's verdict depends on the name (``RuleAllows`` checks
+        resourceNames last, ``pkg/apis/rbac/v1/evaluation_helpers.go``), so requests on
+        different objects (a garbage collector's deletes) share one decision, reason included."""
         idx = self.index
         if idx.generation != self._memo_generation:
             self._memo.clear()
+            self._name_matters.clear()
+            self._named_rules = tuple(r for rules in (*idx.cluster_roles.values(), *idx.roles.values())
+                                      for r in rules if r.names)
             self._memo_generation = idx.generation
         u = a.user
+        name = a.name
+        if name and a.resource_request:
+            nk = (a.verb, a.api_group, a.resource, a.subresource)
+            matters = self._name_matters.get(nk)
+            if matters is None:
+                matters = self._name_matters[nk] = any(r.allows_but_name(a) for r in self._named_rules)
+            if not matters:
+                name = ""
+        # a resource request's path names the object too; only non-resource rules read it
         key = (u.name, u.groups, a.verb, a.resource_request, a.namespace, a.api_group, a.resource,
-               a.subresource, a.name, a.path)
+               a.subresource, name, "" if a.resource_request else a.path)
         hit = self._memo.get(key)
         if hit is not None:
             return hit

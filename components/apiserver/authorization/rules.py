@@ -66,6 +66,13 @@ class Rule:
                 return False
         return not self.names or a.name in self.names
 
+    def allows_but_name(self, a: Attributes) -> bool:
+        """Whether the rule matches ``a`` in everything but the object's name (its
+        ``resourceNames`` ignored): only then can the name change its verdict."""
+        if not self.names:
+            return self.allows(a)
+        return dataclasses.replace(self, names=frozenset()).allows(a)
+
 
 def rule_allows(a: Attributes, rule: JSON) -> bool:
     """``RuleAllows`` on a PolicyRule JSON object."""

@@ -25,7 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from components.apiserver import status as st
-from components.apiserver.auth import DECISION, MASTERS, AlwaysAllow, Attributes, Authorizer, Decision
+from components.apiserver.auth import ATTRIBUTES, DECISION, MASTERS, AlwaysAllow, Attributes, Authorizer, Decision
 from components.apiserver.authorization import context
 from components.apiserver.authorization.attributes import request_attributes
 
@@ -143,9 +143,13 @@ def forbidden(a: Attributes, reason: str) -> st.APIError:
 
 
 def attributes_decision(authorizer: Authorizer, request: web.Request) -> tuple[Decision, str, Attributes]:
-    """The request's attributes (its user: :func:`~.context.request_user`) and
-    ``authorizer``'s decision on them."""
-    attrs = request_attributes(context.request_user(request), request.method, request.path, request.query)
+    """The request's attributes (its user: :func:`~.context.request_user`; those the audit
+    filter stored under :data:`~components.apiserver.auth.ATTRIBUTES` when made for that user)
+    and ``authorizer``'s decision on them."""
+    user = context.request_user(request)
+    attrs = request.get(ATTRIBUTES)
+    if attrs is None or attrs.user is not user:
+        attrs = request_attributes(user, request.method, request.path, request.query)
     decision, reason = authorizer.authorize(attrs)
     return decision, reason, attrs
 
