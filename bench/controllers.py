@@ -69,6 +69,25 @@ async def _cluster(nodes: int, etcd_servers: str | None, prefix: str) -> tuple[L
     return cluster, RestClient(load_kubeconfig(cluster.kubeconfig), "bench")
 
 
+def _profile(args: argparse.Namespace, cluster: LocalCluster) -> list:
+    """With ``--profile DIR``: one ``py-spy record`` on the controller-manager (collapsed stacks in
+    ``DIR/controller-manager.txt``, summarised by :func:`_profile_stop`); [] without it."""
+    if not getattr(args, "profile", None):
+        return []
+    from bench.flow import start_profilers
+
+    class _Only:   # start_profilers over the controller-manager alone (the others unperturbed)
+        services = [s for s in cluster.services if s.name == "controller-manager"]
+    return start_profilers(args, _Only)  # type: ignore[arg-type]
+
+
+def _profile_stop(args: argparse.Namespace, spies: list) -> None:
+    if spies:
+        from bench.flow import stop_profilers
+        stop_profilers(args, spies)
+        print(f"profile: {args.profile}/controller-manager.top.txt")
+
+
 def _cpu_report(cluster: LocalCluster, before: dict[str, float]) -> None:
     print("CPU seconds per process during the run:")
     for svc in cluster.services:
@@ -126,10 +145,12 @@ async def bench_deployment(args: argparse.Namespace) -> None:
         informer.start()
         await informer.wait_synced()
         before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+        spies = _profile(args, cluster)
         t0 = time.monotonic()
         await client.create(DEPLOYMENTS, _deployment("big", args.replicas), "default")
         await _wait(done, t0, args.timeout, lambda: f"created {len(created)}  bound {len(bound)}  "
                                                     f"running {len(running)}/{args.replicas}")
+        _profile_stop(args, spies)
         await informer.stop()
         for what, d in (("created", created), ("bound", bound), ("Running", running)):
             last = max(d.values()) - t0 if len(d) >= args.replicas else float("nan")
@@ -303,6 +324,7 @@ async def bench_gc(args: argparse.Namespace) -> None:
         await asyncio.wait_for(all_seen.wait(), args.timeout)
         print(f"created {args.objects} owned ConfigMaps in {time.monotonic() - t0:.1f}s")
         cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+        spies = _profile(args, cluster)
         t1 = time.monotonic()
         await client.delete(CONFIGMAPS, "gc-owner", "default", propagation_policy="Background")
         last = -1
@@ -318,6 +340,7 @@ async def bench_gc(args: argparse.Namespace) -> None:
                 print(f"timed out after {args.timeout}s")
                 break
         took = time.monotonic() - t1
+        _profile_stop(args, spies)
         await informer.stop()
         print(f"\n{'collected':<20} {len(gone)}/{args.objects} in {took:.2f}s = "
               f"{len(gone) / took if took else 0:.0f} objects/s")
@@ -352,6 +375,10 @@ if __name__ == "__main__":
     for p in (dep, roll, job):
         p.add_argument("--etcd-servers", default=None)
         p.add_argument("--timeout", type=float, default=900)
+    for p in (gc, dep):
+        p.add_argument("--profile", metavar="DIR", help="sample the controller-manager with py-spy into DIR")
+        p.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
+        p.add_argument("--profile-rate", type=int, default=100, help="py-spy samples per second")
     parsed = ap.parse_args()
     benches = {"gc": bench_gc, "deployment": bench_deployment, "rollout": bench_rollout, "job": bench_job}
     asyncio.run(benches[parsed.bench](parsed))
