@@ -11,11 +11,13 @@ queues every dependent, each one's owner lookup is answered by the absent-owner 
 decided on the monitor's copy, so one DELETE per object, which the apiserver answers at the
 watch cache's resourceVersion with one etcd txn).
 
-    python bench/controllers.py gc --objects 10000 [--etcd-servers URL]
+    python bench/controllers.py gc --objects 10000 [--etcd-servers URL] [--profile DIR [--py-spy PATH]]
 
 ``deployment``: a Deployment of ``--replicas`` (10,000) on ``--nodes`` (1,000) hollow nodes: the
 time from its submission until every pod exists (the ReplicaSet controller's creates, 500 per
-burst as ``slowStartBatch``), is bound and is Running.
+burst as ``slowStartBatch``), is bound and is Running (``--until created|bound`` ends the run
+earlier; ``--profile DIR`` samples the controller-manager with py-spy, as for ``gc``, into
+``DIR/controller-manager.txt`` and its summary ``.top.txt``).
 
 ``rollout``: a rolling update of a ``--replicas`` (1,000) Deployment (maxSurge 25%,
 maxUnavailable 25%, Kubernetes' defaults): its duration, and the surge / unavailable limits held
@@ -138,8 +140,8 @@ async def bench_deployment(args: argparse.Namespace) -> None:
                 bound.setdefault(name, now)
             if (pod.get("status") or {}).get("phase") == "Running":
                 running.setdefault(name, now)
-                if len(running) >= args.replicas:
-                    done.set()
+            if len({"created": created, "bound": bound, "running": running}[args.until]) >= args.replicas:
+                done.set()
         informer = Informer(client, PODS, namespace="default", label_selector="bench=big")
         informer.add_handlers(on_add=seen, on_update=seen)
         informer.start()
@@ -154,6 +156,9 @@ async def bench_deployment(args: argparse.Namespace) -> None:
         await informer.stop()
         for what, d in (("created", created), ("bound", bound), ("Running", running)):
             last = max(d.values()) - t0 if len(d) >= args.replicas else float("nan")
+            if last != last:
+                print(f"{len(d)}/{args.replicas} pods {what} when the run ended")
+                continue
             print(f"all {args.replicas} pods {what:<8} after {last:7.2f} s")
         print(f"(target: {args.replicas} pods created in <= 10 s on 2 cores)")
         _cpu_report(cluster, before)
@@ -365,6 +370,8 @@ if __name__ == "__main__":
     dep = sub.add_parser("deployment", help="a 10,000-replica Deployment on 1,000 hollow nodes")
     dep.add_argument("--replicas", type=int, default=10000)
     dep.add_argument("--nodes", type=int, default=1000)
+    dep.add_argument("--until", choices=("created", "bound", "running"), default="running",
+                     help="end the run once every pod is created, bound or Running")
     roll = sub.add_parser("rollout", help="a rolling update of a 1,000-pod Deployment, limits checked")
     roll.add_argument("--replicas", type=int, default=1000)
     roll.add_argument("--nodes", type=int, default=100)
