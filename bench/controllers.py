@@ -11,11 +11,14 @@ queues every dependent, each one's owner lookup is answered by the absent-owner 
 decided on the monitor's copy, so one DELETE per object, which the apiserver answers at the
 watch cache's resourceVersion with one etcd txn).
 
-    python bench/controllers.py gc --objects 10000 [--etcd-servers URL]
+    python bench/controllers.py gc --objects 10000 [--etcd-servers URL] [--profile DIR [--py-spy PATH]]
 
 ``deployment``: a Deployment of ``--replicas`` (10,000) on ``--nodes`` (1,000) hollow nodes: the
 time from its submission until every pod exists (the ReplicaSet controller's creates, 500 per
-burst as ``slowStartBatch``), is bound and is Running.
+burst as ``slowStartBatch``), is bound and is Running (``--until created|bound`` ends the run
+earlier; ``--profile DIR`` samples the controller-manager alone with py-spy into
+``DIR/controller-manager.txt`` and its summary ``.top.txt``; ``gc --profile DIR`` samples every
+process, into ``DIR/create`` and ``DIR/collect``).
 
 ``rollout``: a rolling update of a ``--replicas`` (1,000) Deployment (maxSurge 25%,
 maxUnavailable 25%, Kubernetes' defaults): its duration, and the surge / unavailable limits held
@@ -70,6 +73,25 @@ async def _cluster(nodes: int, etcd_servers: str | None, prefix: str) -> tuple[L
     return cluster, RestClient(load_kubeconfig(cluster.kubeconfig), "bench")
 
 
+def _profile(args: argparse.Namespace, cluster: LocalCluster) -> list:
+    """With ``--profile DIR``: one ``py-spy record`` on the controller-manager (collapsed stacks in
+    ``DIR/controller-manager.txt``, summarised by :func:`_profile_stop`); [] without it."""
+    if not getattr(args, "profile", None):
+        return []
+    from bench.flow import start_profilers
+
+    class _Only:   # start_profilers over the controller-manager alone (the others unperturbed)
+        services = [s for s in cluster.services if s.name == "controller-manager"]
+    return start_profilers(args, _Only)  # type: ignore[arg-type]
+
+
+def _profile_stop(args: argparse.Namespace, spies: list) -> None:
+    if spies:
+        from bench.flow import stop_profilers
+        stop_profilers(args, spies)
+        print(f"profile: {args.profile}/controller-manager.top.txt")
+
+
 def _cpu_report(cluster: LocalCluster, before: dict[str, float]) -> None:
     print("CPU seconds per process during the run:")
     for svc in cluster.services:
@@ -120,20 +142,25 @@ async def bench_deployment(args: argparse.Namespace) -> None:
                 bound.setdefault(name, now)
             if (pod.get("status") or {}).get("phase") == "Running":
                 running.setdefault(name, now)
-                if len(running) >= args.replicas:
-                    done.set()
+            if len({"created": created, "bound": bound, "running": running}[args.until]) >= args.replicas:
+                done.set()
         informer = Informer(client, PODS, namespace="default", label_selector="bench=big")
         informer.add_handlers(on_add=seen, on_update=seen)
         informer.start()
         await informer.wait_synced()
         before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+        spies = _profile(args, cluster)
         t0 = time.monotonic()
         await client.create(DEPLOYMENTS, _deployment("big", args.replicas), "default")
         await _wait(done, t0, args.timeout, lambda: f"created {len(created)}  bound {len(bound)}  "
                                                     f"running {len(running)}/{args.replicas}")
+        _profile_stop(args, spies)
         await informer.stop()
         for what, d in (("created", created), ("bound", bound), ("Running", running)):
             last = max(d.values()) - t0 if len(d) >= args.replicas else float("nan")
+            if last != last:
+                print(f"{len(d)}/{args.replicas} pods {what} when the run ended")
+                continue
             print(f"all {args.replicas} pods {what:<8} after {last:7.2f} s")
         print(f"(target: {args.replicas} pods created in <= 10 s on 2 cores)")
         _cpu_report(cluster, before)
@@ -354,11 +381,11 @@ if __name__ == "__main__":
     gc.add_argument("--timeout", type=float, default=900)
     gc.add_argument("--profile", metavar="DIR", help="sample every process with py-spy into DIR/create and "
                     "DIR/collect (bench/flow.py's profilers)")
-    gc.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
-    gc.add_argument("--profile-rate", type=int, default=100, help="py-spy samples per second")
     dep = sub.add_parser("deployment", help="a 10,000-replica Deployment on 1,000 hollow nodes")
     dep.add_argument("--replicas", type=int, default=10000)
     dep.add_argument("--nodes", type=int, default=1000)
+    dep.add_argument("--until", choices=("created", "bound", "running"), default="running",
+                     help="end the run once every pod is created, bound or Running")
     roll = sub.add_parser("rollout", help="a rolling update of a 1,000-pod Deployment, limits checked")
     roll.add_argument("--replicas", type=int, default=1000)
     roll.add_argument("--nodes", type=int, default=100)
@@ -369,6 +396,10 @@ if __name__ == "__main__":
     for p in (dep, roll, job):
         p.add_argument("--etcd-servers", default=None)
         p.add_argument("--timeout", type=float, default=900)
+    dep.add_argument("--profile", metavar="DIR", help="sample the controller-manager with py-spy into DIR")
+    for p in (gc, dep):
+        p.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
+        p.add_argument("--profile-rate", type=int, default=100, help="py-spy samples per second")
     parsed = ap.parse_args()
     benches = {"gc": bench_gc, "deployment": bench_deployment, "rollout": bench_rollout, "job": bench_job}
     asyncio.run(benches[parsed.bench](parsed))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from controlplane import apitime
 from controlplane.api import codec
@@ -22,6 +22,17 @@ SLOW_START_INITIAL_BATCH_SIZE = 1
 BURST_REPLICAS = 500
 #: pod annotation lowering or raising a pod's deletion priority (KEP-2255)
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+#: the pods informer's index of ``spec.nodeName`` (``nodeNameKeyIndex`` of
+#: ``pkg/controller/nodelifecycle/node_lifecycle_controller.go``, which the node-lifecycle and
+#: taint-eviction controllers read through ``getPodsAssignedToNode``)
+POD_NODE_INDEX = "spec.nodeName"
+
+#: the pods informer's index of their controllerRef's uid, orphans under
+#: ``ORPHAN_POD_INDEX_KEY/<namespace>`` (``PodControllerUIDIndex`` / ``OrphanPodIndexKeyForNamespace``
+#: of ``pkg/controller/controller_utils.go``, read by the ReplicaSet controller's ``FilterPodsByOwner``)
+POD_CONTROLLER_UID_INDEX = "podControllerUID"
+ORPHAN_POD_INDEX_KEY = "_ORPHAN_POD"
 
 #: pod phase (None: not reported) -> its rank when picking pods to delete
 _PHASE_ORDINAL: dict[str | None, int] = {"Pending": 0, "Unknown": 1, "Running": 2}
@@ -42,6 +53,51 @@ def is_pod_active(pod: dict) -> bool:
     """Not Succeeded/Failed and not being deleted (controller_utils.go IsPodActive)."""
     phase = (pod.get("status") or {}).get("phase")
     return phase not in ("Succeeded", "Failed") and not meta(pod).get("deletionTimestamp")
+
+
+def _pod_node_name(pod: dict) -> tuple[str, ...]:
+    node = (pod.get("spec") or {}).get("nodeName")
+    return (node,) if node else ()
+
+
+def pods_on_node(pods: Any, node_name: str) -> list[tuple[str, dict]]:
+    """``(key, pod)`` of the cached pods bound to ``node_name``, from the ``spec.nodeName`` index
+    of the pods informer ``pods`` (added on first use; shared by every controller asking):
+    O(pods on the node) instead of a walk over every cached pod (``getPodsAssignedToNode``)."""
+    pods.add_indexer(POD_NODE_INDEX, _pod_node_name)
+    store = pods.store
+    return [(k, store[k]) for k in pods.index_keys(POD_NODE_INDEX, node_name) if k in store]
+
+
+def _pod_controller_uid(pod: dict) -> tuple:
+    ref = controller_ref(pod)
+    if ref is not None:
+        return (ref.get("uid"),)
+    return (f"{ORPHAN_POD_INDEX_KEY}/{meta(pod).get('namespace') or ''}",)
+
+
+def index_pods_by_controller(pods: Any) -> None:
+    """Add the ``podControllerUID`` index to the pods informer ``pods`` (once; shared)."""
+    pods.add_indexer(POD_CONTROLLER_UID_INDEX, _pod_controller_uid)
+
+
+def controlled_pods(pods: Any, uid: str | None) -> list[tuple[str, dict]]:
+    """``(key, pod)`` of the cached pods whose controllerRef has ``uid``, in the order they
+    joined the index (:func:`index_pods_by_controller`, added on first use)."""
+    index_pods_by_controller(pods)
+    store = pods.store
+    return [(k, store[k]) for k in pods.index_keys(POD_CONTROLLER_UID_INDEX, uid) if k in store]
+
+
+def pods_by_owner(pods: Any, uid: str | None, namespace: str | None) -> list[tuple[str, dict]]:
+    """``(key, pod)`` of the cached pods controlled by ``uid``, then the orphans of
+    ``namespace`` (which the owner may adopt): the pods an owner's claim looks at, found in
+    O(those pods) instead of a walk over every cached pod (replica_set.go ``FilterPodsByOwner``)."""
+    out = controlled_pods(pods, uid)
+    store = pods.store
+    out.extend((k, store[k]) for k in pods.index_keys(
+        POD_CONTROLLER_UID_INDEX, f"{ORPHAN_POD_INDEX_KEY}/{namespace or ''}") if k in store)
+    return out
 
 
 def ready_condition(pod: dict) -> dict | None:

@@ -51,6 +51,7 @@ from .controller_utils import (
     name_of,
     new_controller_ref,
     pod_from_template,
+    pods_by_owner,
     resolve_controller_ref,
     selecting_owners,
     slow_start_batch,
@@ -274,7 +275,8 @@ class DaemonSetController(Controller):
     async def daemon_pods(self, ds: JSON, selector: LabelSelector) -> list[JSON]:
         """The pods ``ds`` controls after adoption / release (getDaemonPods)."""
         ns = meta(ds).get("namespace")
-        pods = [p for p in list(self.pods.store.values()) if meta(p).get("namespace") == ns]
+        pods = [p for _, p in pods_by_owner(self.pods, meta(ds).get("uid"), ns)   # its pods, the orphans
+                if meta(p).get("namespace") == ns]
         rm = RefManager(self.client, ds, API_VERSION, KIND, selector, PODS)
         return await rm.claim(pods)
 

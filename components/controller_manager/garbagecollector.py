@@ -313,8 +313,13 @@ class GarbageCollector(Controller):
         """Cached objects with an ownerReference to ``uid`` (from the monitors' owner-uid
         index, as the graph builder's ``uidToNode`` dependents; none for None, an object
         without a uid)."""
-        return [(res, obj) for res, inf in list(self._monitors.items())
-                for obj in inf.by_index(OWNER_UID_INDEX, uid)]
+        if uid is None:
+            return []
+        out: list[tuple[Resource, dict]] = []
+        for res, inf in self._monitors.items():   # no await: the dict cannot change meanwhile
+            if inf.in_index(OWNER_UID_INDEX, uid):
+                out.extend((res, obj) for obj in inf.by_index(OWNER_UID_INDEX, uid))
+        return out
 
     def observed(self, uid: str | None) -> tuple[Resource, dict] | None:
         """The cached object with this uid and its resource (an observed graph node)."""
@@ -330,6 +335,13 @@ class GarbageCollector(Controller):
         if res not in self._monitors:
             return
         md = meta(new)
+        if old is not None and not md.get("deletionTimestamp"):
+            # graph_builder.go processGraphChanges: an update whose ownerReferences are unchanged
+            # (referencesDiffs finds nothing) and that starts no deletion leaves the graph alone
+            refs = md.get("ownerReferences")
+            old_refs = meta(old).get("ownerReferences")
+            if refs is old_refs or refs == old_refs:
+                return
         ns = md.get("namespace") or ""
         if added and ns:
             # bad child → good parent: dependents elsewhere naming this namespaced object
@@ -603,8 +615,10 @@ class GarbageCollector(Controller):
                 if e2.code != 404:
                     raise
                 return
-        event(log, "gc.deleted", object=f"{res.kind}/{md.get('namespace')}/{md.get('name')}", policy=policy,
-              owners=",".join(f"{r.get('kind')}/{r.get('name')}" for r in md.get("ownerReferences") or []))
+        if log.isEnabledFor(logging.DEBUG):   # attemptToDeleteItem logs "Deleting item" at V(2)
+            event(log, "gc.deleted", logging.DEBUG, object=f"{res.kind}/{md.get('namespace')}/{md.get('name')}",
+                  policy=policy, owners=",".join(f"{r.get('kind')}/{r.get('name')}"
+                                                 for r in md.get("ownerReferences") or []))
 
     async def _patch_refs(self, res: Resource, obj: dict, refs: list[dict], live: bool = True) -> None:
         """A JSON merge patch of ``ownerReferences`` at the object's resourceVersion

@@ -62,6 +62,7 @@ from controlplane.selectors import LabelSelector, selector_from_dict
 from .controller import Controller, ControllerContext
 from .controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
+    controlled_pods,
     controller_ref,
     deletion_rank_key,
     is_pod_active,
@@ -69,6 +70,7 @@ from .controller_utils import (
     meta,
     new_controller_ref,
     pod_from_template,
+    pods_by_owner,
     resolve_controller_ref,
     slow_start_batch,
 )
@@ -515,9 +517,9 @@ class JobController(Controller):
         key = key_of(job)
         self.enqueue(key)
         uid = meta(job).get("uid")
-        for p in list(self.pods.store.values()):
-            if has_finalizer(p) and (controller_ref(p) or {}).get("uid") == uid:
-                self.enqueue(ORPHAN_PREFIX + key_of(p))
+        for k, p in controlled_pods(self.pods, uid):
+            if has_finalizer(p):
+                self.enqueue(ORPHAN_PREFIX + k)
 
     # -- pod events ------------------------------------------------------------
     def _job_of(self, pod: dict) -> str | None:
@@ -739,7 +741,7 @@ class JobController(Controller):
         except ValueError:
             return []
         ns, uid = meta(job).get("namespace"), meta(job).get("uid")
-        cands = [p for p in list(self.pods.store.values()) if meta(p).get("namespace") == ns]
+        cands = [p for _, p in pods_by_owner(self.pods, uid, ns) if meta(p).get("namespace") == ns]
         owned, others = [], []
         for p in cands:
             ref = controller_ref(p)

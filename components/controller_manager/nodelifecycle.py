@@ -42,7 +42,7 @@ from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta, name_of
+from .controller_utils import meta, name_of, pods_on_node
 from .taints import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -269,9 +269,7 @@ class NodeLifecycleController(Controller):
             return
         now = apitime.format_time(self.clock())
         failed = None
-        for pod in list(self.pods.store.values()):
-            if (pod.get("spec") or {}).get("nodeName") != node_name:
-                continue
+        for _, pod in pods_on_node(self.pods, node_name):
             ready = next((c for c in (pod.get("status") or {}).get("conditions") or []
                           if c.get("type") == "Ready"), None)
             if ready is None or ready.get("status") == "False":

@@ -32,12 +32,15 @@ from .controller import Controller, ControllerContext
 from .controller_utils import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH_SIZE,
+    controlled_pods,
     controller_ref,
+    index_pods_by_controller,
     is_pod_active,
     is_pod_ready,
     meta,
     new_controller_ref,
     pod_from_template,
+    pods_by_owner,
     pods_to_delete,
     ready_condition,
     slow_start_batch,
@@ -193,6 +196,7 @@ class ReplicaController(Controller):
         self.recorder = ctx.recorder(kind.component)
         self.owners = ctx.informers.informer(kind.resource)
         self.pods = ctx.informers.informer(PODS)
+        index_pods_by_controller(self.pods)
         #: pod key -> view of the cached pod (see :class:`PodView`), made by a sync when
         #: the cached object changed, dropped with the pod
         self._views: dict[str, PodView] = {}
@@ -313,7 +317,7 @@ class ReplicaController(Controller):
         ns = meta(obj).get("namespace")
         views = self._views
         cands: list[PodView] = []
-        for k, p in self.pods.store.items():          # the active pods of the namespace
+        for k, p in pods_by_owner(self.pods, meta(obj).get("uid"), ns):   # its pods and the orphans
             v = views.get(k)
             if v is None or v.pod is not p:
                 v = views[k] = PodView(p)
@@ -323,7 +327,7 @@ class ReplicaController(Controller):
         pods = [v.pod for v in claimed]
         err: Exception | None = None
         if need_sync:
-            err = await self.manage_replicas(key, obj, pods, [v.pod for v in cands])
+            err = await self.manage_replicas(key, obj, pods)
         status = status_of(obj, claimed, tpl_items)
         await self._update_status(obj, status)
         mrs = int((obj.get("spec") or {}).get("minReadySeconds") or 0)
@@ -372,8 +376,7 @@ class ReplicaController(Controller):
                 claimed.append(v if p is v.pod else PodView(p))
         return claimed
 
-    async def manage_replicas(self, key: str, obj: dict, pods: list[dict],
-                              candidates: list[dict]) -> Exception | None:
+    async def manage_replicas(self, key: str, obj: dict, pods: list[dict]) -> Exception | None:
         """Create or delete pods so that ``len(pods) == spec.replicas``; returns the
         first error (the caller re-queues) or None."""
         want = int((obj.get("spec") or {}).get("replicas", 1) or 0)
@@ -414,7 +417,7 @@ class ReplicaController(Controller):
             return err
         if diff > 0:
             diff = min(diff, BURST_REPLICAS)
-            related = self._related_pods(obj, pods, candidates)
+            related = self._related_pods(obj, pods)
             victims = pods_to_delete(pods, related, diff)
             self.expectations.expect_deletions(key, [key_of(p) for p in victims])
             event(log, "replicas.delete", controller=self.name, key=key, need=want, deleting=diff)
@@ -424,15 +427,20 @@ class ReplicaController(Controller):
             return errs[0] if errs else None
         return None
 
-    def _related_pods(self, obj: dict, pods: list[dict], candidates: list[dict]) -> list[dict]:
+    def _related_pods(self, obj: dict, pods: list[dict]) -> list[dict]:
         """Active pods of this owner and of its siblings (owners with the same
-        controller, e.g. a Deployment's ReplicaSets) — getIndirectlyRelatedPods."""
+        controller, e.g. a Deployment's ReplicaSets) in its namespace — getIndirectlyRelatedPods,
+        from the pods' controller-uid index."""
         parent = controller_ref(obj)
         if parent is None:
             return pods
-        siblings = {meta(o).get("uid") for o in self.owners.store.values()
-                    if (controller_ref(o) or {}).get("uid") == parent.get("uid")}
-        return [p for p in candidates if (controller_ref(p) or {}).get("uid") in siblings]
+        ns = meta(obj).get("namespace")
+        out: list[dict] = []
+        for o in self.owners.store.values():
+            if (controller_ref(o) or {}).get("uid") == parent.get("uid"):
+                out.extend(p for _, p in controlled_pods(self.pods, meta(o).get("uid"))
+                           if is_pod_active(p) and meta(p).get("namespace") == ns)
+        return out
 
     async def _delete_pod(self, key: str, obj: dict, pod: dict) -> None:
         pmd = meta(pod)

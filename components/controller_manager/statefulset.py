@@ -51,7 +51,7 @@ from controlplane.selectors import LabelSelector, selector_from_dict
 
 from . import statefulset_utils as su
 from .controller import Controller, ControllerContext
-from .controller_utils import controller_ref, is_pod_ready, meta, selecting_owners
+from .controller_utils import controller_ref, is_pod_ready, meta, pods_by_owner, selecting_owners
 from .ref_manager import RefManager
 
 log = logging.getLogger("controller-manager")
@@ -246,7 +246,7 @@ class StatefulSetController(Controller):
     async def _pods_for(self, sts: JSON, selector: LabelSelector) -> list[JSON]:
         """The set's pods: claimed by selector and name ``<set>-<ordinal>`` (getPodsForStatefulSet)."""
         ns = meta(sts).get("namespace")
-        cands = [p for p in list(self.pods.store.values())
+        cands = [p for _, p in pods_by_owner(self.pods, meta(sts).get("uid"), ns)   # its pods, the orphans
                  if meta(p).get("namespace") == ns and su.is_member_of(sts, p)]
         rm = RefManager(self.client, sts, su.API_VERSION, su.KIND, selector, PODS)
         return await rm.claim(cands)

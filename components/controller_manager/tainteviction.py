@@ -37,7 +37,7 @@ from controlplane.client.rest import ApiError
 from controlplane.log import event
 
 from .controller import Controller, ControllerContext
-from .controller_utils import meta
+from .controller_utils import meta, pods_on_node
 from .taints import matching_tolerations, min_toleration_seconds, no_execute_taints, set_pod_condition
 
 log = logging.getLogger("controller-manager")
@@ -101,9 +101,8 @@ class TaintEvictionController(Controller):
     async def sync(self, key: str) -> None:
         what, _, rest = key.partition("/")
         if what == "node":
-            for pod_key, pod in list(self.pods.store.items()):
-                if (pod.get("spec") or {}).get("nodeName") == rest:
-                    await self.process_pod(pod_key)
+            for pod_key, _ in pods_on_node(self.pods, rest):
+                await self.process_pod(pod_key)
         elif what == "pod":
             await self.process_pod(rest)
         elif what == "evict":

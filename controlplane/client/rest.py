@@ -82,6 +82,10 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
                "kubelet": "kubelet"}
 
 
+#: connections a client keeps for its requests (watches have their own, see
+#: :attr:`RestClient.watch_session`)
+REQUEST_CONNECTIONS = 64
+
 #: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
 MAX_RETRIES = 10
 
@@ -121,8 +125,8 @@ class RestClient:
     system's trust store) or a :class:`~controlplane.client.config.ClientConfig` (client-go's
     ``rest.Config``: CA, client certificate, bearer token, ``insecure-skip-tls-verify``,
     ``tls-server-name``). One ``ssl.SSLContext`` (CA and client certificate loaded once) serves
-    every connection of the client, and connections are kept alive (up to 64), so a handshake is
-    paid per connection, not per request (Python's ``ssl`` does not resume sessions across
+    every connection of the client, and connections are kept alive (up to 64 for requests, one
+    per open watch beside them), so a handshake is paid per connection, not per request (Python's ``ssl`` does not resume sessions across
     connections by itself). ValueError when the config's certificates cannot be loaded.
     """
 
@@ -139,18 +143,33 @@ class RestClient:
         self.timeout = timeout or None
         self.connect_timeout = connect_timeout or None
         self._session: aiohttp.ClientSession | None = None
+        self._watch_session: aiohttp.ClientSession | None = None
         #: the ``host`` label of the rest_client_* metrics
         self.host = urlparse(self.server).netloc
 
     @property
     def session(self) -> aiohttp.ClientSession:
-        """The shared aiohttp session (created on first use, up to 64 connections)."""
+        """The shared aiohttp session of requests (created on first use, up to
+        :data:`REQUEST_CONNECTIONS` connections)."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                headers={"User-Agent": self.user_agent},
-                connector=aiohttp.TCPConnector(limit=64, ssl=self.ssl_context if self.ssl_context else True),
-            )
+            self._session = self._new_session(REQUEST_CONNECTIONS)
         return self._session
+
+    @property
+    def watch_session(self) -> aiohttp.ClientSession:
+        """The session of watches: one connection per open watch, without a limit, so that
+        long-lived streams never hold the requests' connections (an HTTP/1.1 watch occupies its
+        connection for its lifetime; client-go's transport sets no ``MaxConnsPerHost``, and over
+        HTTP/2 its watches share one connection with the requests instead). A controller-manager
+        watches some 50 resources: in one pool of 64 they left a handful for every request."""
+        if self._watch_session is None or self._watch_session.closed:
+            self._watch_session = self._new_session(0)
+        return self._watch_session
+
+    def _new_session(self, limit: int) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            headers={"User-Agent": self.user_agent},
+            connector=aiohttp.TCPConnector(limit=limit, ssl=self.ssl_context if self.ssl_context else True))
 
     def request_kwargs(self, headers: dict[str, str]) -> dict[str, Any]:
         """The keywords of every ``session.request`` besides the URL: ``headers`` plus the
@@ -162,9 +181,10 @@ class RestClient:
         return kw
 
     async def close(self) -> None:
-        """Close the HTTP session (idempotent; a later request opens a new one)."""
-        if self._session is not None:
-            await self._session.close()
+        """Close the HTTP sessions (idempotent; a later request opens a new one)."""
+        for session in (self._session, self._watch_session):
+            if session is not None:
+                await session.close()
 
     async def __aenter__(self) -> "RestClient":
         return self
@@ -225,7 +245,7 @@ class RestClient:
         url = self.server + path
         try:
             async with asyncio.timeout(self.timeout):
-                resp = await self.session.get(url, params=params, **self.request_kwargs({"Accept": "application/json"}),
+                resp = await self.watch_session.get(url, params=params, **self.request_kwargs({"Accept": "application/json"}),
                                               timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout))
                 if resp.status >= 300:
                     try:
@@ -332,7 +352,7 @@ class RestClient:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
                                         sock_read=min(idle, WATCH_IDLE_TIMEOUT) if allow_bookmarks else idle)
         t0 = time.monotonic()
-        async with self.session.get(self.server + res.path(namespace), params=params,
+        async with self.watch_session.get(self.server + res.path(namespace), params=params,
                                     **self.request_kwargs({"Accept": "application/json"}),
                                     timeout=timeout) as resp:
             _observe("GET", self.host, str(resp.status), t0)

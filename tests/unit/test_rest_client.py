@@ -11,23 +11,36 @@ import json
 import pytest
 
 from controlplane.api.resources import PODS
+from controlplane.client import rest
 from controlplane.client.rest import RequestTimeout, RestClient
 
 
 class Server:
-    """A raw HTTP server: requests whose path contains ``hang`` are read and never answered;
-    ``/stream`` gets its headers at once, then one JSON line once :attr:`release` is set."""
+    """A raw HTTP server: requests whose path contains ``hang`` are read and never answered,
+    those with ``quick`` get ``{}`` at once; any other (``/stream``, a watch) gets its headers at once, then one JSON line once :attr:`release` is set."""
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.writers: list[asyncio.StreamWriter] = []
+        self.accepted = asyncio.Condition()
+
+    async def connections(self, n: int) -> None:
+        """Wait until ``n`` connections were accepted."""
+        async with self.accepted:
+            await self.accepted.wait_for(lambda: len(self.writers) >= n)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.writers.append(writer)
+        async with self.accepted:
+            self.accepted.notify_all()
         head = await reader.readuntil(b"\r\n\r\n")
         target = head.split(b" ")[1]
         if b"hang" in target:
             await reader.read()  # until the client gives up
+            return
+        if b"quick" in target:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+            await writer.drain()
             return
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
         await self.release.wait()
@@ -94,3 +107,21 @@ async def test_timeout_0_means_none(server):
         server.release.set()
         body = await asyncio.wait_for(get, 10)
     assert body["type"] == "ADDED"
+
+
+async def test_open_watches_leave_the_request_connections_free(server, monkeypatch):
+    """More watches than the requests' pool holds stay open while a request is answered: a
+    watch holds a connection of its own, never one of :data:`rest.REQUEST_CONNECTIONS`."""
+    monkeypatch.setattr(rest, "REQUEST_CONNECTIONS", 2)
+    async with RestClient(server.url, "test", timeout=5) as client:
+        events: list = []
+
+        async def watch() -> None:
+            async for ev in client.watch(PODS, "default", timeout_seconds=60):
+                events.append(ev)
+        watches = [asyncio.ensure_future(watch()) for _ in range(3)]
+        await asyncio.wait_for(server.connections(3), 10)   # every watch has its connection
+        assert await asyncio.wait_for(client.request("GET", "/quick"), 10) == {}
+        server.release.set()
+        await asyncio.wait_for(asyncio.gather(*watches), 10)
+    assert len(events) == 3
