@@ -290,16 +290,21 @@ class EventClient:
                 event(log, "kubelet.events_dropped", logging.WARNING, dropped=self.dropped,
                       reason=f"more than {self.queue_size} events waiting for --event-qps {self.qps:g}")
             return None
+        # a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter over x/time/rate):
+        # each write reserves its token at once — the bucket may go below zero — and sleeps
+        # once until that token exists (rate.Limiter.Wait / Reserve), so N waiting writes
+        # are N timers, first come first served, not N pollers waking on every refill
+        now = time.monotonic()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps) - 1
+        self._last = now
+        if self._tokens >= 0:
+            return await getattr(self._client, verb)(*args, **kw)
         self._waiting += 1
         try:
-            while True:   # a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter)
-                now = time.monotonic()
-                self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
-                self._last = now
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                    break
-                await asyncio.sleep((1 - self._tokens) / self.qps)   # the rate limiter's wait
+            await asyncio.sleep(-self._tokens / self.qps)   # the rate limiter's wait for its token
+        except asyncio.CancelledError:
+            self._tokens += 1   # the reservation given back (Reservation.Cancel)
+            raise
         finally:
             self._waiting -= 1
         return await getattr(self._client, verb)(*args, **kw)

@@ -332,7 +332,9 @@ class Cache:
         self.selector_counts.nodes_changed()
 
     def node_count(self) -> int:
-        return sum(1 for n in self._nodes.values() if n.node is not None)
+        """How many nodes have a Node object: the snapshot's length (built only when a node
+        was added or removed), so asking once per cycle costs no walk over the nodes."""
+        return len(self.snapshot())
 
     # -- pods ------------------------------------------------------------------
     def _place(self, pi: PodInfo, node_name: str) -> None:

@@ -94,8 +94,8 @@ class ExplainRecords:
         and the result annotations."""
         node = result.suggested_host
         if self.trace is not None:
-            ranked = sorted(result.scores.items(), key=lambda kv: (-kv[1], kv[0]))
-            detail = " ".join(f"{n}={s}" for n, s in ranked[:10]) + (" ..." if len(ranked) > 10 else "")
+            ranked = result.best(10)   # a partial sort: only ten are shown
+            detail = " ".join(f"{n}={s}" for n, s in ranked) + (" ..." if len(result.scored) > 10 else "")
             scored = "scored; " if ranked else "only one, not scored; "
             self.trace.emit(9, f"filtered {result.evaluated_nodes} nodes → {result.feasible_nodes} "
                                f"feasible; {scored}picked {node}; assumed", pi.pod,

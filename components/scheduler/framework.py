@@ -33,6 +33,7 @@ and is multiplied by the plugin's weight. Source of the failure message:
 
 from __future__ import annotations
 
+import heapq
 import logging
 import time
 from dataclasses import dataclass, field
@@ -225,13 +226,27 @@ def default_normalize_score(scores: list[int], reverse: bool = False,
 @dataclass
 class ScheduleResult:
     """``suggested_host``, ``evaluated_nodes`` (filtered), ``feasible_nodes`` and the
-    final ``scores`` (node name → weighted total) of one successful scheduling cycle
-    (pkg/scheduler/scheduler.go ScheduleResult)."""
+    final scores of one successful scheduling cycle (pkg/scheduler/scheduler.go
+    ScheduleResult): ``scored`` (the scored node names) aligned with ``totals`` (their
+    weighted totals), both empty when a single feasible node was not scored; ``scores``
+    (node name → total) is built from them on first use, as only explain records read it."""
 
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-    scores: dict[str, int]
+    scored: list[str] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+
+    @property
+    def scores(self) -> dict[str, int]:
+        d = self.__dict__.get("_scores")
+        if d is None:
+            d = self.__dict__["_scores"] = dict(zip(self.scored, self.totals))
+        return d
+
+    def best(self, n: int) -> list[tuple[str, int]]:
+        """The ``n`` highest totals as (node, total), highest first, ties by node name."""
+        return heapq.nsmallest(n, zip(self.scored, self.totals), key=lambda kv: (-kv[1], kv[0]))
 
 
 class Framework:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from bisect import bisect_left
 from typing import Callable
 
 from controlplane import metrics as m
@@ -44,6 +45,8 @@ plugin_duration = m.Children(m.histogram(
 def attempt(profile: str, result: str, started: float) -> None:
     """One scheduling attempt of ``profile`` ended with ``result``; ``started``: ``time.monotonic()``
     at the start of its cycle."""
+    if _pending:
+        flush_plugin_calls()
     schedule_attempts.get((profile, result)).inc()
     attempt_duration.get((profile, result)).observe(time.monotonic() - started)
 
@@ -53,9 +56,41 @@ def sample_plugin_metrics() -> bool:
     return random.random() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
 
 
+#: timed plugin calls not yet observed: (plugin, extension point, status) → seconds of each call
+_pending: dict[tuple[str, str, str], list[float]] = {}
+
+
 def plugin_call(plugin: str, extension_point: str, status: str, seconds: float) -> None:
-    """One timed plugin call (``status``: the Status code's name, ``Success``, ``Unschedulable``...)."""
-    plugin_duration.get((plugin, extension_point, status)).observe(seconds)
+    """One timed plugin call (``status``: the Status code's name, ``Success``, ``Unschedulable``...),
+    buffered until :func:`flush_plugin_calls` — as kube-scheduler's metricsRecorder buffers
+    ``ObservePluginDurationAsync`` and flushes on an interval (``metrics/metric_recorder.go``):
+    a sampled cycle times every Filter call on every node it evaluates."""
+    values = _pending.get((plugin, extension_point, status))
+    if values is None:
+        _pending[(plugin, extension_point, status)] = [seconds]
+    else:
+        values.append(seconds)
+
+
+def flush_plugin_calls() -> None:
+    """Observe the buffered plugin calls (at the end of every attempt, :func:`attempt`), each
+    key's calls counted into the histogram's buckets at once."""
+    for key, values in _pending.items():
+        observe_many(plugin_duration.get(key), values)
+    _pending.clear()
+
+
+def observe_many(child, values: list[float]) -> None:
+    """``child.observe(v)`` for every ``v`` in ``values``, with one increment per bucket (a
+    prometheus-client Histogram child: its non-cumulative bucket counters and its sum)."""
+    bounds = child._upper_bounds
+    counts = [0] * len(bounds)
+    for v in values:
+        counts[bisect_left(bounds, v)] += 1   # the first bound >= v, as observe's "v <= bound"
+    for i, c in enumerate(counts):
+        if c:
+            child._buckets[i].inc(c)
+    child._sum.inc(sum(values))
 
 
 def watch_queue(pending: Callable[[], dict[str, int]]) -> None:

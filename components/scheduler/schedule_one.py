@@ -126,7 +126,8 @@ class ScheduleOne:
             metrics.attempt(fwk.scheduler_name, metrics.ERROR, state.started)
             self.handle_failure(fwk, state, qp, RuntimeError(st.message()), cycle)
             return None
-        event(log, "pod.assumed", pod=pi.key, node=node, evaluated=result.evaluated_nodes,
+        # kube-scheduler logs the attempt at V(3), the binding at V(2): one INFO line per pod
+        event(log, "pod.assumed", logging.DEBUG, pod=pi.key, node=node, evaluated=result.evaluated_nodes,
               feasible=result.feasible_nodes, attempts=qp.attempts)
         self.explain.assumed(state, pi, result)
         t = asyncio.get_running_loop().create_task(self.binding_cycle(fwk, state, qp, node, cycle))
@@ -143,11 +144,10 @@ class ScheduleOne:
         if not feasible:
             raise FitError(pi.key, len(snapshot), diagnosis)
         if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1, {})
+            return ScheduleResult(feasible[0].name, evaluated, 1)
         totals = fwk.run_score(state, pi, feasible, snapshot)
         host = self.select_host(feasible, totals)
-        return ScheduleResult(host, evaluated, len(feasible),
-                              {n.name: s for n, s in zip(feasible, totals)})
+        return ScheduleResult(host, evaluated, len(feasible), [n.name for n in feasible], totals)
 
     def find_nodes_that_fit(self, fwk: Framework, state: CycleState, pi: PodInfo, snapshot: Any):
         """PreFilter then Filter, from a rotating start, stopping once enough feasible

@@ -82,6 +82,7 @@ def score(plugin, pod, nodes):
     if st is not None and st.code == SKIP:
         return "skip"
     raw = [plugin.score(state, pi, n) for n in nodes]
+    assert plugin.score_nodes(state, pi, nodes) == raw, "the batch scores as one call per node does"
     plugin.normalize_score(state, pi, raw)
     return dict(zip((n.name for n in nodes), raw))
 
