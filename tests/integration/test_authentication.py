@@ -84,7 +84,7 @@ def test_create_token_claims(cluster):
     assert c["iss"] == ISSUER and c["aud"] == [ISSUER] and c["sub"] == "system:serviceaccount:default:default"
     assert c["exp"] - c["iat"] == 3600 and c["nbf"] == c["iat"] and len(c["jti"]) == 36
     assert c["kubernetes.io"] == {"namespace": "default", "serviceaccount": {"name": "default", "uid": sa_uid}}
-    assert json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))["alg"] == "ES256"  # sa.key is EC P-256 (kubeadm ECDSA-P256)
+    assert json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))["alg"] == "RS256"  # the bare apiserver's in-memory RSA key
 
 
 def test_create_token_duration_and_audience(cluster):
