@@ -95,6 +95,16 @@ class Attributes:
     field_selector: tuple[tuple[str, str, str], ...] = ()
 
 
+def memo_key(a: Attributes, name: str) -> tuple[Any, ...]:
+    """What a policy over ``a`` can read, as a hashable key for memoized decisions (the RBAC
+    authorizer's, the audit policy's): user name and groups, verb, namespace, group, resource,
+    subresource, ``name`` (the caller passes "" when no rule of its policy names objects), and
+    the path of a non-resource request (a resource request's path only repeats the others)."""
+    u = a.user
+    return (u.name, u.groups, a.verb, a.resource_request, a.namespace, a.api_group, a.resource,
+            a.subresource, name, "" if a.resource_request else a.path)
+
+
 class Decision(enum.Enum):
     DENY = "deny"
     ALLOW = "allow"

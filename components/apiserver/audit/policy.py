@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from components.apiserver.auth import Attributes
+from components.apiserver.auth import Attributes, memo_key
 from controlplane import yamlfile
 
 GROUP_VERSION = "audit.k8s.io/v1"
@@ -146,9 +146,7 @@ class Policy:
         """The request's :class:`RequestAuditConfig`: the first matching rule's (module docstring).
         Memoized on what the rules read (user, groups, verb, namespace, group, resource,
         subresource; the name only when a rule has ``resourceNames``; a non-resource path)."""
-        u = a.user
-        key = (u.name, u.groups, a.verb, a.resource_request, a.namespace, a.api_group, a.resource, a.subresource,
-               a.name if self._names_matter else "", "" if a.resource_request else a.path)
+        key = memo_key(a, a.name if self._names_matter else "")
         hit = self._memo.get(key)
         if hit is not None:
             return hit

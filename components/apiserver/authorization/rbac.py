@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from components.apiserver.auth import Attributes, Decision, UserInfo
+from components.apiserver.auth import Attributes, Decision, UserInfo, memo_key
 from components.apiserver.authorization.rules import Rule
 
 JSON = dict[str, Any]
@@ -265,7 +265,6 @@ class RBACAuthorizer:
             self._named_rules = tuple(r for rules in (*idx.cluster_roles.values(), *idx.roles.values())
                                       for r in rules if r.names)
             self._memo_generation = idx.generation
-        u = a.user
         name = a.name
         if name and a.resource_request:
             nk = (a.verb, a.api_group, a.resource, a.subresource)
@@ -274,9 +273,7 @@ class RBACAuthorizer:
                 matters = self._name_matters[nk] = any(r.allows_but_name(a) for r in self._named_rules)
             if not matters:
                 name = ""
-        # a resource request's path names the object too; only non-resource rules read it
-        key = (u.name, u.groups, a.verb, a.resource_request, a.namespace, a.api_group, a.resource,
-               a.subresource, name, "" if a.resource_request else a.path)
+        key = memo_key(a, name)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
