@@ -66,4 +66,5 @@ class NotifySocket:
                 self.ready = True
 
     def close(self) -> None:
+        """Close the socket (the abstract name is freed with it: no file to remove)."""
         self._sock.close()

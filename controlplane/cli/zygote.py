@@ -141,9 +141,11 @@ class ZygoteProcess:
             os.kill(self.pid, sig)
 
     def terminate(self) -> None:
+        """SIGTERM, as ``subprocess.Popen.terminate``: the service drains and exits."""
         self.send_signal(signal.SIGTERM)
 
     def kill(self) -> None:
+        """SIGKILL, as ``subprocess.Popen.kill``: no clean-up runs in the service."""
         self.send_signal(signal.SIGKILL)
 
 
@@ -179,6 +181,8 @@ class Zygote:
 
     @property
     def alive(self) -> bool:
+        """Whether the zygote process runs and still answers (False before :meth:`launch`,
+        after :meth:`close`, or once its socket broke)."""
         return self._proc is not None and self._proc.poll() is None and not self._dead
 
     @property
@@ -312,7 +316,7 @@ class Zygote:
 
 def _watch_orphans(procs: list[ZygoteProcess]) -> None:
     """Exit reports for children whose zygote died: polled by pid (status unknown: 255)."""
-    def alive(pid: int) -> bool:
+    def alive(pid: int) -> bool:  # signal 0 checks existence only
         try:
             os.kill(pid, 0)  # an orphan is reaped by init at once: no zombie stays
         except ProcessLookupError:

@@ -58,6 +58,9 @@ class LogBackend:
         self._size = self._file.tell()
 
     def start(self) -> None:
+        """Open the log (if not yet) and start the writer task on the running loop, which writes
+        the queued lines every ``flush_interval`` (50 ms) or once ``batch_bytes`` are pending (kube-apiserver's
+        buffered backend, ``--audit-log-mode=batch``)."""
         if self._file is None:
             self.open()
         self._wake = asyncio.Event()
@@ -120,6 +123,7 @@ class LogBackend:
                 pass
 
     async def stop(self) -> None:
+        """Stop the writer task, write what is still queued, close the file (not stdout, ``-``)."""
         if self._task is not None:
             self._task.cancel()
             try:
