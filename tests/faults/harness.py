@@ -26,6 +26,7 @@ from typing import Callable
 
 import aiohttp
 
+from controlplane.lifeline import child_kwargs
 from tests.integration.conftest import ROOT, LineReader, free_port
 
 FIGURES: list[dict] = []
@@ -72,7 +73,7 @@ class Output(LineReader):
 def spawn_output(argv: list[str], **kw) -> tuple[subprocess.Popen, Output]:
     """``argv`` in its own session with stdout+stderr read by an :class:`Output`."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         start_new_session=True, cwd=ROOT, **kw)
+                         start_new_session=True, cwd=ROOT, **child_kwargs(), **kw)
     return p, Output(p, p.stdout)
 
 

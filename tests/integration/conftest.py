@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from controlplane.lifeline import child_kwargs
 from tests.support.tls import harness
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
@@ -113,8 +114,10 @@ def spawn(*args: str) -> tuple[subprocess.Popen, LineReader]:
     # for their node's spec.podCIDR); a test's own flags win over the environment
     env = {**os.environ, "CONTROLPLANE_CONTROLLER_MANAGER_ALLOCATE_NODE_CIDRS": "true",
            "CONTROLPLANE_CONTROLLER_MANAGER_CLUSTER_CIDR": "10.64.0.0/11"}
+    # its own session (a test's signals reach it alone), ended with this process however that
+    # ends (a killed pytest leaves no cluster behind): controlplane.lifeline
     p = subprocess.Popen([sys.executable, "-m", "controlplane", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, env=env)
+                         stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, **child_kwargs(env=env))
     return p, LineReader(p, p.stdout)
 
 
@@ -259,7 +262,7 @@ def start_up(tmp: str, etcd_servers: str | None = None, *extra: str) -> tuple[su
     if etcd_servers:
         args += ["--etcd-servers", etcd_servers]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, **child_kwargs())
     out = LineReader(proc, proc.stdout)
     out.wait_for("control plane is up", 90)
     return proc, out, data_dir

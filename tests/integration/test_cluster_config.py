@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from controlplane.lifeline import child_kwargs
 from tests.integration.conftest import KUBECTL, LineReader, free_port, stop
 
 pytestmark = pytest.mark.integration
@@ -39,7 +40,8 @@ def test_up_with_config_runs_the_nodes_it_declares(tmp_path):
     data_dir = tmp_path / "cp"
     proc = subprocess.Popen([sys.executable, "-m", "controlplane", "up", "--config", str(tmp_path / "cluster.yaml"),
                              "--data-dir", str(data_dir), "--port", str(free_port()), "--etcd-port", str(free_port())],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            **child_kwargs())
     try:
         LineReader(proc, proc.stdout).wait_for("control plane is up", 90)
         out = subprocess.run([KUBECTL, "--kubeconfig", str(data_dir / "kubeconfig"), "--cache-dir",

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from controlplane import pki
+from controlplane.lifeline import child_kwargs
 from tests.integration.conftest import KUBECTL, LineReader, free_port, spawn, stop
 
 pytestmark = pytest.mark.integration
@@ -30,7 +31,7 @@ class Up:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "controlplane", "up", "--data-dir", data_dir, "--port", str(free_port()),
              "--etcd-port", str(free_port()), "--nodes", ",".join(NODES)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **child_kwargs())
         self.out = LineReader(self.proc, self.proc.stdout)
         self.out.wait_for("control plane is up", 120)
         self.data_dir = data_dir

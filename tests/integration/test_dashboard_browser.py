@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from controlplane.lifeline import child_kwargs
 from tests.integration.conftest import ROOT, start_up, stop
 
 pytestmark = pytest.mark.integration
@@ -142,7 +143,7 @@ def test_dashboard_command_serves_any_running_cluster(up):
     _, kubeconfig = up
     proc = subprocess.Popen([sys.executable, "-m", "controlplane", "dashboard", "--kubeconfig", kubeconfig,
                              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
-                            start_new_session=True)
+                            start_new_session=True, **child_kwargs())
     try:
         line = LineReader(proc, proc.stdout).wait_for("dashboard: http://127.0.0.1:", 30)
         url = re.search(r"(http://127\.0\.0\.1:\d+/)", line).group(1)

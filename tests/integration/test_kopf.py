@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from controlplane.lifeline import child_kwargs
 from controlplane.storage import testing
 from tests.integration.conftest import apiserver_on_test_etcd
 
@@ -95,7 +96,8 @@ def test_kopf_operator_adopts_a_child_and_writes_status(cluster):
     log = open(cluster["dir"] / "kopf.log", "w")
     kopf = subprocess.Popen([sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", "default", str(op)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, "KUBECONFIG": cluster["kubeconfig"], "HOME": str(cluster["dir"])})
+                            **child_kwargs(env={**os.environ, "KUBECONFIG": cluster["kubeconfig"],
+                                                "HOME": str(cluster["dir"])}))
     try:
         r = kubectl(cluster, "apply", "-f", "-", stdin=GADGET)
         assert r.returncode == 0 and r.stdout.strip() == "gadget.kopf.example.com/g1 created", r.stderr

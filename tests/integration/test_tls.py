@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from controlplane import pki
 from controlplane.client.config import load_kubeconfig
+from controlplane.lifeline import child_kwargs
 from controlplane.storage.errors import Unavailable
 from controlplane.storage.etcd import EtcdClient, EtcdTLS
 from tests.integration.conftest import (
@@ -53,7 +54,7 @@ def up(tmp_path_factory):
                              "--etcd-port", str(free_port()), "--etcd-tls", "--hollow-nodes", "2",
                              "--apiserver-cert-extra-sans", "api.example.test"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                            env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"})
+                            **child_kwargs(env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"}))
     out = LineReader(proc, proc.stdout)
     try:
         out.wait_for("control plane is up", 120)
@@ -273,7 +274,7 @@ def _self_signed(etcd_url: str, cert_dir: str):
     """An apiserver without TLS flags (:func:`spawn` would add the session's: started directly)."""
     proc = subprocess.Popen([sys.executable, "-m", "controlplane", "apiserver", "--etcd-servers", etcd_url,
                              "--port", "0", "--cert-dir", cert_dir], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+                            stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, **child_kwargs())
     return proc, LineReader(proc, proc.stdout)
 
 
