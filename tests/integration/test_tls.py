@@ -25,7 +25,8 @@ import urllib.request
 
 import pytest
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from controlplane import pki
@@ -52,7 +53,11 @@ def up(tmp_path_factory):
     data_dir = str(tmp / "cp")
     proc = subprocess.Popen([sys.executable, "-m", "controlplane", "up", "--data-dir", data_dir, "--port", str(free_port()),
                              "--etcd-port", str(free_port()), "--etcd-tls", "--hollow-nodes", "2",
-                             "--apiserver-cert-extra-sans", "api.example.test"],
+                             "--apiserver-cert-extra-sans", "api.example.test",
+                             # the tests read each component's command line from /proc: an exec'd
+                             # process shows its own (a forked one the fork server's; the argv it
+                             # is given is the same)
+                             "--no-fork-server"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                             **child_kwargs(env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"}))
     out = LineReader(proc, proc.stdout)
@@ -123,7 +128,11 @@ def test_service_account_tokens_are_signed_with_sa_key(up):
     header, payload, signature = r.stdout.strip().split(".")
     pub = load_pem_public_key(open(os.path.join(up["dir"], "pki", "sa.pub"), "rb").read())
     sig = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
-    pub.verify(sig, f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())  # type: ignore[union-attr,call-arg]
+    assert json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))["alg"] == "ES256"
+    assert isinstance(pub, ec.EllipticCurvePublicKey)  # up's sa.key is EC P-256, as kubeadm's default
+    # a JWS ES256 signature is r || s, 32 bytes each (RFC 7518 section 3.4); cryptography wants DER
+    der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
+    pub.verify(der, f"{header}.{payload}".encode(), ec.ECDSA(hashes.SHA256()))
 
 
 def test_serving_certificate_names(up):
