@@ -33,6 +33,7 @@ and is multiplied by the plugin's weight. Source of the failure message:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import logging
 import time
@@ -237,12 +238,10 @@ class ScheduleResult:
     scored: list[str] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def scores(self) -> dict[str, int]:
-        d = self.__dict__.get("_scores")
-        if d is None:
-            d = self.__dict__["_scores"] = dict(zip(self.scored, self.totals))
-        return d
+        """Node name → weighted total of every scored node (``{}`` when none was scored)."""
+        return dict(zip(self.scored, self.totals))
 
     def best(self, n: int) -> list[tuple[str, int]]:
         """The ``n`` highest totals as (node, total), highest first, ties by node name."""
