@@ -329,6 +329,19 @@ class RestClient:
             body["preconditions"] = preconditions
         return await self._object("DELETE", res.path(namespace, name), body=body)
 
+    async def delete_collection(self, res: Resource, namespace: str | None = None, *,
+                                label_selector: str | None = None,
+                                propagation_policy: str | None = None) -> dict[str, Any]:
+        """DELETE the collection (``deletecollection``: every object matching
+        ``label_selector`` in ``namespace``) with a DeleteOptions body; returns the List of the
+        objects deleted or marked for deletion. ApiError 405 MethodNotAllowed where the
+        resource has no ``deletecollection`` verb."""
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        params = {"labelSelector": label_selector} if label_selector else None
+        return await self._object("DELETE", res.path(namespace), body=body, params=params)
+
     async def create_subresource(self, res: Resource, name: str, subresource: str, body: dict[str, Any],
                                  namespace: str | None = None) -> dict[str, Any]:
         """POST to a subresource, e.g. ``pods/NAME/binding`` with a Binding."""

@@ -584,6 +584,26 @@ class FakeClient:
 
         return await self._invoke(action, answer)
 
+    async def delete_collection(self, res: Resource, namespace: str | None = None, *,
+                                label_selector: str | None = None,
+                                propagation_policy: str | None = None) -> JSON:
+        """``deletecollection``: recorded as one action (verb ``deletecollection``), then
+        :meth:`delete` of each matching object (each recorded too, as the apiserver's registry
+        deletes them one by one). Returns a List of what was deleted or marked."""
+        opts: JSON = {"propagationPolicy": propagation_policy} if propagation_policy else {}
+        action = Action("deletecollection", res.plural, namespace or "", options=opts, path=res.path(namespace))
+        await self._invoke(action, lambda: None)
+        items = []
+        for obj in (await self.list(res, namespace, label_selector=label_selector))["items"]:
+            try:
+                out = await self.delete(res, obj["metadata"]["name"], namespace, propagation_policy=propagation_policy)
+            except ApiError as e:
+                if e.code != 404:
+                    raise
+                continue
+            items.append(out if out.get("kind") != "Status" else obj)
+        return {"kind": "List", "apiVersion": "v1", "metadata": {}, "items": items}
+
     async def create_subresource(self, res: Resource, name: str, subresource: str, body: JSON,
                                  namespace: str | None = None) -> JSON:
         """POST to a subresource. ``pods/binding`` sets ``spec.nodeName`` to the Binding's target
