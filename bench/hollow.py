@@ -10,6 +10,7 @@
 
     python bench/hollow.py --nodes 5000
     python bench/hollow.py --nodes 1000 --profile /tmp/hollow.prof
+    python bench/hollow.py --nodes 5000 --profile-idle /tmp/idle --py-spy /tmp/pyspy/bin/py-spy
 
 Targets (issue 14): 5,000 hollow nodes ready in ≤ 60 s, the kubelet idle at ≤ 25 % of one core
 and ≤ 1 GiB RSS. Figures only; never a test. The machine's load average is printed with them.
@@ -94,9 +95,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         procs = {s.name: s.proc.pid for s in cluster.services if s.proc and s.name != "kubelet-node01"}
         procs["kubelet (hollow)"] = kubelet.pid
         cpu0 = {n: cpu_seconds(p) for n, p in procs.items()}
+        spies = _spy_idle(args, procs)
+        req0 = await _requests(client)
         t1 = time.monotonic()
         await asyncio.sleep(args.idle_seconds)   # the idle window being measured
         dt = time.monotonic() - t1
+        req1 = await _requests(client)
+        _spy_stop(args, spies)
+        out["idle_requests_per_second"] = {k: round((v - req0.get(k, 0)) / dt, 1)
+                                           for k, v in sorted(req1.items()) if v - req0.get(k, 0) >= 1}
         out["idle_cpu_percent"] = {n: round(100 * (cpu_seconds(p) - cpu0[n]) / dt, 1) for n, p in procs.items()}
         out["rss_mib"] = {n: round(rss_bytes(p) / 2 ** 20) for n, p in procs.items()}
         out["load_after"] = os.getloadavg()
@@ -115,12 +122,67 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def _requests(client: RestClient) -> dict[str, float]:
+    """The apiserver's ``apiserver_request_total`` summed by ``VERB resource[/subresource] code``
+    (its /metrics, scraped with the admin client)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    async with client.session.get(client.server + "/metrics", **client.request_kwargs({})) as r:
+        text = await r.text()
+    out: dict[str, float] = {}
+    for fam in text_string_to_metric_families(text):
+        if fam.name != "apiserver_request":
+            continue
+        for smp in fam.samples:
+            if not smp.name.endswith("_total"):
+                continue
+            lb = smp.labels
+            sub = f"/{lb['subresource']}" if lb.get("subresource") else ""
+            key = f"{lb.get('verb')} {lb.get('resource')}{sub} {lb.get('code')}"
+            out[key] = out.get(key, 0.0) + smp.value
+    return out
+
+
+def _spy_idle(args: argparse.Namespace, procs: dict[str, int]) -> list[tuple[str, subprocess.Popen]]:
+    """With ``--profile-idle DIR``: one ``py-spy record`` per process over the idle window
+    (collapsed stacks in ``DIR/<process>.txt``, summarised into ``DIR/<process>.top.txt``)."""
+    if not args.profile_idle:
+        return []
+    spy = args.py_spy or shutil.which("py-spy")
+    if not spy:
+        raise SystemExit("--profile-idle needs py-spy (pip install py-spy, or --py-spy PATH)")
+    os.makedirs(args.profile_idle, exist_ok=True)
+    spies = []
+    for name, pid in procs.items():
+        out = os.path.join(args.profile_idle, name.split()[0] + ".txt")
+        spies.append((out, subprocess.Popen(
+            [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "100", "--nonblocking",
+             "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    return spies
+
+
+def _spy_stop(args: argparse.Namespace, spies: list[tuple[str, subprocess.Popen]]) -> None:
+    from bench.profile_top import summarise
+    for _, p in spies:
+        p.send_signal(signal.SIGINT)
+    for out, p in spies:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        if os.path.exists(out):
+            with open(out.removesuffix(".txt") + ".top.txt", "w") as f:
+                f.write(summarise(out, 40))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--timeout", type=float, default=600.0, help="give up waiting for Ready after this")
     ap.add_argument("--profile", default=None, metavar="FILE", help="run the kubelet under cProfile, pstats to FILE")
+    ap.add_argument("--profile-idle", default=None, metavar="DIR",
+                    help="py-spy every process over the idle window, collapsed stacks into DIR")
+    ap.add_argument("--py-spy", default=None, metavar="PATH", help="the py-spy binary (default: on PATH)")
     ap.add_argument("--keep", action="store_true", help="keep the data dir (logs)")
     ap.add_argument("--json", default=None, metavar="FILE")
     args = ap.parse_args()

@@ -42,6 +42,9 @@ from controlplane.trace.emitter import TraceEmitter
 
 log = logging.getLogger("kubelet")
 
+#: hollow nodes' heartbeats go out in batches this many seconds apart (Heartbeats.batch_seconds)
+HEARTBEAT_BATCH_SECONDS = 0.25
+
 
 @dataclass
 class Timings:
@@ -91,7 +94,8 @@ class Kubelet:
         self.node_informer = Informer(client, NODES, transform=trim_node,
                                       field_selector=f"metadata.name={nodes[0].name}" if single else None)
         self.heartbeats = Heartbeats(workers=1 if single else 64,
-                                     spread=0.0 if single else self.timings.lease_renew_seconds)
+                                     spread=0.0 if single else self.timings.lease_renew_seconds,
+                                     batch_seconds=0.0 if single else HEARTBEAT_BATCH_SECONDS)
         #: Nodes the informer showed before their agent was ready
         self._early: dict[str, dict] = {}
         self._announced = False

