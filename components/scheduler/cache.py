@@ -203,8 +203,10 @@ class Snapshot:
         return d
 
     def labels_changed(self) -> None:
-        """A node's labels changed: forget the cached :meth:`domain_values`."""
+        """A node's labels changed: forget the cached :meth:`domain_values` and the
+        nodes each node-affinity selector matches (plugins.nodeaffinity.matching_nodes)."""
         self.__dict__.pop("_domains", None)
+        self.__dict__.pop("_node_affinity_matches", None)
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)

@@ -245,7 +245,14 @@ class ScheduleResult:
 
     def best(self, n: int) -> list[tuple[str, int]]:
         """The ``n`` highest totals as (node, total), highest first, ties by node name."""
-        return heapq.nsmallest(n, zip(self.scored, self.totals), key=lambda kv: (-kv[1], kv[0]))
+        if n <= 0 or not self.totals:
+            return []
+        # the n-th highest total bounds the answer: a C-level pass over the ints, then
+        # only the pairs at or above it are sorted (the same list as a full sort's head)
+        floor = heapq.nlargest(n, self.totals)[-1]
+        top = [(s, t) for s, t in zip(self.scored, self.totals) if t >= floor]
+        top.sort(key=lambda kv: (-kv[1], kv[0]))
+        return top[:n]
 
 
 class Framework:

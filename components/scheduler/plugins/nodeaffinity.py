@@ -7,6 +7,7 @@ node_affinity.go; component-helpers scheduling/corev1/nodeaffinity."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Callable
 
@@ -83,6 +84,29 @@ def compile_required(node_selector: dict, terms: list | None) -> Matcher:
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 _KEY = "NodeAffinity.pre"
+#: the snapshot attribute caching, per required selector, the names of the nodes it matches
+_CACHE = "_node_affinity_matches"
+#: distinct selectors cached per snapshot before the cache starts over
+_CACHE_MAX = 256
+
+
+def matching_nodes(snapshot, node_selector: dict, terms: list | None) -> frozenset[str]:
+    """The names of ``snapshot``'s nodes that ``spec.nodeSelector`` AND the required
+    terms match, computed once per distinct selector and kept on the snapshot until a
+    node comes, goes or changes its labels (``Snapshot.labels_changed``): the pods of a
+    workload share their selector, so each pod's Filter is one set lookup per node.
+    kube-scheduler compiles the selector once per pod in PreFilter and matches each
+    node's labels in Filter (node_affinity.go PreFilter, Filter); the verdicts are the same."""
+    cache = snapshot.__dict__.setdefault(_CACHE, {})
+    key = json.dumps([node_selector, terms], sort_keys=True, separators=(",", ":"))
+    hit = cache.get(key)
+    if hit is None:
+        match = compile_required(node_selector, terms)
+        hit = frozenset(n.name for n in snapshot.nodes if match(n.labels, n.name))
+        if len(cache) >= _CACHE_MAX:
+            cache.clear()
+        cache[key] = hit
+    return hit
 
 
 class NodeAffinity:
@@ -104,13 +128,20 @@ class NodeAffinity:
                .get("requiredDuringSchedulingIgnoredDuringExecution"))
         if not sel and req is None:
             return Status(SKIP)
-        state[_KEY] = compile_required(sel, None if req is None else (req.get("nodeSelectorTerms") or []))
+        terms = None if req is None else (req.get("nodeSelectorTerms") or [])
+        if hasattr(snapshot, "nodes") and hasattr(snapshot, "__dict__"):
+            state[_KEY] = matching_nodes(snapshot, sel, terms)
+        else:  # no snapshot to cache on: match each node's labels
+            state[_KEY] = compile_required(sel, terms)
+        #: one rejection per cycle, shared by the nodes it rejects (nothing changes a Status's reasons)
+        state[_KEY + ".rejected"] = Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
     def filter(self, state, pod, node) -> Status | None:
-        if not state[_KEY](node.labels, node.name):
-            return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
-        return None
+        ok = state[_KEY]
+        if node.name in ok if isinstance(ok, frozenset) else ok(node.labels, node.name):
+            return None
+        return state[_KEY + ".rejected"]
 
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
         spec = pod.pod.get("spec") or {}
