@@ -149,14 +149,21 @@ def start_profilers(args: argparse.Namespace, cluster: LocalCluster) -> list[tup
     spy = args.py_spy or shutil.which("py-spy")
     if not spy:
         raise SystemExit("--profile needs py-spy (pip install py-spy, or --py-spy PATH)")
-    os.makedirs(args.profile, exist_ok=True)
+    return spy_pids(spy, {svc.name: svc.proc.pid for svc in cluster.services if svc.proc},
+                    args.profile, args.profile_rate)
+
+
+def spy_pids(spy: str, pids: dict[str, int], out_dir: str, rate: int = 100) -> list[tuple[str, subprocess.Popen]]:
+    """Start ``py-spy record`` (binary ``spy``, ``rate`` samples/s, non-blocking) on each
+    ``name -> pid``, collapsed stacks into ``out_dir/<name>.txt``; returns ``(file, process)``
+    pairs for :func:`stop_profilers`."""
+    os.makedirs(out_dir, exist_ok=True)
     spies = []
-    for svc in cluster.services:
-        if svc.proc:
-            out = os.path.join(args.profile, f"{svc.name}.txt")
-            spies.append((out, subprocess.Popen(
-                [spy, "record", "--pid", str(svc.proc.pid), "--format", "raw", "--rate", str(args.profile_rate),
-                 "--nonblocking", "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    for name, pid in pids.items():
+        out = os.path.join(out_dir, f"{name}.txt")
+        spies.append((out, subprocess.Popen(
+            [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", str(rate),
+             "--nonblocking", "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
     return spies
 
 

@@ -101,7 +101,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(args.idle_seconds)   # the idle window being measured
         dt = time.monotonic() - t1
         req1 = await _requests(client)
-        _spy_stop(args, spies)
+        from bench.flow import stop_profilers
+        stop_profilers(args, spies)
         out["idle_requests_per_second"] = {k: round((v - req0.get(k, 0)) / dt, 1)
                                            for k, v in sorted(req1.items()) if v - req0.get(k, 0) >= 1}
         out["idle_cpu_percent"] = {n: round(100 * (cpu_seconds(p) - cpu0[n]) / dt, 1) for n, p in procs.items()}
@@ -144,34 +145,15 @@ async def _requests(client: RestClient) -> dict[str, float]:
 
 def _spy_idle(args: argparse.Namespace, procs: dict[str, int]) -> list[tuple[str, subprocess.Popen]]:
     """With ``--profile-idle DIR``: one ``py-spy record`` per process over the idle window
-    (collapsed stacks in ``DIR/<process>.txt``, summarised into ``DIR/<process>.top.txt``)."""
+    (collapsed stacks in ``DIR/<process>.txt``, summarised into ``DIR/<process>.top.txt`` by
+    :func:`bench.flow.stop_profilers`)."""
     if not args.profile_idle:
         return []
+    from bench.flow import spy_pids
     spy = args.py_spy or shutil.which("py-spy")
     if not spy:
         raise SystemExit("--profile-idle needs py-spy (pip install py-spy, or --py-spy PATH)")
-    os.makedirs(args.profile_idle, exist_ok=True)
-    spies = []
-    for name, pid in procs.items():
-        out = os.path.join(args.profile_idle, name.split()[0] + ".txt")
-        spies.append((out, subprocess.Popen(
-            [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "100", "--nonblocking",
-             "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
-    return spies
-
-
-def _spy_stop(args: argparse.Namespace, spies: list[tuple[str, subprocess.Popen]]) -> None:
-    from bench.profile_top import summarise
-    for _, p in spies:
-        p.send_signal(signal.SIGINT)
-    for out, p in spies:
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-        if os.path.exists(out):
-            with open(out.removesuffix(".txt") + ".top.txt", "w") as f:
-                f.write(summarise(out, 40))
+    return spy_pids(spy, {name.split()[0]: pid for name, pid in procs.items()}, args.profile_idle)
 
 
 def main() -> None:

@@ -264,12 +264,11 @@ class NamespaceController(Controller):
     async def _delete_gvr(self, res: Resource, namespace: str, deleted_at: float, left: ContentLeft) -> None:
         """``deleteAllContentForGroupVersionResource`` for one resource, into ``left``."""
         estimate = 0
-        if res is PODS or (res.group, res.plural) == ("", "pods"):
+        if (res.group, res.plural) == ("", "pods"):
             estimate = self._pods_estimate(namespace, deleted_at)
-        background = "Background"
         if "deletecollection" in res.verbs and (res.plural, "deletecollection") not in self._not_supported:
             try:
-                await self.client.delete_collection(res, namespace, propagation_policy=background)
+                await self.client.delete_collection(res, namespace, propagation_policy="Background")
             except ApiError as e:
                 if e.code not in (404, 405):
                     raise
@@ -278,7 +277,7 @@ class NamespaceController(Controller):
         else:
             await self._delete_each(res, namespace)
         items = await self._list(res, namespace)
-        if items is None or not items:
+        if not items:
             return
         finalizers: dict[str, int] = {}
         for obj in items:

@@ -320,13 +320,7 @@ class RestClient:
         Foreground/Background/Orphan, ``preconditions`` e.g. ``{"uid": ...}``). Returns the
         object (still there with deletionTimestamp when finalizers or a grace period hold it)
         or a Status; ApiError 404 NotFound, 409 Conflict on a failed precondition."""
-        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if grace_period_seconds is not None:
-            body["gracePeriodSeconds"] = grace_period_seconds
-        if propagation_policy:
-            body["propagationPolicy"] = propagation_policy
-        if preconditions:
-            body["preconditions"] = preconditions
+        body = delete_options(grace_period_seconds, propagation_policy, preconditions)
         return await self._object("DELETE", res.path(namespace, name), body=body)
 
     async def delete_collection(self, res: Resource, namespace: str | None = None, *,
@@ -336,9 +330,7 @@ class RestClient:
         ``label_selector`` in ``namespace``) with a DeleteOptions body; returns the List of the
         objects deleted or marked for deletion. ApiError 405 MethodNotAllowed where the
         resource has no ``deletecollection`` verb."""
-        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-        if propagation_policy:
-            body["propagationPolicy"] = propagation_policy
+        body = delete_options(propagation_policy=propagation_policy)
         params = {"labelSelector": label_selector} if label_selector else None
         return await self._object("DELETE", res.path(namespace), body=body, params=params)
 
@@ -377,6 +369,21 @@ class RestClient:
                     raise ApiError(int(obj.get("code") or 500), obj.get("reason", "InternalError"),
                                    obj.get("message", ""), obj)
                 yield typ, obj
+
+
+def delete_options(grace_period_seconds: int | None = None, propagation_policy: str | None = None,
+                   preconditions: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ``meta/v1`` DeleteOptions body with only the fields given (``gracePeriodSeconds`` in
+    seconds, ``propagationPolicy`` Foreground/Background/Orphan, ``preconditions`` e.g.
+    ``{"uid": ...}``)."""
+    body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if grace_period_seconds is not None:
+        body["gracePeriodSeconds"] = grace_period_seconds
+    if propagation_policy:
+        body["propagationPolicy"] = propagation_policy
+    if preconditions:
+        body["preconditions"] = preconditions
+    return body
 
 
 async def iter_json_lines(resp: aiohttp.ClientResponse) -> AsyncIterator[Any]:
