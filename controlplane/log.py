@@ -11,19 +11,33 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 
 _component = "controlplane"
 
+# A value is quoted when it is empty or holds a space, a quote, '=', a newline or a tab.
+_NEEDS_QUOTES = re.compile(r'[ "=\n\t]')
+
 
 class _Formatter(logging.Formatter):
+    """logfmt lines; the seconds part of the timestamp is formatted once per second."""
+
+    _second = -1
+    _second_text = ""
+
+    def _timestamp(self, created: float, msecs: float) -> str:
+        second = int(created)
+        if second != self._second:
+            self._second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = second
+        return f"{self._second_text}.{int(msecs):03d}Z"
+
     def format(self, record: logging.LogRecord) -> str:
-        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        ms = int(record.msecs)
         fields = getattr(record, "fields", None)
         msg = record.getMessage()
-        parts = [f"{ts}.{ms:03d}Z", record.levelname, _component]
+        parts = [self._timestamp(record.created, record.msecs), record.levelname, _component]
         if fields is not None:
             parts.append(f"event={msg}")
             for k, v in fields.items():
@@ -36,8 +50,8 @@ class _Formatter(logging.Formatter):
 
 
 def _quote(v: object) -> str:
-    s = str(v)
-    if not s or any(c in s for c in ' "=\n\t'):
+    s = v if type(v) is str else str(v)
+    if not s or _NEEDS_QUOTES.search(s):
         s = '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     return s
 
@@ -64,6 +78,10 @@ def event(logger: logging.Logger, name: str, level: int = logging.INFO, /, **fie
     """Log one structured event ``name`` with ``key=value`` fields on a single line.
 
     ``logger``, ``name`` and ``level`` are positional-only, so any field name —
-    ``name=`` included — can be logged."""
+    ``name=`` included — can be logged.
+
+    The record is made and handled directly, as ``Logger.log`` would, minus its
+    ``findCaller`` stack walk: logfmt lines carry no file or line number."""
     if logger.isEnabledFor(level):
-        logger.log(level, name, extra={"fields": fields})
+        logger.handle(logger.makeRecord(logger.name, level, "", 0, name, (), None,
+                                        extra={"fields": fields}))
