@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import heapq
 import logging
+import operator
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -468,8 +469,10 @@ class Framework:
                 if not state.score_columns:
                     state.score_nodes = [n.name for n in nodes]
                 state.score_columns.append((p.name, w, list(scores)))
-            for i, s in enumerate(scores):
-                totals[i] += s * w
+            if w == 1:
+                totals = list(map(operator.add, totals, scores))
+            else:
+                totals = [t + s * w for t, s in zip(totals, scores)]
         return totals
 
     def run_reserve(self, state: CycleState, pod: Any, node_name: str) -> Status:

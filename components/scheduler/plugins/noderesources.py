@@ -258,6 +258,14 @@ class NodeResourcesFit:
                 ("Node", "UpdateNodeAllocatable")]
 
     def filter(self, state, pod, node) -> Status | None:
+        """Unschedulable with :func:`insufficient_resources`' reasons; the common case
+        (fits, no extended resources) is decided inline, one call per node fewer."""
+        alloc, used, req = node.allocatable, node.requested, pod.requests
+        if (len(node.pods) < alloc.allowed_pods and used.milli_cpu + req.milli_cpu <= alloc.milli_cpu
+                and used.memory + req.memory <= alloc.memory
+                and used.ephemeral_storage + req.ephemeral_storage <= alloc.ephemeral_storage
+                and not req.scalar):
+            return None
         reasons = insufficient_resources(pod, node)
         if reasons:
             return Status(UNSCHEDULABLE, *reasons)
