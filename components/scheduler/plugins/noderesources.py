@@ -57,18 +57,11 @@ def insufficient_resources(pod, node) -> list[str]:
     """The reasons ``pod`` does not fit ``node`` by resources (fit.go fitsRequest);
     empty when it fits."""
     alloc, used, req = node.allocatable, node.requested, pod.requests
-    if (len(node.pods) < alloc.allowed_pods and used.milli_cpu + req.milli_cpu <= alloc.milli_cpu
-            and used.memory + req.memory <= alloc.memory
-            and used.ephemeral_storage + req.ephemeral_storage <= alloc.ephemeral_storage
-            and not req.scalar):
-        return []  # fast path: fits
     reasons: list[str] = []
     if len(node.pods) + 1 > alloc.allowed_pods:
         reasons.append("Too many pods")
-    req = pod.requests
     if req.is_zero():
         return reasons
-    used = node.requested
     if req.milli_cpu and alloc.milli_cpu < req.milli_cpu + used.milli_cpu:
         reasons.append("Insufficient cpu")
     if req.memory and alloc.memory < req.memory + used.memory:
@@ -258,8 +251,9 @@ class NodeResourcesFit:
                 ("Node", "UpdateNodeAllocatable")]
 
     def filter(self, state, pod, node) -> Status | None:
-        """Unschedulable with :func:`insufficient_resources`' reasons; the common case
-        (fits, no extended resources) is decided inline, one call per node fewer."""
+        """None when ``pod`` fits ``node``, else an Unschedulable Status with
+        :func:`insufficient_resources`' reasons (fit.go Filter / fitsRequest). The common
+        case, fitting with no extended resources, is decided here without that call."""
         alloc, used, req = node.allocatable, node.requested, pod.requests
         if (len(node.pods) < alloc.allowed_pods and used.milli_cpu + req.milli_cpu <= alloc.milli_cpu
                 and used.memory + req.memory <= alloc.memory
