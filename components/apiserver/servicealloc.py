@@ -54,11 +54,31 @@ def _invalid(message: str, field: str) -> dict:
 
 
 class AllocationError(Exception):
-    """A given clusterIP/nodePort that cannot be had: ``causes`` as StatusCause dicts."""
+    """A given clusterIP/nodePort that cannot be had: ``causes`` as StatusCause dicts; ``full``
+    when no free value was left to pick."""
 
-    def __init__(self, causes: list[dict]) -> None:
+    def __init__(self, causes: list[dict], full: bool = False) -> None:
         super().__init__("; ".join(f"{c['field']}: {c['message']}" for c in causes))
         self.causes = causes
+        self.full = full
+
+
+def _random_scan(lo: int, hi: int, free: Callable[[int], bool]) -> int | None:
+    """The first ``n`` in ``lo..hi`` (inclusive) with ``free(n)``, scanning from a random
+    offset and wrapping; a few random probes first, so a large, sparsely used range costs no
+    scan. None when no value is free."""
+    if hi < lo:
+        return None
+    for _ in range(16):
+        n = random.randint(lo, hi)
+        if free(n):
+            return n
+    start = random.randint(lo, hi)
+    for k in range(hi - lo + 1):
+        n = lo + (start - lo + k) % (hi - lo + 1)
+        if free(n):
+            return n
+    return None
 
 
 def parse_port_range(text: str) -> tuple[int, int]:
@@ -85,6 +105,10 @@ class ServiceAllocator:
         self.store = store
         self._held_ips: dict[str, float] = {}
         self._held_ports: dict[int, float] = {}
+        #: the claims in etcd at the last read (every replica's, replaced at each read: a claim
+        #: an attempt made and then undid must not stay taken here)
+        self._claimed_ips: set[str] = set()
+        self._claimed_ports: set[int] = set()
         self._lease: tuple[int, float] = (0, 0.0)  # (etcd lease ID, monotonic time granted)
 
     @property
@@ -99,7 +123,7 @@ class ServiceAllocator:
             d: dict[Any, float] = held
             for k in [k for k, t in d.items() if now - t > self.hold]:
                 del d[k]
-        ips, ports = set(self._held_ips), set(self._held_ports)
+        ips, ports = set(self._held_ips) | self._claimed_ips, set(self._held_ports) | self._claimed_ports
         for svc in self.services():
             md, spec = svc.get("metadata") or {}, svc.get("spec") or {}
             if skip_uid and md.get("uid") == skip_uid:
@@ -113,30 +137,25 @@ class ServiceAllocator:
         return ips, ports
 
     def _pick_ip(self, used: set[str]) -> str:
-        size = self.net.num_addresses
+        """A free address: a random offset, then the first free one scanning forward and
+        wrapping (the bitmap allocator's ``randomScanStrategy``, ``pkg/registry/core/service/
+        allocator/utils.go``), so replicas picking at once from a nearly full range rarely pick
+        the same one. Raises :class:`AllocationError` when none is free."""
         first = int(self.net.network_address)
-        lo, hi = 2, size - 2          # skip network, .1 (kubernetes), broadcast
-        if hi < lo:
-            raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
-        for _ in range(64):
-            ip = str(ipaddress.ip_address(first + random.randint(lo, hi)))
-            if ip not in used:
-                return ip
-        for off in range(lo, hi + 1):
-            ip = str(ipaddress.ip_address(first + off))
-            if ip not in used:
-                return ip
-        raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
+        lo, hi = 2, self.net.num_addresses - 2          # skip network, .1 (kubernetes), broadcast
+        found = _random_scan(lo, hi, lambda off: str(ipaddress.ip_address(first + off)) not in used)
+        if found is None:
+            raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")],
+                                  full=True)
+        return str(ipaddress.ip_address(first + found))
 
     def _pick_port(self, used: set[int]) -> int:
+        """A free node port, picked as :meth:`_pick_ip` picks; AllocationError when none is free."""
         lo, hi = self.port_range
-        free = hi - lo + 1 - len([p for p in used if lo <= p <= hi])
-        if free <= 0:
-            raise AllocationError([_invalid("failed to allocate a nodePort: range is full", "spec.ports")])
-        while True:
-            p = random.randint(lo, hi)
-            if p not in used:
-                return p
+        found = _random_scan(lo, hi, lambda p: p not in used)
+        if found is None:
+            raise AllocationError([_invalid("failed to allocate a nodePort: range is full", "spec.ports")], full=True)
+        return found
 
     # ----------------------------------------------------------------- API
     def allocate(self, svc: dict, old: dict | None = None, dry_run: bool = False) -> None:
@@ -190,13 +209,15 @@ class ServiceAllocator:
         if causes:
             raise AllocationError(causes)
 
-    #: attempts at picking values no other replica claimed before giving up (503-free: a 422)
-    SHARED_ATTEMPTS = 8
+    #: attempts at picking values no other replica claimed before giving up (a 422). Each lost
+    #: attempt is a value another replica won, and a full range fails the pick itself, so the
+    #: bound is only a guard; a nearly full range shared by busy replicas needs several.
+    SHARED_ATTEMPTS = 64
 
     async def allocate_shared(self, svc: dict, old: dict | None = None, dry_run: bool = False) -> None:
         """:meth:`allocate`, then claim every newly allocated address and node port in etcd (see
         the module docstring); when a picked value was claimed by another apiserver, every claim
-        is read and marked held and the allocation done again, a given one is refused as allocated. Without ``store`` (or
+        is read (replacing the last read) and the allocation done again, a given one is refused as allocated. Without ``store`` (or
         on a dry run) the same as :meth:`allocate`. Raises :class:`AllocationError`, or
         StorageError when etcd cannot be reached."""
         if self.store is None or dry_run:
@@ -205,16 +226,25 @@ class ServiceAllocator:
             self.allocate(svc, old, dry_run)
             return
         given = copy.deepcopy(svc.get("spec") or {})
+        fresh = False  # whether the claims were read since the last pick
         for _ in range(self.SHARED_ATTEMPTS):
             spec = svc["spec"] = copy.deepcopy(given)
-            self.allocate(svc, old, dry_run)
+            try:
+                self.allocate(svc, old, dry_run)
+            except AllocationError as e:
+                if not e.full or fresh:
+                    raise
+                await self._learn_claims()  # full by an old read: other replicas' undone claims
+                fresh = True
+                continue
             if not await self._claim(spec, (old or {}).get("spec") or {}, given):
                 return
+            fresh = True  # _claim read every claim before answering "pick again"
         raise AllocationError([_invalid("failed to allocate a serviceIP: range is full", "spec.clusterIPs")])
 
     async def _claim(self, spec: dict, ospec: dict, given: dict) -> bool:
         """Claim the values ``spec`` holds that ``ospec`` did not; False when all were had, True
-        when a picked one was taken (every claim read and marked held: pick again).
+        when a picked one was taken (every claim read: pick again).
         AllocationError for a given one. On either failure the claims this attempt made are
         deleted and its picks no longer held here, so nothing leaks from the range."""
         ips = [ip for ip in spec.get("clusterIPs") or [] if ip and ip != "None"
@@ -257,18 +287,21 @@ class ServiceAllocator:
                     self._held_ports.pop(v, None)
 
     async def _learn_claims(self) -> None:
-        """Mark held every address and port claimed in etcd now (one keys-only Range each), so
-        the next pick avoids what the other replicas handed out and this one's cache lacks."""
-        now = time.monotonic()
+        """Take every address and port claimed in etcd now (one keys-only Range each) as the
+        claimed sets, replacing the last read's, so the next pick avoids what the other replicas
+        handed out and this one's cache lacks, and no longer avoids what they gave back."""
+        ips: set[str] = set()
+        ports: set[int] = set()
         for claims in (IP_CLAIMS, PORT_CLAIMS):
             prefix = claims.encode()
             resp = await self.store.etcd.range(prefix, prefix_end(prefix), keys_only=True)
             for kv in resp.kvs:
                 value = kv.key[len(prefix):].decode()
                 if claims == IP_CLAIMS:
-                    self._held_ips[value] = now
+                    ips.add(value)
                 elif value.isdigit():
-                    self._held_ports[int(value)] = now
+                    ports.add(int(value))
+        self._claimed_ips, self._claimed_ports = ips, ports
 
     async def _hold_lease(self) -> int:
         """An etcd lease living at least ``hold`` seconds more: one granted for twice ``hold``

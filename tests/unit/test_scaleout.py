@@ -8,6 +8,7 @@ import asyncio
 import types
 
 import pytest
+from aetcd import rpc
 
 from components.apiserver import endpointlease
 from components.apiserver.server import APIServer
@@ -83,6 +84,31 @@ async def test_two_allocators_sharing_etcd_never_hand_out_the_same_address_or_po
     dry = svc("dry", type="ClusterIP")
     await fresh.allocate_shared(dry, dry_run=True)  # a dry run claims nothing
     assert (await store.etcd.range(f"/registry/ranges/serviceips/{dry['spec']['clusterIP']}".encode())).count == 0
+
+
+async def test_two_allocators_sharing_etcd_fill_a_range_to_its_last_value_at_once(store):
+    # every address and port but one handed out at once through both: the replicas keep losing
+    # picks to each other in the end game and must pick again until the range is really full
+    a, b = (ServiceAllocator("10.2.0.0/27", "32000-32028", store=store) for _ in range(2))
+    made = [svc(f"f{i}") for i in range(28)]  # of 29 addresses and 29 ports
+    await asyncio.gather(*((a if i % 2 else b).allocate_shared(s) for i, s in enumerate(made)))
+    assert len({s["spec"]["clusterIP"] for s in made}) == 28
+    assert len({s["spec"]["ports"][0]["nodePort"] for s in made}) == 28
+
+
+async def test_a_claim_another_replica_undid_is_free_again_for_one_that_read_it(store):
+    # B's attempt claimed 10.3.0.2 and gave it back (its node port was taken); A read the claims
+    # in between. A fills the range all the same: the address is not held for the claims' lifetime
+    a = ServiceAllocator("10.3.0.0/29", "32100-32110", store=store)  # 10.3.0.2 .. 10.3.0.6
+    lease_id = await store.etcd.lease_grant(60)
+    assert await store.reserve("/registry/ranges/serviceips/10.3.0.2", b"", lease_id)
+    await a.allocate_shared(svc("probe", type="ClusterIP"), dry_run=True)  # reads the claims
+    await store.etcd.txn(compare=[], success=[rpc.RequestOp(
+        request_delete_range=rpc.DeleteRangeRequest(key=b"/registry/ranges/serviceips/10.3.0.2"))])
+    made = [svc(f"g{i}", type="ClusterIP") for i in range(5)]
+    for s in made:
+        await a.allocate_shared(s)
+    assert sorted(s["spec"]["clusterIP"] for s in made) == [f"10.3.0.{i}" for i in range(2, 7)]
 
 
 def lease(addr: str, renewed: float, seconds: int = 15, identity: str = "kube-apiserver") -> dict:
