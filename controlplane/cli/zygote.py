@@ -229,10 +229,11 @@ class Zygote:
                 self._answered.wait(left)
 
     def _read(self) -> None:
-        assert self._sock is not None
+        sock = self._sock  # its own reference: close() clears the attribute while this reads
+        assert sock is not None
         while True:
             try:
-                data = self._sock.recv(MAX_MESSAGE)
+                data = sock.recv(MAX_MESSAGE)
             except OSError:
                 data = b""
             if not data:
