@@ -10,12 +10,20 @@ stateless pods, excluding image pulls; kubernetes/community
 ``sig-scalability/slos/pod_startup_latency.md``).
 
     python bench/flow.py --nodes 100 --pods 1000 [--etcd-servers URL] [--image-pull-seconds 0]
-                         [--profile DIR [--py-spy PATH]]
+                         [--profile DIR [--py-spy PATH]] [--count-requests]
 
 ``--profile DIR`` samples every process with py-spy (``py-spy record --format raw``,
 collapsed stacks) from the Deployment's submission to the last pod Running and writes
 ``DIR/<service>.txt`` plus ``DIR/<service>.top.txt`` (the top functions by self and
 inclusive samples, ``bench/profile_top.py``).
+
+``--count-requests`` audits every API request (leases and events included, which
+``controlplane up``'s policy leaves out; the audit log costs the apiserver CPU, so compare CPU
+figures only between runs with the same setting) and, ``--settle`` seconds after the last pod
+is Running, prints the requests per pod by (client, verb, resource) made since the submission,
+the apiserver's etcd calls per pod by (operation, type) from its
+``etcd_request_duration_seconds_count`` and the controller-manager's work-queue adds per pod
+(``workqueue_adds_total`` by queue: the syncs asked for).
 
 Figures only; never a test.
 """
@@ -24,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import json
 import os
 import shutil
 import signal
@@ -40,6 +50,17 @@ from controlplane.cli.cluster import LocalCluster  # noqa: E402
 from controlplane.client.config import load_kubeconfig  # noqa: E402
 from controlplane.client.informer import Informer  # noqa: E402
 from controlplane.client.rest import RestClient  # noqa: E402
+
+#: ``--count-requests``' audit policy: every request but health checks and metrics, one line each
+COUNT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version*", "/metrics", "/debug/pprof*", "/openapi/*"]
+- level: Metadata
+"""
 
 
 def pct(values: list[float], p: float) -> float:
@@ -59,7 +80,7 @@ async def main(args: argparse.Namespace) -> None:
                                          "--no-trace") if not args.trace else
                                         ("--image-pull-seconds", str(args.image_pull_seconds),
                                          "--container-start-seconds", str(args.container_start_seconds)),
-                           say=lambda s: None)
+                           say=lambda s: None, audit_policy_file=count_policy(args, data_dir))
     client = RestClient(cluster.server, "bench")  # replaced once the cluster's kubeconfig exists
     try:
         await cluster.start()
@@ -97,6 +118,9 @@ async def main(args: argparse.Namespace) -> None:
                                                               "resources": {"requests": {"cpu": "10m",
                                                                                          "memory": "16Mi"}}}]}}}}
         spies = start_profilers(args, cluster) if args.profile else []
+        etcd_before = await etcd_calls(client) if args.count_requests else {}
+        queues_before = await queue_adds(cluster) if args.count_requests else {}
+        wall0 = time.time()
         cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t0 = time.monotonic()
         await client.create(DEPLOYMENTS, dep, "default")
@@ -138,9 +162,88 @@ async def main(args: argparse.Namespace) -> None:
         used = sum(cpu_after.values()) - sum(cpu_before.values())
         print(f"  {'all':<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod")
         print(f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        if args.count_requests:
+            await asyncio.sleep(args.settle)  # let the trailing status updates and events land
+            etcd_after = await etcd_calls(client)
+            queues_after = await queue_adds(cluster)
+            assert cluster.audit_log is not None
+            print_requests(cluster.audit_log, wall0, n)
+            print(f"\netcd calls by the apiserver per pod, by (operation, type), {args.settle:.0f} s after the last Running:")
+            for key in sorted(etcd_after, key=lambda k: -(etcd_after[k] - etcd_before.get(k, 0))):
+                d = etcd_after[key] - etcd_before.get(key, 0)
+                if d:
+                    print(f"  {d / n:8.3f}  {key[0]:<8} {key[1]}")
+            print("\ncontroller-manager work-queue adds per pod, by queue:")
+            for name in sorted(queues_after, key=lambda k: -(queues_after[k] - queues_before.get(k, 0))):
+                d = queues_after[name] - queues_before.get(name, 0)
+                if d:
+                    print(f"  {d / n:8.3f}  {name}")
     finally:
         await client.close()
         await cluster.stop()
+
+
+def count_policy(args: argparse.Namespace, data_dir: str) -> str | None:
+    """With ``--count-requests``: :data:`COUNT_POLICY` written into ``data_dir``, its path."""
+    if not args.count_requests:
+        return None
+    path = os.path.join(data_dir, "count-policy.yaml")
+    with open(path, "w") as f:
+        f.write(COUNT_POLICY)
+    return path
+
+
+async def etcd_calls(client: RestClient) -> dict[tuple[str, str], float]:
+    """The apiserver's ``etcd_request_duration_seconds_count`` by (operation, type)."""
+    async with client.session.get(client.server + "/metrics", **client.request_kwargs({})) as resp:
+        text = await resp.text()
+    out: dict[tuple[str, str], float] = {}
+    for line in text.splitlines():
+        if line.startswith("etcd_request_duration_seconds_count{"):
+            labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.rindex("}")].split(","))
+            key = (labels["operation"].strip('"'), labels["type"].strip('"'))
+            out[key] = out.get(key, 0) + float(line.rsplit(" ", 1)[1])
+    return out
+
+
+async def queue_adds(cluster: LocalCluster) -> dict[str, float]:
+    """The controller-manager's ``workqueue_adds_total`` by queue name."""
+    import aiohttp
+    out: dict[str, float] = {}
+    for ep in cluster.endpoints:
+        if ep.job != "kube-controller-manager":
+            continue
+        async with aiohttp.ClientSession() as s, s.get(ep.url + "/metrics") as resp:
+            text = await resp.text()
+        for line in text.splitlines():
+            if line.startswith("workqueue_adds_total{"):
+                name = line.split('name="', 1)[1].split('"', 1)[0]
+                out[name] = out.get(name, 0) + float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def print_requests(audit_log: str, since: float, pods: int) -> None:
+    """Requests per pod received at or after ``since`` (epoch seconds), from the audit log's
+    ResponseComplete lines, by (client, verb, resource[/subresource]), most first."""
+    from controlplane import apitime
+    counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+    with open(audit_log) as f:
+        for line in f:
+            ev = json.loads(line)
+            if ev.get("stage") not in ("ResponseComplete", "Panic"):
+                continue
+            if apitime.parse_micro_time(ev["requestReceivedTimestamp"]) < since:
+                continue
+            ua = (ev.get("userAgent") or "unknown").split("/", 1)[0]
+            ref = ev.get("objectRef") or {}
+            res = ref.get("resource", ev.get("requestURI", "?").split("?", 1)[0])
+            if ref.get("subresource"):
+                res += "/" + ref["subresource"]
+            counts[(ua, ev["verb"], res)] += 1
+    print("\nAPI requests per pod by (client, verb, resource) since the submission:")
+    for (ua, verb, res), c in counts.most_common():
+        print(f"  {c / pods:8.3f}  {ua:<24} {verb:<8} {res}")
+    print(f"  {sum(counts.values()) / pods:8.3f}  all")
 
 
 def start_profilers(args: argparse.Namespace, cluster: LocalCluster) -> list[tuple[str, subprocess.Popen]]:
@@ -194,4 +297,8 @@ if __name__ == "__main__":
     ap.add_argument("--profile", metavar="DIR", help="sample every process with py-spy into DIR")
     ap.add_argument("--py-spy", metavar="PATH", help="the py-spy binary (default: on PATH)")
     ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second")
+    ap.add_argument("--count-requests", action="store_true",
+                    help="audit every request; print requests per pod by client/verb/resource and etcd calls")
+    ap.add_argument("--settle", type=float, default=5.0,
+                    help="with --count-requests: seconds to wait after the last Running before counting")
     asyncio.run(main(ap.parse_args()))
