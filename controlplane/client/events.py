@@ -208,6 +208,8 @@ class EventRecorder:
         self.max_in_flight = max_in_flight
         self._queue: asyncio.Queue[_Pending] | None = asyncio.Queue(queue_size) if max_in_flight else None
         self._writers: list[asyncio.Task[None]] = []
+        #: event name -> done when the write of it sent last has ended (:meth:`_write`)
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
         self.dropped = 0
         #: events the spam filter kept from the apiserver
         self.filtered = 0
@@ -275,7 +277,27 @@ class EventRecorder:
 
     async def _write(self, ev: dict[str, Any], patch: dict[str, Any] | None) -> None:
         """``recordEvent``: PATCH an event seen before (create it again if it is gone),
-        else create it; then remember the apiserver's answer."""
+        else create it; then remember the apiserver's answer.
+
+        Writes of one Event (same name) go one after another: client-go's broadcaster hands
+        every event to its sink's one goroutine (``tools/record/event.go`` StartRecordingToSink,
+        recordToSink), so a count patch never overtakes the create of the event it patches.
+        Sent concurrently, the patch found nothing (404), created the event itself and one of
+        the two creates failed 409 AlreadyExists, its count lost."""
+        name = ev["metadata"]["name"]
+        prev = self._in_flight.get(name)
+        done = asyncio.get_running_loop().create_future()
+        self._in_flight[name] = done
+        try:
+            if prev is not None:
+                await asyncio.shield(prev)
+            await self._send(ev, patch)
+        finally:
+            done.set_result(None)
+            if self._in_flight.get(name) is done:
+                del self._in_flight[name]
+
+    async def _send(self, ev: dict[str, Any], patch: dict[str, Any] | None) -> None:
         md = ev["metadata"]
         ns = md.get("namespace") or "default"
         try:

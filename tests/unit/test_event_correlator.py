@@ -120,3 +120,47 @@ async def test_patch_of_a_deleted_event_creates_it_again():
     assert [v for v, _, _ in c.calls] == ["create", "patch", "create"]
     (ev,) = c.events.values()
     assert ev["count"] == 2 and "resourceVersion" not in c.calls[-1][2]["metadata"]
+
+
+class GatedEventsClient(EventsClient):
+    """Holds every create until :attr:`gate` is set (a create still in flight); the reasons of
+    the creates sent so far in :attr:`sent`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.sent: list[str] = []
+
+    async def create(self, res, obj, ns=None):
+        self.sent.append(obj["reason"])
+        await self.gate.wait()
+        return await super().create(res, obj, ns)
+
+
+async def test_count_patch_waits_for_the_create_still_in_flight():
+    c = GatedEventsClient()
+    rec = EventRecorder(c, "replicaset-controller", correlator=EventCorrelator(Clock()))
+    rec.event(rs(), "Normal", "SuccessfulDelete", "Deleted pod: a")
+    rec.event(rs(), "Normal", "SuccessfulDelete", "Deleted pod: a")
+    await asyncio.sleep(0)  # both writes started: the create waits at the gate, the patch behind it
+    assert c.sent == ["SuccessfulDelete"] and c.calls == []
+    c.gate.set()
+    await asyncio.wait_for(rec.flush(), 5)
+    assert [v for v, _, _ in c.calls] == ["create", "patch"]
+    (ev,) = c.events.values()
+    assert ev["count"] == 2
+
+
+async def test_writes_of_different_events_do_not_wait_for_each_other():
+    c = GatedEventsClient()
+    rec = EventRecorder(c, "replicaset-controller", correlator=EventCorrelator(Clock()))
+    rec.event(rs(), "Normal", "SuccessfulDelete", "Deleted pod: a")
+    await asyncio.sleep(0)
+    rec.event(rs(), "Normal", "SuccessfulDelete", "Deleted pod: a")  # a patch, behind the create
+    rec.event(rs(), "Warning", "FailedCreate", "quota")  # a create of another event
+    await asyncio.sleep(0)
+    assert c.sent == ["SuccessfulDelete", "FailedCreate"]  # the other event's create is not held back
+    c.gate.set()
+    await asyncio.wait_for(rec.flush(), 5)
+    assert sorted(v for v, _, _ in c.calls) == ["create", "create", "patch"]
+    assert len(rec._in_flight) == 0
