@@ -13,12 +13,16 @@ import asyncio
 import logging
 from typing import Any
 
+from controlplane.client.rest import ApiError
 from controlplane.log import event
 from controlplane.trace.record import StepRecord, make_record
 
 log = logging.getLogger("trace")
 
 PATH = "/debug/controlplane/trace"
+#: records per POST: a batch of the scheduler's (some 9 KB each with 100 nodes) stays far
+#: below the apiserver's 3 MiB body limit
+MAX_BATCH_RECORDS = 64
 
 
 class TraceEmitter:
@@ -59,12 +63,24 @@ class TraceEmitter:
             await self.flush()
 
     async def flush(self) -> None:
-        """Send what is pending now."""
+        """Send what is pending now, at most :data:`MAX_BATCH_RECORDS` records per POST; a POST
+        the apiserver refuses as too large (413: its request bodies stop at 3 MiB,
+        ``components/apiserver/negotiation.py`` MAX_BODY) is sent again as two halves, so a
+        backlog of large records (the scheduler's, with its filter and score details) is not
+        dropped whole."""
         batch, self._pending = self._pending, []
-        if not batch:
-            return
+        for i in range(0, len(batch), MAX_BATCH_RECORDS):
+            await self._send([r.to_dict() for r in batch[i:i + MAX_BATCH_RECORDS]])
+
+    async def _send(self, records: list[dict[str, Any]]) -> None:
         try:
-            await self.client.request("POST", PATH,
-                                      body={"records": [r.to_dict() for r in batch]}, timeout=5)
+            await self.client.request("POST", PATH, body={"records": records}, timeout=5)
+        except ApiError as e:
+            if e.code == 413 and len(records) > 1:
+                half = len(records) // 2
+                await self._send(records[:half])
+                await self._send(records[half:])
+                return
+            event(log, "trace.send_failed", logging.WARNING, records=len(records), error=str(e)[:200])
         except Exception as e:  # best effort
-            event(log, "trace.send_failed", logging.WARNING, records=len(batch), error=str(e)[:200])
+            event(log, "trace.send_failed", logging.WARNING, records=len(records), error=str(e)[:200])

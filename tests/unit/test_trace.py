@@ -98,6 +98,39 @@ async def test_emitter_sends_records_emitted_while_a_batch_is_in_flight():
     assert sent == [[9], [10]]
 
 
+async def test_emitter_sends_a_backlog_in_posts_of_at_most_64_records():
+    from controlplane.trace.emitter import TraceEmitter
+
+    sent: list[int] = []
+
+    class Client:
+        async def request(self, method, path, body=None, timeout=None):
+            sent.append(len(body["records"]))
+
+    em = TraceEmitter(Client(), "test", flush_interval=0)
+    em._pending = [StepRecord(step=5, component="c", action=f"a{i}") for i in range(150)]
+    await em.flush()
+    assert sent == [64, 64, 22]
+
+
+async def test_emitter_splits_a_post_the_apiserver_finds_too_large():
+    from controlplane.client.rest import ApiError
+    from controlplane.trace.emitter import TraceEmitter
+
+    got: list[str] = []
+
+    class Client:
+        async def request(self, method, path, body=None, timeout=None):
+            if len(body["records"]) > 10:
+                raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            got.extend(r["action"] for r in body["records"])
+
+    em = TraceEmitter(Client(), "test", flush_interval=0)
+    em._pending = [StepRecord(step=5, component="c", action=f"a{i}") for i in range(40)]
+    await em.flush()
+    assert got == [f"a{i}" for i in range(40)]
+
+
 def test_html_timeline_has_every_record_on_its_lane_and_escapes_text():
     from controlplane.trace.html import lane_of, render_html
 
