@@ -84,10 +84,19 @@ class Indices:
         return value in self._idx[name]
 
     def changed(self, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
-        """The object under ``key`` went from ``old`` to ``new`` (None: absent)."""
+        """The object under ``key`` went from ``old`` to ``new`` (None: absent). An index whose
+        function yields equal sequences for both (most updates: a status write leaves a pod's
+        node, owner and namespace) is left at once, without building the two sets."""
         for name, fn in self._fns.items():
-            before = _values(fn, old) if old is not None else set()
-            after = _values(fn, new) if new is not None else set()
+            try:
+                b = fn(old) if old is not None else ()
+                a = fn(new) if new is not None else ()
+                if b == a and (type(b) is tuple or type(b) is list):
+                    continue
+                before, after = set(b), set(a)
+            except Exception:
+                before = _values(fn, old) if old is not None else set()
+                after = _values(fn, new) if new is not None else set()
             if before == after:
                 continue
             idx = self._idx[name]
