@@ -83,15 +83,17 @@ def spam_key(ev: dict[str, Any]) -> tuple[str, ...]:
     return _object_key(ev)
 
 
-def event_key(ev: dict[str, Any]) -> tuple[str, ...]:
-    """``getEventKey``: source, involved object (with fieldPath), type, reason, message."""
-    return (*_object_key(ev), (ev.get("involvedObject") or {}).get("fieldPath", ""),
+def event_key(ev: dict[str, Any], obj: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """``getEventKey``: source, involved object (with fieldPath), type, reason, message.
+    ``obj``: the event's :func:`spam_key`, when already known."""
+    return (*(obj or _object_key(ev)), (ev.get("involvedObject") or {}).get("fieldPath", ""),
             ev.get("type", ""), ev.get("reason", ""), ev.get("message", ""))
 
 
-def aggregate_key(ev: dict[str, Any]) -> tuple[tuple[str, ...], str]:
-    """``EventAggregatorByReasonFunc``: (the group's key, the event's message)."""
-    return ((*_object_key(ev), ev.get("type", ""), ev.get("reason", ""), ev.get("reportingComponent", ""),
+def aggregate_key(ev: dict[str, Any], obj: tuple[str, ...] | None = None) -> tuple[tuple[str, ...], str]:
+    """``EventAggregatorByReasonFunc``: (the group's key, the event's message). ``obj``: the
+    event's :func:`spam_key`, when already known."""
+    return ((*(obj or _object_key(ev)), ev.get("type", ""), ev.get("reason", ""), ev.get("reportingComponent", ""),
              ev.get("reportingInstance", "")), ev.get("message", ""))
 
 
@@ -130,8 +132,9 @@ class EventCorrelator:
         self._log: _LRU[tuple[str, ...], tuple[int, str, str, str]] = _LRU(LRU_ENTRIES)
         self._spam: _LRU[tuple[str, ...], _Bucket] = _LRU(LRU_ENTRIES)
 
-    def _aggregate(self, ev: dict[str, Any], now: float) -> tuple[dict[str, Any], tuple[str, ...]]:
-        akey, local = aggregate_key(ev)
+    def _aggregate(self, ev: dict[str, Any], now: float,
+                   obj: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+        akey, local = aggregate_key(ev, obj)
         rec = self._aggregates.get(akey)
         if rec is None or now - rec[1] > AGGREGATE_INTERVAL_SECONDS:
             rec = (set(), now)
@@ -139,7 +142,7 @@ class EventCorrelator:
         keys.add(local)
         self._aggregates.add(akey, (keys, now))
         if len(keys) < AGGREGATE_MAX_EVENTS:
-            return ev, event_key(ev)
+            return ev, event_key(ev, obj)
         keys.pop()  # the set never grows past the maximum
         stamp = ev.get("lastTimestamp") or apitime.now()
         agg = {**ev, "metadata": {"name": f"{(ev.get('involvedObject') or {}).get('name')}.{time.time_ns():x}",
@@ -151,7 +154,10 @@ class EventCorrelator:
     def correlate(self, ev: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """See the class docstring."""
         now = self.clock()
-        ev, key = self._aggregate(ev, now)
+        # source and involved object: the spam key, and the start of the other two keys (an
+        # aggregate or a repeat keeps both)
+        skey = spam_key(ev)
+        ev, key = self._aggregate(ev, now, skey)
         patch = None
         last = self._log.get(key)
         if last is not None and last[0] > 0:
@@ -165,7 +171,6 @@ class EventCorrelator:
         md = ev.get("metadata") or {}
         self._log.add(key, (int(ev.get("count") or 1), ev.get("firstTimestamp") or "", md.get("name", ""),
                             md.get("resourceVersion", "")))
-        skey = spam_key(ev)
         bucket = self._spam.get(skey)
         if bucket is None:
             bucket = _Bucket(SPAM_BURST, now)
