@@ -213,8 +213,8 @@ class EventRecorder:
         self.max_in_flight = max_in_flight
         self._queue: asyncio.Queue[_Pending] | None = asyncio.Queue(queue_size) if max_in_flight else None
         self._writers: list[asyncio.Task[None]] = []
-        #: event name -> done when the write of it sent last has ended (:meth:`_write`)
-        self._in_flight: dict[str, asyncio.Future[None]] = {}
+        #: event name -> the writes of it waiting for the one in flight to end (:meth:`_write`)
+        self._in_flight: dict[str, list[asyncio.Future[None]]] = {}
         self.dropped = 0
         #: events the spam filter kept from the apiserver
         self.filtered = 0
@@ -290,19 +290,18 @@ class EventRecorder:
         Sent concurrently, the patch found nothing (404), created the event itself and one of
         the two creates failed 409 AlreadyExists, its count lost."""
         name = ev["metadata"]["name"]
-        prev = self._in_flight.get(name)
-        done = asyncio.get_running_loop().create_future()
-        self._in_flight[name] = done
-        try:
-            if prev is not None:
-                await asyncio.shield(prev)
-            await self._send(ev, patch)
-        finally:
-            done.set_result(None)
-            if self._in_flight.get(name) is done:
-                del self._in_flight[name]
-
-    async def _send(self, ev: dict[str, Any], patch: dict[str, Any] | None) -> None:
+        waiting = self._in_flight.get(name)
+        if waiting is None:
+            self._in_flight[name] = []  # this write goes now; later ones of the name wait in the list
+        else:
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            waiting.append(turn)
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if turn.done() and not turn.cancelled():  # our turn had come: pass it on
+                    self._next_turn(name)
+                raise
         md = ev["metadata"]
         ns = md.get("namespace") or "default"
         try:
@@ -321,6 +320,19 @@ class EventRecorder:
         except (ApiError, OSError, asyncio.TimeoutError, Exception) as e:  # best effort
             log.warning("event not recorded: %s %s: %s", ev.get("reason"),
                         (ev.get("involvedObject") or {}).get("name"), e)
+        finally:
+            self._next_turn(name)
+
+    def _next_turn(self, name: str) -> None:
+        """The write of ``name`` in flight ended: start the next one waiting (first come, first
+        served; cancelled ones skipped), else forget the name."""
+        waiting = self._in_flight[name]
+        while waiting:
+            turn = waiting.pop(0)
+            if not turn.done():
+                turn.set_result(None)
+                return
+        del self._in_flight[name]
 
 
 def _api_version(kind: str) -> str:

@@ -164,3 +164,20 @@ async def test_writes_of_different_events_do_not_wait_for_each_other():
     await asyncio.wait_for(rec.flush(), 5)
     assert sorted(v for v, _, _ in c.calls) == ["create", "create", "patch"]
     assert len(rec._in_flight) == 0
+
+
+async def test_a_cancelled_waiting_write_passes_its_turn_on():
+    c = GatedEventsClient()
+    rec = EventRecorder(c, "replicaset-controller", correlator=EventCorrelator(Clock()))
+    tasks: list[asyncio.Task] = []
+    for _ in range(3):  # a create, then two count patches waiting behind it
+        before = set(rec._tasks)
+        rec.event(rs(), "Normal", "SuccessfulDelete", "Deleted pod: a")
+        (task,) = rec._tasks - before
+        tasks.append(task)
+    await asyncio.sleep(0)
+    tasks[1].cancel()  # the first patch, while it waits
+    c.gate.set()
+    await asyncio.wait_for(rec.flush(), 5)
+    assert [v for v, _, _ in c.calls] == ["create", "patch"]
+    assert c.events[c.calls[0][1]]["count"] == 3 and rec._in_flight == {}
