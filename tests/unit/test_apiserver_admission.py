@@ -4,6 +4,7 @@ serviceaccount,priority,defaulttolerationseconds,runtimeclass,resourcequota}."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import random
 from typing import Any
@@ -191,6 +192,22 @@ async def test_live_lookup_when_the_cache_has_none_is_remembered():
     cl.add(core.LIMITRANGES, _lr({"type": "Container", "default": {"cpu": "1"}}))
     assert len(await cl.ctx.list_live(core.LIMITRANGES, "default")) == 1   # the cache wins once it has some
     assert cl.store.lists == 1
+
+
+async def test_concurrent_live_lookups_of_one_namespace_share_one_read():
+    cl = Cluster()
+    cl.caches["limitranges"] = FakeCache(core.LIMITRANGES)
+    gate = asyncio.Event()
+    plain_list = cl.store.list
+
+    async def slow_list(prefix: str):  # a storage read still on its way while more creates arrive
+        await gate.wait()
+        return await plain_list(prefix)
+    cl.store.list = slow_list
+    calls = [asyncio.ensure_future(cl.ctx.list_live(core.LIMITRANGES, ns)) for ns in ["default"] * 20 + ["other"]]
+    asyncio.get_running_loop().call_soon(gate.set)  # runs after every call's first step: all are waiting
+    assert await asyncio.gather(*calls) == [[]] * 21
+    assert cl.store.lists == 2                      # one per namespace, not one per create
 
 
 # ----------------------------------------------------------------------------- NamespaceLifecycle

@@ -23,6 +23,7 @@ plugins' informer listers of the loopback client) and may write through the stor
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import dataclasses
 import time
@@ -76,6 +77,7 @@ class Context:
         self.caches = caches
         self.live_ttl = live_ttl
         self._live: dict[tuple[str, str | None], tuple[float, builtins.list[JSON]]] = {}
+        self._live_inflight: dict[tuple[str, str | None], asyncio.Future[builtins.list[JSON]]] = {}
 
     def cache(self, resource: Any) -> WatchCache | None:
         c: WatchCache | None = self.caches.get(cache_name(resource))
@@ -98,20 +100,29 @@ class Context:
         """:meth:`list`, and when the cache has none a live list, remembered for ``live_ttl``
         seconds per namespace (limitranger's and resourcequota's live lookup with its LRU
         of 30 s: a LimitRange or quota created a moment ago counts, and a namespace without
-        any costs one storage read per TTL, not one per create)."""
+        any costs one storage read per TTL, not one per create). Concurrent misses of one
+        namespace share one read, as the plugins' ``singleflight.Group`` coalesces them
+        (``plugin/pkg/admission/resourcequota/resource_access.go`` GetQuotas)."""
         items = self.list(resource, namespace)
         if items:
             return items
         key = (cache_name(resource), namespace)
-        now = time.monotonic()
         hit = self._live.get(key)
-        if hit is not None and hit[0] > now:
+        if hit is not None and hit[0] > time.monotonic():
             return hit[1]
+        pending = self._live_inflight.get(key)
+        if pending is None:
+            pending = self._live_inflight[key] = asyncio.ensure_future(self._read_live(key, resource, namespace))
+            pending.add_done_callback(lambda _f: self._live_inflight.pop(key, None))
+        return await asyncio.shield(pending)
+
+    async def _read_live(self, key: tuple[str, str | None], resource: Any,
+                         namespace: str | None) -> builtins.list[JSON]:
         res = await self.store.list(collection_prefix(resource, namespace))
         out: builtins.list[JSON] = res.items
         if len(self._live) >= LIVE_LOOKUP_SIZE:
             self._live.clear()
-        self._live[key] = (now + self.live_ttl, out)
+        self._live[key] = (time.monotonic() + self.live_ttl, out)
         return out
 
     async def lookup(self, resource: Any, namespace: str | None, name: str) -> JSON | None:
