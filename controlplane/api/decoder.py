@@ -245,21 +245,8 @@ def _base64_error(s: str) -> str | None:
 
 
 def _freeform_depth_ok(v: Any) -> bool:
-    """Whether objects and arrays nest at most :data:`FREEFORM_DEPTH` levels in ``v`` (``v``
-    itself the first)."""
-    return not isinstance(v, (dict, list)) or _nested_ok(v, 1)
-
-
-def _nested_ok(x: dict[str, Any] | list[Any], d: int) -> bool:
-    """:func:`_freeform_depth_ok` of ``x``, an object or array at depth ``d``: recursive, as
-    the depth is bounded (the empty ``{}`` leaves of managedFields' ``fieldsV1`` cost no call)."""
-    for c in (x.values() if isinstance(x, dict) else x):
-        if isinstance(c, (dict, list)):
-            if d >= FREEFORM_DEPTH:
-                return False
-            if c and not _nested_ok(c, d + 1):
-                return False
-    return True
+    """Whether objects and arrays nest at most :data:`FREEFORM_DEPTH` levels in ``v``."""
+    return depth_at_most(v, FREEFORM_DEPTH)
 
 
 def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, upath: str, ctx: _Ctx) -> Any:
@@ -425,6 +412,26 @@ def depth(value: Any) -> int:
             stack.extend((c, d + 1) for c in (x.values() if isinstance(x, dict) else x)
                          if isinstance(c, (dict, list)))
     return best
+
+
+def depth_at_most(value: Any, limit: int) -> bool:
+    """``depth(value) <= limit``, stopping at the first array or object deeper than ``limit``
+    (recursive, at most ``limit`` calls deep; the empty ones, as managedFields' ``{}`` leaves,
+    cost no call)."""
+    if not isinstance(value, (dict, list)):
+        return True
+    return limit >= 1 and _nested_within(value, 1, limit)
+
+
+def _nested_within(x: dict[str, Any] | list[Any], d: int, limit: int) -> bool:
+    """:func:`depth_at_most` of ``x``, an array or object at depth ``d`` (<= ``limit``)."""
+    for c in (x.values() if isinstance(x, dict) else x):
+        if isinstance(c, (dict, list)):
+            if d >= limit:
+                return False
+            if c and not _nested_within(c, d + 1, limit):
+                return False
+    return True
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
