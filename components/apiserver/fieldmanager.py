@@ -147,9 +147,11 @@ def valid_entries(entries: Any) -> bool:
 
 
 #: :func:`_valid_segment` of the ``k:``/``v:``/``i:`` segments seen (a pure function of the
-#: text; the segments of one cluster's objects repeat: ``k:{"type":"Ready"}``), bounded
+#: text; the segments of one cluster's objects repeat: ``k:{"type":"Ready"}``), bounded in
+#: number (emptied when full) and in length (a client's odd segment never holds much memory)
 _VALID_SEGMENTS: dict[str, bool] = {}
 _VALID_SEGMENTS_MAX = 4096
+_VALID_SEGMENT_LEN = 256
 
 
 def _valid_segment(seg: str) -> bool:
@@ -167,7 +169,9 @@ def _valid_segment(seg: str) -> bool:
             ok = isinstance(v, dict) if seg[0] == "k" else (isinstance(v, int) if seg[0] == "i" else True)
     else:
         ok = False
-    if len(_VALID_SEGMENTS) < _VALID_SEGMENTS_MAX:
+    if len(seg) <= _VALID_SEGMENT_LEN:
+        if len(_VALID_SEGMENTS) >= _VALID_SEGMENTS_MAX:
+            _VALID_SEGMENTS.clear()  # one-off segments (pod IPs) filled it: start afresh
         _VALID_SEGMENTS[seg] = ok
     return ok
 

@@ -160,6 +160,19 @@ def test_valid_entries_reads_fieldsv1_segments(fields, ok):
     assert fm.valid_entries(fields_entry(fields)) is ok
 
 
+def test_valid_segment_memo_is_bounded(monkeypatch):
+    """The segment memo keeps short segments only and starts afresh when full; answers are
+    the same either way."""
+    monkeypatch.setattr(fm, "_VALID_SEGMENTS", {})
+    monkeypatch.setattr(fm, "_VALID_SEGMENTS_MAX", 2)
+    long_key = 'k:{"name":"' + "x" * 300 + '"}'
+    assert fm._valid_segment(long_key) is True
+    assert long_key not in fm._VALID_SEGMENTS
+    for seg, ok in (('k:{"a":1}', True), ("i:x", False), ('v:"s"', True), ('k:{"a":1}', True)):
+        assert fm._valid_segment(seg) is ok
+        assert len(fm._VALID_SEGMENTS) <= 2
+
+
 @pytest.mark.parametrize("value", [None, {}, [{}], [{"operation": "Patch", "fieldsV1": {}}]],
                          ids=["absent", "not-a-list", "no-operation", "unknown-operation"])
 def test_valid_entries_needs_a_list_of_operations(value):
