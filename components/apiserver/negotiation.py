@@ -147,6 +147,10 @@ def parse_body(raw: bytes, content_type: str) -> Any:
             value = codec.loads(raw)
         except ValueError as e:
             raise BodyError(_json_error(e, raw)) from None
+        if codec.BOUNDED_LOADS:
+            # orjson parsed it: finite numbers only and at most JSON_MAX_DEPTH (1024) levels,
+            # within check_depth's MAX_DEPTH: the walk below could find nothing
+            return value
     elif ct == protobuf.CONTENT_TYPE:
         try:
             return protobuf.decode(raw)

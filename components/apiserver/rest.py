@@ -174,7 +174,7 @@ class RestHandlers:
         would (422 on field ``patch``), unknown fields are dropped before the merge (or refused
         with ``fieldValidation=Strict``), as the decoder would drop them from the result.
         Anything still that deep (a JSON patch's values) → 400 ``exceeded max depth``."""
-        if decoder.depth(patch) <= neg.PATCH_MAX_DEPTH:
+        if decoder.depth_at_most(patch, neg.PATCH_MAX_DEPTH):
             return
         if isinstance(patch, dict):
             def invalid(detail: str) -> st.APIError:
@@ -184,7 +184,7 @@ class RestHandlers:
             except decoder.DecodeError as e:
                 raise invalid(e.message) from None
             neg.unknown_fields(request, unknown, invalid)
-            if decoder.depth(patch) <= neg.PATCH_MAX_DEPTH:
+            if decoder.depth_at_most(patch, neg.PATCH_MAX_DEPTH):
                 return
         raise st.bad_request(f"invalid character '{{' exceeded max depth of {neg.PATCH_MAX_DEPTH} for a patch")
 

@@ -8,7 +8,8 @@ rather than ``\\uXXXX`` escapes — both valid JSON, as Go's encoding/json outpu
 * :func:`dumps` ``(value) -> bytes`` — compact JSON; values orjson refuses (integers
   beyond 64 bits, non-string keys) fall back to :mod:`json` with the same output shape.
 * :func:`loads` ``(bytes | str) -> value`` — raises ``ValueError`` on malformed JSON
-  (``orjson.JSONDecodeError`` is a ``ValueError`` subclass, as ``json.JSONDecodeError``).
+  (``orjson.JSONDecodeError`` is a ``ValueError`` subclass, as ``json.JSONDecodeError``);
+  :data:`BOUNDED_LOADS` tells whether it also refuses non-finite numbers and deep nesting.
 * :func:`clone` ``(value) -> value`` — a deep copy of a JSON value (dicts, lists, scalars),
   several times faster than :func:`copy.deepcopy`.
 """
@@ -29,6 +30,10 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 def _std_dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
+
+#: whether :func:`loads` refuses non-finite numbers (``NaN``, ``Infinity``, ``1e400``) and
+#: nesting deeper than 1024 levels, as orjson does (the standard library takes both)
+BOUNDED_LOADS = _orjson is not None
 
 if _orjson is not None:
     _odumps = _orjson.dumps

@@ -47,6 +47,7 @@ MAX_DEPTH = 10000
 FREEFORM_DEPTH = 32
 
 INT_RANGES = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
+_INT32 = 1 << 31
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
@@ -128,6 +129,11 @@ class _Fields:
         return m.get(k)
 
     @property
+    def specs(self) -> dict[str, tuple[Any, ...]]:
+        """Every field's spec by name."""
+        return self._map if self._map is not None else self._resolve()
+
+    @property
     def omit(self) -> frozenset[str]:
         if self._map is None:
             self._resolve()
@@ -137,6 +143,11 @@ class _Fields:
 def _is_zero(v: Any) -> bool:
     """Go's "empty value" of omitempty for a decoded JSON value: ``""``, ``0``, ``false``,
     an empty list or object."""
+    t = type(v)
+    if t is str or t is dict or t is list or t is bool:
+        return not v
+    if t is int or t is float:
+        return bool(v == 0)
     if v is False or v == "" or v == [] or v == {}:
         return True
     return not isinstance(v, bool) and isinstance(v, (int, float)) and v == 0
@@ -234,16 +245,8 @@ def _base64_error(s: str) -> str | None:
 
 
 def _freeform_depth_ok(v: Any) -> bool:
-    stack = [(v, 1)]
-    while stack:
-        x, d = stack.pop()
-        if d > FREEFORM_DEPTH:
-            return False
-        if isinstance(x, dict):
-            stack.extend((c, d + 1) for c in x.values() if isinstance(c, (dict, list)))
-        elif isinstance(x, list):
-            stack.extend((c, d + 1) for c in x if isinstance(c, (dict, list)))
-    return True
+    """Whether objects and arrays nest at most :data:`FREEFORM_DEPTH` levels in ``v``."""
+    return depth_at_most(v, FREEFORM_DEPTH)
 
 
 def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, upath: str, ctx: _Ctx) -> Any:
@@ -252,8 +255,9 @@ def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, up
         if not isinstance(v, dict):
             raise _type_error(v, spec, fpath, struct, upath)
         fields, closed, name = spec[2], spec[3], spec[1]
+        specs, omit, readonly = fields.specs, fields.omit, ctx.readonly
         for k in list(v):
-            f = fields.get(k)
+            f = specs.get(k)
             if f is None:
                 if closed:
                     ctx.unknown.append(f"{upath}.{k}" if upath else str(k))
@@ -262,11 +266,16 @@ def _walk(v: Any, spec: tuple[Any, ...], fpath: tuple[Any, ...], struct: str, up
                 continue
             val = v[k]
             if val is None:
-                if f[0] != "time" and not ctx.readonly:
+                if f[0] != "time" and not readonly:
                     del v[k]  # null: the zero value (omitted when encoded)
                 continue
-            nv = _walk(val, f, fpath + (k,), name, f"{upath}.{k}" if upath else k, ctx)
-            if not ctx.readonly and k in fields.omit and _is_zero(nv):
+            tv, ft = type(val), f[0]
+            if (tv is str and ft == "string") or (tv is bool and ft == "bool") or \
+                    (tv is int and ft == "int" and -_INT32 <= val < _INT32):
+                nv = val  # all the walk checks of them (inline: most fields are such scalars)
+            else:
+                nv = _walk(val, f, fpath + (k,), name, f"{upath}.{k}" if upath else k, ctx)
+            if not readonly and k in omit and _is_zero(nv):
                 del v[k]  # omitempty: Go's encoder leaves the zero value out
                 continue
             if nv is not val:
@@ -403,6 +412,26 @@ def depth(value: Any) -> int:
             stack.extend((c, d + 1) for c in (x.values() if isinstance(x, dict) else x)
                          if isinstance(c, (dict, list)))
     return best
+
+
+def depth_at_most(value: Any, limit: int) -> bool:
+    """``depth(value) <= limit``, stopping at the first array or object deeper than ``limit``
+    (recursive, at most ``limit`` calls deep; the empty ones, as managedFields' ``{}`` leaves,
+    cost no call)."""
+    if not isinstance(value, (dict, list)):
+        return True
+    return limit >= 1 and _nested_within(value, 1, limit)
+
+
+def _nested_within(x: dict[str, Any] | list[Any], d: int, limit: int) -> bool:
+    """:func:`depth_at_most` of ``x``, an array or object at depth ``d`` (<= ``limit``)."""
+    for c in (x.values() if isinstance(x, dict) else x):
+        if isinstance(c, (dict, list)):
+            if d >= limit:
+                return False
+            if c and not _nested_within(c, d + 1, limit):
+                return False
+    return True
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:

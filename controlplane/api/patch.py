@@ -245,12 +245,14 @@ def _strip_directives(v: Any) -> Any:
             return None
         out = {}
         for k, x in v.items():
-            if k.startswith("$"):
+            if x is None or k.startswith("$"):
                 continue
-            if x is None:
+            tx = type(x)
+            if tx is str or tx is bool or tx is int or tx is float:
+                out[k] = x  # what the call would return (most values: no call)
                 continue
             sx = _strip_directives(x)
-            if sx is not None or x is None:
+            if sx is not None:
                 out[k] = sx
         return out
     if isinstance(v, list):
@@ -302,11 +304,18 @@ def _merge_list(orig: list[Any], patch: list[Any], kind: str, path: str, apply: 
         return [_strip_directives(x) for x in patch
                 if not (isinstance(x, dict) and x.get(PATCH_DIRECTIVE) == "merge" and len(x) == 1)]
     defaults = listfields.key_defaults(kind, path) if apply else {}
+    if len(keys) == 1:
+        key0 = keys[0]
+        default0 = defaults.get(key0)
 
-    def ident(x: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(x.get(k, defaults.get(k)) for k in keys)
+        def ident(x: dict[str, Any]) -> tuple[Any, ...]:
+            return (x.get(key0, default0),)
+    else:
+        def ident(x: dict[str, Any]) -> tuple[Any, ...]:
+            return tuple([x.get(k, defaults.get(k)) for k in keys])
 
     out = list(orig)  # orig is part of strategic_merge_patch's private copy
+    ids = [ident(o) for o in out]  # ident of each element of out, kept in step with it
     for x in patch:
         directive = x.get(PATCH_DIRECTIVE)
         if directive == "merge" and len(x) == 1:
@@ -315,18 +324,23 @@ def _merge_list(orig: list[Any], patch: list[Any], kind: str, path: str, apply: 
             if k not in x and k not in defaults:
                 raise PatchError(f"map: {x} does not contain declared merge key: {k}")
         want = ident(x)
-        idx = next((i for i, o in enumerate(out) if ident(o) == want), None)
         if directive == "delete":
-            out = [o for o in out if ident(o) != want]
+            kept = [i for i, d in enumerate(ids) if d != want]
+            if len(kept) != len(out):
+                out, ids = [out[i] for i in kept], [ids[i] for i in kept]
             continue
         if directive not in (None, "merge", "replace"):
             raise PatchError(f"Unknown patch type: {directive} in map: {x}")
+        idx = next((i for i, d in enumerate(ids) if d == want), None)
         if idx is None:
             out.append(_strip_directives(x))
-        elif directive == "replace":
+            ids.append(ident(out[-1]))
+            continue
+        if directive == "replace":
             out[idx] = _strip_directives(x)
         else:
             out[idx] = _merge_map(out[idx], x, kind, path, apply)
+        ids[idx] = ident(out[idx])
     return out
 
 
@@ -349,21 +363,21 @@ def _merge_map(orig: dict[str, Any], patch: dict[str, Any], kind: str, path: str
                 del out[k]
     orders: dict[str, list[Any]] = {}
     for k, v in patch.items():
-        if k in (PATCH_DIRECTIVE, RETAIN_KEYS):
-            continue
-        if k.startswith(SET_ELEMENT_ORDER):
-            if not isinstance(v, list):
-                raise PatchError(f"{k}: must be a list")
-            orders[k[len(SET_ELEMENT_ORDER):]] = v
-            continue
-        if k.startswith(DELETE_FROM_PRIMITIVE_LIST):
-            field = k[len(DELETE_FROM_PRIMITIVE_LIST):]
-            if not isinstance(v, list):
-                raise PatchError(f"{k}: must be a list")
-            if isinstance(out.get(field), list):
-                out[field] = [x for x in out[field] if x not in v]
-            continue
-        if k.startswith("$"):
+        if k.startswith("$"):  # a directive (field names never start so)
+            if k in (PATCH_DIRECTIVE, RETAIN_KEYS):
+                continue
+            if k.startswith(SET_ELEMENT_ORDER):
+                if not isinstance(v, list):
+                    raise PatchError(f"{k}: must be a list")
+                orders[k[len(SET_ELEMENT_ORDER):]] = v
+                continue
+            if k.startswith(DELETE_FROM_PRIMITIVE_LIST):
+                field = k[len(DELETE_FROM_PRIMITIVE_LIST):]
+                if not isinstance(v, list):
+                    raise PatchError(f"{k}: must be a list")
+                if isinstance(out.get(field), list):
+                    out[field] = [x for x in out[field] if x not in v]
+                continue
             raise PatchError(f"unknown directive {k!r}")
         sub = f"{path}.{k}" if path else k
         if v is None:

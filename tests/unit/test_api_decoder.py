@@ -90,6 +90,25 @@ def test_defaulted_objects_have_no_unknown_fields():
         assert decode(kind, obj) == [], kind
 
 
+def nested(levels: int, leaf: object = 1) -> object:
+    v = leaf
+    for i in range(levels):
+        v = {"a": v, "b": 2} if i % 2 else [0, v]
+    return v
+
+
+@pytest.mark.parametrize("value, limit", [
+    (1, 0), ({}, 0), ({}, 1), ([[]], 1), ([[]], 2), ({"a": [{"b": 1}]}, 2), ({"a": [{"b": 1}]}, 3),
+    (nested(100), 100), (nested(101), 100), (nested(99, {}), 100), (nested(100, []), 100),
+    (nested(5000), 100), ([1, "x", {"k": [True, None]}, []], 3), ([1, "x", {"k": [True, None]}, []], 2),
+], ids=["scalar", "empty-at-0", "empty-at-1", "nested-empty-too-deep", "nested-empty", "three-at-2",
+        "three-at-3", "hundred", "hundred-and-one", "empty-leaf-at-hundred", "empty-leaf-beyond",
+        "far-too-deep", "mixed-at-3", "mixed-at-2"])
+def test_depth_at_most_is_depth_bounded(value, limit):
+    """depth_at_most(v, n) answers depth(v) <= n (stopping at the first level too deep)."""
+    assert decoder.depth_at_most(value, limit) is (decoder.depth(value) <= limit)
+
+
 def test_depth_and_go_format():
     with pytest.raises(DecodeError) as e:
         decoder.check_depth([[[]]], limit=2)

@@ -52,3 +52,27 @@ async def test_json_patch_that_applies_still_works(api):
            {"op": "add", "path": "/metadata/labels/j", "value": "3"}]
     r = await api.patch(f"/api/v1/namespaces/{ns}/pods/p", data=json.dumps(ops), headers=JSON_PATCH)
     assert r.status == 200 and (await r.json())["metadata"]["labels"] == {"app": "p", "j": "3"}
+
+
+def deep(levels: int) -> object:
+    v: object = "x"
+    for _ in range(levels):
+        v = {"a": v}
+    return v
+
+
+@pytest.mark.parametrize("patch, content_type, status", [
+    ([{"op": "add", "path": "/metadata/annotations", "value": {"a": deep(97)}}], JSON_PATCH, 422),
+    ([{"op": "add", "path": "/metadata/annotations", "value": {"a": deep(98)}}], JSON_PATCH, 400),
+    ({"spec": {"unknownField": deep(150)}}, {"Content-Type": "application/merge-patch+json"}, 200),
+], ids=["json patch at the limit", "json patch beyond the limit", "unknown deep field pruned first"])
+async def test_patch_nesting_beyond_the_limit_is_a_400(api, patch, content_type, status):
+    """A patch nesting deeper than PATCH_MAX_DEPTH (100) levels answers 400 ``exceeded max
+    depth``; a merge patch whose deep part the decoder drops (an unknown field) is merged."""
+    ns = await new_ns(api)
+    await api.post(f"/api/v1/namespaces/{ns}/pods", json=pod("p"))
+    r = await api.patch(f"/api/v1/namespaces/{ns}/pods/p", data=json.dumps(patch), headers=content_type)
+    body = await r.json()
+    assert r.status == status, body
+    if status == 400:
+        assert body["message"] == "invalid character '{' exceeded max depth of 100 for a patch"

@@ -133,6 +133,53 @@ def test_unchanged_write_leaves_entries_alone():
     assert fm.diff_fields("Deployment", obj, {**obj, "status": {"replicas": 1}}, "", True) == (None, None)
 
 
+def fields_entry(fields: object, operation: str = "Update") -> list:
+    return [{"manager": "m", "operation": operation, "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields}]
+
+
+@pytest.mark.parametrize("fields, ok", [
+    ({"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"k:{\"name\":\"c\"}": {".": {}, "f:image": {}}}}, True),
+    ({"f:spec": {"f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}}}}}, True),
+    ({"f:spec": {"f:args": {"i:0": {}, "v:\"x\"": {}}}}, True),
+    ({}, True),
+    ({"f:spec": {"k:[1]": {}}}, False),
+    ({"f:spec": {"i:1.5": {}}}, False),
+    ({"f:spec": {"k:{\"a\":": {}}}, False),
+    ({"f:spec": {"x:y": {}}}, False),
+    ({"f:spec": {"f:replicas": 3}}, False),
+    ({"f:spec": []}, False),
+    ("f:spec", False),
+], ids=["field-and-keyed-item", "multi-key-item", "index-and-value", "empty", "key-not-an-object",
+        "index-not-an-int", "key-not-json", "unknown-prefix", "leaf-not-an-object", "node-a-list",
+        "tree-a-string"])
+def test_valid_entries_reads_fieldsv1_segments(fields, ok):
+    """Entries whose fieldsV1 keys structured-merge-diff cannot read are refused (the stored
+    ones are kept: fieldmanager.go decodeLiveOrNew); asked twice, the same answer (the segment
+    memo)."""
+    assert fm.valid_entries(fields_entry(fields)) is ok
+    assert fm.valid_entries(fields_entry(fields)) is ok
+
+
+def test_valid_segment_memo_is_bounded(monkeypatch):
+    """The segment memo keeps short segments only and starts afresh when full; answers are
+    the same either way."""
+    monkeypatch.setattr(fm, "_VALID_SEGMENTS", {})
+    monkeypatch.setattr(fm, "_VALID_SEGMENTS_MAX", 2)
+    long_key = 'k:{"name":"' + "x" * 300 + '"}'
+    assert fm._valid_segment(long_key) is True
+    assert long_key not in fm._VALID_SEGMENTS
+    for seg, ok in (('k:{"a":1}', True), ("i:x", False), ('v:"s"', True), ('k:{"a":1}', True)):
+        assert fm._valid_segment(seg) is ok
+        assert len(fm._VALID_SEGMENTS) <= 2
+
+
+@pytest.mark.parametrize("value", [None, {}, [{}], [{"operation": "Patch", "fieldsV1": {}}]],
+                         ids=["absent", "not-a-list", "no-operation", "unknown-operation"])
+def test_valid_entries_needs_a_list_of_operations(value):
+    """managedFields must be a list of entries with an Apply or Update operation."""
+    assert fm.valid_entries(value) is False
+
+
 def test_manager_label_never_prints_the_time():
     """printManager formats the manager identifier, which has no time (BuildManagerIdentifier)."""
     e = fm.update_entry("kubectl-scale", "apps/v1", "2025-01-01T00:00:00Z", {}, "scale")

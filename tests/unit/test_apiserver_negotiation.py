@@ -83,3 +83,24 @@ def test_status_causes_are_an_error_list():
                         "message": 'Binding "b" is invalid: spec.x: Required value: is required',
                         "reason": "Invalid", "details": {"name": "b", "kind": "Binding", "causes": errs[1:]},
                         "code": 422}
+
+
+@pytest.mark.parametrize("raw, content_type, message", [
+    pytest.param(b"[" * 1024 + b"]" * 1024, "application/json", None, id="json at orjson's depth"),
+    pytest.param(b"[" * 1025 + b"]" * 1025, "application/json", "invalid character '[' exceeded max depth",
+                 id="json beyond it"),
+    pytest.param(b'{"a": 1e400}', "application/json", "number is infinity when parsed as double: line 1 column 7 "
+                 "(char 6)", id="json infinity"),
+    pytest.param(b"a: .nan\n", "application/yaml", "json: unsupported value: NaN", id="yaml nan"),
+    pytest.param(b"a: [[[1]]]\n", "application/yaml", None, id="yaml nested"),
+])
+def test_parse_body_bounds_depth_and_numbers(raw, content_type, message):
+    """A body nesting deeper than the decoder allows, or holding a non-finite number, is a
+    BodyError in Go's words; JSON gets both from its parser (codec.BOUNDED_LOADS), YAML from
+    decoder.check_depth."""
+    if message is None:
+        neg.parse_body(raw, content_type)
+        return
+    with pytest.raises(neg.BodyError) as e:
+        neg.parse_body(raw, content_type)
+    assert e.value.message == message
