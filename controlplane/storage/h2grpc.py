@@ -1,10 +1,11 @@
-"""Unary gRPC calls over one HTTP/2 (h2c) connection, on asyncio: the etcd client's KV fast path.
+"""gRPC calls over one HTTP/2 (h2c) connection, on asyncio: the etcd client's KV and Watch.
 
 Why our own: a grpc.aio unary call costs ~100-120 us of CPU in the caller (its completion queue
 is polled by a thread: several thread switches per call), about a tenth of what the apiserver
-spends on a whole request. Here a call is one HEADERS + DATA write and its answer is parsed in
-``data_received``, inside the event loop (the same reasoning as the embedded etcd's server
-transport, ``components/etcd/transport.py``).
+spends on a whole request, and a watch response read from a grpc.aio stream 150-220 us. Here a
+call is one HEADERS + DATA write and its answers are parsed in ``data_received``, inside the
+event loop (the same reasoning as the embedded etcd's server transport,
+``components/etcd/transport.py``).
 
 Wire behaviour follows RFC 9113 (HTTP/2: preface, SETTINGS, flow control both ways, PING,
 RST_STREAM, GOAWAY, CONTINUATION), RFC 7541 (HPACK: request headers are sent as literals
@@ -15,10 +16,13 @@ library's decoder) and grpc's PROTOCOL-HTTP2.md (length-prefixed messages, ``grp
 Failures are raised as ``grpc.aio.AioRpcError`` with the codes grpc would give, so callers
 translate them as before: no connection / connection lost → UNAVAILABLE; the call's deadline
 → DEADLINE_EXCEEDED (the stream is reset; a connection that received nothing during the call
-is then dropped, as grpc's keepalive would find it dead); RST_STREAM from the server → CANCELLED / INTERNAL. A call the server says it
-did not process (RST_STREAM REFUSED_STREAM, a stream above a GOAWAY's last one, or one still
-waiting for SETTINGS_MAX_CONCURRENT_STREAMS room) is sent again, on a new connection after a
-GOAWAY, up to :data:`REFUSED_RETRIES` times (grpc's transparent retry), then UNAVAILABLE.
+is then dropped, as grpc's keepalive would find it dead); RST_STREAM from the server →
+CANCELLED / INTERNAL. A call the server says it did not process (RST_STREAM REFUSED_STREAM, a
+stream above a GOAWAY's last one, or one still waiting for SETTINGS_MAX_CONCURRENT_STREAMS
+room) is sent again, on a new connection after a GOAWAY, up to :data:`REFUSED_RETRIES` times
+(grpc's transparent retry), then UNAVAILABLE. A connection with calls open that receives
+nothing for :data:`KEEPALIVE_TIME` s is pinged and dropped when the PING goes unanswered for
+:data:`KEEPALIVE_TIMEOUT` s (grpc's keepalive: a watch on a half-dead connection ends).
 The connection is made on the first call and again on the first call after it is lost.
 """
 
@@ -50,6 +54,10 @@ OUR_MAX_FRAME = 1 << 20
 MAX_RECEIVE = 64 * 1024 * 1024
 #: times a call the server did not process is sent again before it fails UNAVAILABLE
 REFUSED_RETRIES = 3
+#: seconds between keepalive PINGs of a connection with calls open and nothing received, and
+#: the seconds their answer may take (EtcdClient.OPTIONS: the apiserver's etcd keepalive)
+KEEPALIVE_TIME, KEEPALIVE_TIMEOUT = 30.0, 10.0
+KEEPALIVE_PING = b"keepaliv"
 
 _U32 = struct.Struct(">I")
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
@@ -88,7 +96,8 @@ def _expire(fut: asyncio.Future[Any]) -> None:
 
 
 class _Call:
-    __slots__ = ("id", "future", "headers", "parts", "size", "status", "message", "window", "out", "got_headers")
+    __slots__ = ("id", "future", "headers", "parts", "size", "status", "message", "window", "out", "got_headers",
+                 "ending", "ended", "stream", "recv_used")
 
     def __init__(self, sid: int, future: asyncio.Future[Any], headers: bytes) -> None:
         self.id = sid                  # 0 until its stream is opened
@@ -101,6 +110,10 @@ class _Call:
         self.window = 0                # what we may still send on this stream
         self.out = bytearray()         # request bytes waiting for flow-control window
         self.got_headers = False
+        self.ending = True             # END_STREAM goes with the last byte of ``out``
+        self.ended = False             # END_STREAM sent
+        self.stream: StreamCall | None = None  # a streaming call's response side
+        self.recv_used = 0             # bytes received since our last stream WINDOW_UPDATE
 
 
 class _Connection(asyncio.Protocol):
@@ -127,6 +140,9 @@ class _Connection(asyncio.Protocol):
         #: decoded response header blocks by their bytes, valid while the HPACK dynamic table
         #: is unchanged (steady state: every answer's headers and trailers are the same bytes)
         self.blocks: dict[bytes, Any] = {}
+        self.keepalive_timer: asyncio.TimerHandle | None = None
+        self.ping_timer: asyncio.TimerHandle | None = None
+        self.seen = 0                   # ``received`` at the last keepalive check
 
     # ------------------------------------------------------------ transport callbacks
     def connection_made(self, transport: Any) -> None:
@@ -135,6 +151,21 @@ class _Connection(asyncio.Protocol):
                                S_MAX_FRAME_SIZE, OUR_MAX_FRAME)
         transport.write(PREFACE + _frame(SETTINGS, 0, 0, settings)
                         + _frame(WINDOW_UPDATE, 0, 0, (RECV_WINDOW - 65535).to_bytes(4, "big")))
+        self.keepalive_timer = self.loop.call_later(KEEPALIVE_TIME, self._keepalive)
+
+    def _keepalive(self) -> None:
+        """Every :data:`KEEPALIVE_TIME` s with calls open and nothing received meanwhile, a PING;
+        no answer within :data:`KEEPALIVE_TIMEOUT` s ends the connection (its calls fail
+        UNAVAILABLE): grpc's keepalive with the apiserver's etcd client settings."""
+        self.keepalive_timer = self.loop.call_later(KEEPALIVE_TIME, self._keepalive)
+        if self.calls and self.received == self.seen and self.ping_timer is None and self.usable:
+            self.write(_frame(PING, 0, 0, KEEPALIVE_PING))
+            self.ping_timer = self.loop.call_later(KEEPALIVE_TIMEOUT, self._ping_timeout)
+        self.seen = self.received
+
+    def _ping_timeout(self) -> None:
+        self.ping_timer = None
+        self._abort(NO_ERROR, "keepalive ping not answered")
 
     def write(self, data: bytes) -> None:
         """Queue ``data``; everything queued in one loop iteration leaves in one send."""
@@ -150,6 +181,10 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.usable = False
+        for timer in (self.keepalive_timer, self.ping_timer):
+            if timer is not None:
+                timer.cancel()
+        self.keepalive_timer = self.ping_timer = None
         self._fail_all(grpc.StatusCode.UNAVAILABLE, f"etcd connection lost: {exc}" if exc else "etcd connection closed")
         if not self.lost.done():
             self.lost.set_result(None)
@@ -184,14 +219,12 @@ class _Connection(asyncio.Protocol):
         self._fail_all(grpc.StatusCode.UNAVAILABLE, f"etcd connection error: {reason}")
 
     # ------------------------------------------------------------ calls
-    def start(self, headers: bytes, message: bytes, future: asyncio.Future[Any]) -> _Call:
-        c = _Call(0, future, headers)
-        c.out += message
+    def start(self, c: _Call) -> None:
+        """Open a stream for ``c`` now, or once SETTINGS_MAX_CONCURRENT_STREAMS allows."""
         if len(self.calls) >= self.max_streams:
             self.waiting.append(c)
         else:
             self._open(c)
-        return c
 
     def _open(self, c: _Call) -> None:
         """Send ``c``'s HEADERS on a new stream (ids in the order streams are opened) and what
@@ -219,12 +252,17 @@ class _Connection(asyncio.Protocol):
         while out:
             n = min(len(out), c.window, self.send_window, self.peer_max_frame)
             if n <= 0:
-                break
+                return
             chunk = bytes(out[:n])
             del out[:n]
             c.window -= n
             self.send_window -= n
-            self.write(_frame(DATA, 0 if out else END_STREAM, c.id, chunk))
+            last = not out and c.ending
+            c.ended = c.ended or last
+            self.write(_frame(DATA, END_STREAM if last else 0, c.id, chunk))
+        if c.ending and not c.ended:  # a streaming call's half-close: an empty DATA
+            c.ended = True
+            self.write(_frame(DATA, END_STREAM, c.id))
 
     def cancel(self, c: _Call) -> None:
         """The caller gave up (deadline, cancellation): reset the stream."""
@@ -281,6 +319,9 @@ class _Connection(asyncio.Protocol):
                 elif ftype == PING:
                     if not flags & ACK:
                         self.write(_frame(PING, ACK, 0, payload))
+                    elif self.ping_timer is not None:
+                        self.ping_timer.cancel()
+                        self.ping_timer = None
                 elif ftype == RST_STREAM:
                     c = self._ended(sid)
                     if c is not None and not c.future.done():
@@ -340,6 +381,15 @@ class _Connection(asyncio.Protocol):
         c = self.calls.get(sid)
         if c is None:
             return  # a call we gave up on: its data only counts for the window
+        if c.stream is not None:
+            c.recv_used += size
+            if c.recv_used > RECV_WINDOW // 2:
+                self.write(_frame(WINDOW_UPDATE, 0, sid, c.recv_used.to_bytes(4, "big")))
+                c.recv_used = 0
+            c.stream.feed(payload)
+            if flags & END_STREAM:
+                self._finish(c, None)
+            return
         c.parts.append(payload)  # one response per call (< RECV_WINDOW / 2): no stream WINDOW_UPDATE
         c.size += len(payload)
         if c.size > MAX_RECEIVE + 5:
@@ -396,11 +446,142 @@ class _Connection(asyncio.Protocol):
             c.future.set_result(c.parts[0] if len(c.parts) == 1 else b"".join(c.parts))
 
 
-class UnaryChannel:
-    """Unary calls to ``target`` (``host:port``, plaintext h2c) on one shared connection.
+class StreamCall:
+    """A streaming call (``H2Channel.stream``): the request messages come from an async
+    iterator, sent as it yields them (END_STREAM when it ends); ``async for`` yields the decoded
+    responses; ends with StopAsyncIteration on grpc-status 0, else raises AioRpcError (UNAVAILABLE
+    on connection loss). :meth:`cancel` resets the stream; reading then raises CancelledError,
+    as a cancelled grpc.aio call does."""
 
-    ``await call(path, request, decode, timeout)``: ``request`` a protobuf message, ``decode``
-    the response type's ``FromString``; raises ``grpc.aio.AioRpcError``."""
+    def __init__(self, channel: "H2Channel", path: str, decode: Callable[[Any], Any], requests: Any) -> None:
+        self.channel = channel
+        self.path = path
+        self.decode = decode
+        self.requests = requests
+        self.buf = bytearray()
+        self.messages: deque[Any] = deque()
+        self.waiter: asyncio.Future[Any] | None = None
+        self._cancelled = False
+        self._call: _Call | None = None
+        self._conn: _Connection | None = None
+        self._feeder: asyncio.Task[Any] | None = None
+        self._error: BaseException | None = None
+
+    def feed(self, payload: bytes) -> None:
+        buf = self.buf
+        buf += payload
+        got = False
+        while len(buf) >= 5:
+            size = _U32.unpack_from(buf, 1)[0]
+            if len(buf) < 5 + size:
+                break
+            if buf[0]:
+                self._error = rpc_error(grpc.StatusCode.INTERNAL, "compressed response message")
+                if self._call is not None and self._conn is not None:
+                    self._conn.cancel(self._call)
+                break
+            try:
+                self.messages.append(self.decode(bytes(buf[5:5 + size])))
+            except Exception as e:  # noqa: BLE001 - a message that does not parse ends the call
+                self._error = rpc_error(grpc.StatusCode.INTERNAL, f"error parsing response: {e}")
+                if self._call is not None and self._conn is not None:
+                    self._conn.cancel(self._call)
+                break
+            del buf[:5 + size]
+            got = True
+        if got or self._error is not None:
+            self.wake()
+
+    def _ended(self, fut: asyncio.Future[Any]) -> None:
+        """The call ended (trailers, reset, connection lost): wake the reader; the future's
+        exception counts as retrieved (it is raised to the reader, or nobody reads any more)."""
+        if not fut.cancelled():
+            fut.exception()
+        self.wake()
+
+    def wake(self) -> None:
+        w = self.waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def _start(self) -> None:
+        conn = await self.channel._connection()
+        if self._cancelled:
+            raise asyncio.CancelledError()
+        fut = conn.loop.create_future()
+        fut.add_done_callback(self._ended)
+        c = _Call(0, fut, self.channel._stream_headers(self.path))
+        c.ending = False
+        c.stream = self
+        self._conn, self._call = conn, c
+        conn.start(c)
+        self._feeder = asyncio.ensure_future(self._feed_requests())
+
+    async def _feed_requests(self) -> None:
+        conn, c = self._conn, self._call
+        assert conn is not None and c is not None
+        try:
+            async for msg in self.requests:
+                body = msg.SerializeToString()
+                c.out += b"\x00" + len(body).to_bytes(4, "big") + body
+                if c.id:
+                    conn._pump(c)
+            c.ending = True
+            if c.id:
+                conn._pump(c)
+        except asyncio.CancelledError:
+            pass
+
+    def __aiter__(self) -> "StreamCall":
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._call is None:
+            await self._start()
+        c = self._call
+        assert c is not None
+        while True:
+            if self._cancelled:
+                raise asyncio.CancelledError()
+            if self.messages:
+                return self.messages.popleft()
+            if self._error is not None:
+                raise self._error
+            fut = c.future
+            if fut.done():
+                exc = fut.exception()
+                if isinstance(exc, _Refused):
+                    raise rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc))
+                if exc is not None:
+                    raise exc
+                raise StopAsyncIteration
+            self.waiter = c.future.get_loop().create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> bool:
+        if self._cancelled:
+            return False
+        self._cancelled = True
+        if self._feeder is not None:
+            self._feeder.cancel()
+        if self._conn is not None and self._call is not None:
+            self._conn.cancel(self._call)
+        self.wake()
+        return True
+
+
+class H2Channel:
+    """gRPC calls to ``target`` (``host:port``, plaintext h2c) on one shared connection.
+
+    ``await call(path, request, decode, timeout)``: a unary call, ``request`` a protobuf message,
+    ``decode`` the response type's ``FromString``; raises ``grpc.aio.AioRpcError``.
+    :meth:`stream`: a streaming call (:class:`StreamCall`)."""
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -457,6 +638,15 @@ class UnaryChannel:
             self._headers[key] = block
         return block
 
+    def _stream_headers(self, path: str) -> bytes:
+        return (b"\x83\x86" + _indexed_name(4, path.encode()) + self._authority
+                + _indexed_name(31, b"application/grpc") + _literal(b"te", b"trailers"))
+
+    def stream(self, path: str, decode: Callable[[Any], Any], requests: Any) -> StreamCall:
+        """A streaming call of ``path`` (started when iterated): request messages from the async
+        iterator ``requests``, responses decoded with ``decode``."""
+        return StreamCall(self, path, decode, requests)
+
     async def call(self, path: str, request: Any, decode: Callable[[Any], Any], timeout: float) -> Any:
         body = request.SerializeToString()
         message = b"\x00" + len(body).to_bytes(4, "big") + body
@@ -468,7 +658,9 @@ class UnaryChannel:
             fut = loop.create_future()
             before = conn.received
             left = deadline - loop.time()
-            c = conn.start(self._header_block(path, max(int(left * 1000), 1)), message, fut)
+            c = _Call(0, fut, self._header_block(path, max(int(left * 1000), 1)))
+            c.out += message
+            conn.start(c)
             timer = loop.call_at(deadline, _expire, fut)
             try:
                 raw = await fut

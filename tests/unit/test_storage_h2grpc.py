@@ -1,4 +1,4 @@
-"""The etcd client's own unary gRPC-over-HTTP/2 path (``controlplane/storage/h2unary.py``).
+"""The etcd client's own unary gRPC-over-HTTP/2 path (``controlplane/storage/h2grpc.py``).
 
 Against the embedded etcd: Range / Txn answers and errors equal grpc.aio's. Against a scripted
 HTTP/2 peer: flow control with small windows (RFC 9113 §6.9), CONTINUATION and HPACK dynamic
@@ -18,9 +18,10 @@ from aetcd import rpc
 from hpack import Encoder
 
 from components.etcd.server import serve
+from controlplane.storage import h2grpc
 from controlplane.storage.errors import Expired, StorageError, TooLargeResourceVersion, Unavailable
-from controlplane.storage.etcd import EtcdClient
-from controlplane.storage.h2unary import PREFACE, UnaryChannel
+from controlplane.storage.etcd import EtcdClient, prefix_end
+from controlplane.storage.h2grpc import PREFACE, H2Channel
 
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
 END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
@@ -119,8 +120,9 @@ class Peer:
     """A scripted HTTP/2 server: ``answer(peer, sid, message)`` is awaited for each complete
     request (HEADERS + DATA up to END_STREAM); ``settings`` are sent first."""
 
-    def __init__(self, answer, settings: bytes = b"") -> None:
+    def __init__(self, answer, settings: bytes = b"", on_message=None) -> None:
         self.answer = answer
+        self.on_message = on_message  # (peer, sid, message) for each request message, if set
         self.settings = settings
         self.connections = 0
         self.frames: list[tuple[int, int, int, int]] = []  # (type, flags, stream, length) received
@@ -128,6 +130,7 @@ class Peer:
         self.encoder = Encoder()
         self.recv_window = 65535
         self.window_updates: list[int] = []
+        self.ended = asyncio.Event()  # a connection's reading ended (the client closed it)
 
     async def start(self) -> str:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -174,6 +177,8 @@ class Peer:
                     bodies[sid] = bytearray()
                 elif ftype == DATA and sid in bodies:
                     bodies[sid] += payload
+                    if self.on_message is not None and len(payload) >= 5:
+                        await self.on_message(self, sid, payload[5:])
                     self.recv_window -= length
                     if self.window_updates:  # give back what was read (stream and connection)
                         inc = self.window_updates.pop(0)
@@ -184,14 +189,14 @@ class Peer:
                     await self.answer(self, sid, bytes(bodies.pop(sid))[5:])
                     await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            self.ended.set()
 
 
 def _range_answer(count: int) -> bytes:
     return rpc.RangeResponse(count=count).SerializeToString()
 
 
-async def _call(ch: UnaryChannel, key: bytes = b"k", timeout: float = 2.0):
+async def _call(ch: H2Channel, key: bytes = b"k", timeout: float = 2.0):
     return await ch.call(RANGE, rpc.RangeRequest(key=key), rpc.RangeResponse.FromString, timeout)
 
 
@@ -206,7 +211,7 @@ async def test_request_waits_for_flow_control_windows():
 
     peer = Peer(answer, settings=struct.pack(">HI", 4, 1000))
     peer.window_updates = [1000] * 100
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         assert (await _call(ch)).count == 1  # the peer's SETTINGS are in once it answered
         key = bytes(range(256)) * 40   # 10 KiB
@@ -227,7 +232,7 @@ async def test_answers_with_continuation_and_indexed_headers_decode():
         peer.ok(sid, _range_answer(sid), split=sid == 3)
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         assert [(await _call(ch)).count for _ in range(4)] == [1, 3, 5, 7]
     finally:
@@ -246,7 +251,7 @@ async def test_trailers_only_error_keeps_code_and_decoded_message():
             peer.ok(sid, _range_answer(2))
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         with pytest.raises(grpc.aio.AioRpcError) as e:
             await _call(ch)
@@ -274,7 +279,7 @@ async def test_refused_stream_and_goaway_are_sent_again():
             peer.ok(sid, _range_answer(5))
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         assert (await _call(ch)).count == 5
         assert seen == [(1, 1), (1, 3), (2, 1)]
@@ -288,7 +293,7 @@ async def test_refused_every_time_is_unavailable():
         peer.send(RST_STREAM, 0, sid, (7).to_bytes(4, "big"))
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         with pytest.raises(grpc.aio.AioRpcError) as e:
             await _call(ch)
@@ -314,7 +319,7 @@ async def test_max_concurrent_streams_is_respected():
             pair.set()
 
     peer = Peer(answer, settings=struct.pack(">HI", 3, 2))
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         assert (await _call(ch)).count == 1
         calls = [asyncio.create_task(_call(ch)) for _ in range(6)]
@@ -342,7 +347,7 @@ async def test_connection_lost_mid_call_is_unavailable_then_reconnects():
             peer.ok(sid, _range_answer(4))
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         with pytest.raises(grpc.aio.AioRpcError) as e:
             await _call(ch)
@@ -362,7 +367,7 @@ async def test_deadline_resets_the_stream_and_drops_a_silent_connection():
             peer.ok(sid, _range_answer(6))
 
     peer = Peer(answer)
-    ch = UnaryChannel(await peer.start())
+    ch = H2Channel(await peer.start())
     try:
         assert (await _call(ch)).count == 6
         with pytest.raises(grpc.aio.AioRpcError) as e:
@@ -370,6 +375,128 @@ async def test_deadline_resets_the_stream_and_drops_a_silent_connection():
         assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert (await _call(ch)).count == 6 and peer.connections == 2
         assert (RST_STREAM, 0, 3, 4) in peer.frames
+    finally:
+        await ch.close()
+        await peer.stop()
+
+
+async def _events(it, n: int) -> list:
+    out: list = []
+    while len(out) < n:
+        resp = await it.__anext__()
+        out += [(e.type, e.kv.key, e.kv.mod_revision, e.kv.value) for e in resp.events]
+    return out
+
+
+async def test_watch_events_equal_grpc(etcd):
+    """A Watch over our HTTP/2 client and one over grpc.aio see the same events (puts of values
+    larger than a frame, deletes), and a progress request is answered on ours."""
+    fast, slow = _clients(etcd.endpoint)
+    try:
+        big = bytes(range(256)) * 200
+        for i in range(30):
+            await fast.txn([], [_put(b"/w/%d" % (i % 7), big if i % 5 == 0 else b"%d" % i)])
+        await fast.txn([], [rpc.RequestOp(request_delete_range=rpc.DeleteRangeRequest(key=b"/w/1"))])
+        streams = [c.watch(b"/w/", prefix_end(b"/w/"), 1) for c in (fast, slow)]
+        its = [st.__aiter__() for st in streams]
+        a, b = await asyncio.wait_for(asyncio.gather(*(_events(it, 31) for it in its)), 10)
+        assert a == b and len(a) == 31 and a[0][3] == big and a[-1][0] == rpc.Event.DELETE
+        assert streams[0].request_progress()
+        resp = await asyncio.wait_for(its[0].__anext__(), 10)
+        assert resp.events == [] and resp.revision == a[-1][2]
+        for st in streams:
+            st.close()
+    finally:
+        await fast.close()
+        await slow.close()
+
+
+async def test_stream_ending_with_an_error_status_raises_it():
+    async def answer(peer, sid, message):
+        pass
+
+    async def on_message(peer, sid, message):
+        peer.headers(sid, [(":status", "200"), ("content-type", "application/grpc")])
+        peer.send(DATA, 0, sid, b"\x00" + len(message).to_bytes(4, "big") + message)
+        peer.headers(sid, [("grpc-status", "14"), ("grpc-message", "going%20away")], end_stream=True)
+
+    peer = Peer(answer, on_message=on_message)
+    ch = H2Channel(await peer.start())
+
+    async def requests():
+        yield rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
+
+    try:
+        call = ch.stream("/etcdserverpb.Watch/Watch", rpc.WatchRequest.FromString, requests())
+        assert (await asyncio.wait_for(call.__anext__(), 5)).HasField("progress_request")
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await asyncio.wait_for(call.__anext__(), 5)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE and e.value.details() == "going away"
+    finally:
+        await ch.close()
+        await peer.stop()
+
+
+async def test_stream_cancel_resets_it_and_reading_raises_cancelled():
+    """Each request message is echoed; after cancel() the peer gets RST_STREAM CANCEL, the
+    request iterator is no longer read, and reading raises CancelledError (as grpc.aio)."""
+    async def answer(peer, sid, message):
+        pass
+
+    async def on_message(peer, sid, message):
+        if not peer.frames or sum(1 for f in peer.frames if f[0] == DATA and f[2] == sid) == 1:
+            peer.headers(sid, [(":status", "200"), ("content-type", "application/grpc")])
+        peer.send(DATA, 0, sid, b"\x00" + len(message).to_bytes(4, "big") + message)
+
+    peer = Peer(answer, on_message=on_message)
+    ch = H2Channel(await peer.start())
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def requests():
+        while True:
+            yield await queue.get()
+
+    try:
+        call = ch.stream("/etcdserverpb.Watch/Watch", rpc.WatchRequest.FromString, requests())
+        queue.put_nowait(rpc.WatchRequest(cancel_request=rpc.WatchCancelRequest(watch_id=1)))
+        first = asyncio.ensure_future(call.__anext__())
+        assert (await asyncio.wait_for(first, 5)).cancel_request.watch_id == 1
+        queue.put_nowait(rpc.WatchRequest(cancel_request=rpc.WatchCancelRequest(watch_id=2)))
+        assert (await asyncio.wait_for(call.__anext__(), 5)).cancel_request.watch_id == 2
+        assert call.cancel() and call.cancelled()
+        with pytest.raises(asyncio.CancelledError):
+            await call.__anext__()
+        await ch.close()  # the RST_STREAM leaves before the connection closes
+        await asyncio.wait_for(peer.ended.wait(), 5)
+        assert (RST_STREAM, 0, 1, 4) in peer.frames
+    finally:
+        await ch.close()
+        await peer.stop()
+
+
+async def test_unanswered_keepalive_ends_an_idle_stream_unavailable(monkeypatch):
+    """A stream open on a connection that stays silent: after KEEPALIVE_TIME a PING, no answer
+    within KEEPALIVE_TIMEOUT ends the connection and the stream fails UNAVAILABLE."""
+    monkeypatch.setattr(h2grpc, "KEEPALIVE_TIME", 0.05)
+    monkeypatch.setattr(h2grpc, "KEEPALIVE_TIMEOUT", 0.05)
+
+    async def answer(peer, sid, message):
+        pass
+
+    peer = Peer(answer)
+    ch = H2Channel(await peer.start())
+
+    async def requests():
+        yield rpc.WatchRequest(progress_request=rpc.WatchProgressRequest())
+        await asyncio.Event().wait()
+
+    try:
+        call = ch.stream("/etcdserverpb.Watch/Watch", rpc.WatchRequest.FromString, requests())
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await asyncio.wait_for(call.__anext__(), 5)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE and "keepalive" in (e.value.details() or "")
+        assert any(f[0] == PING for f in peer.frames)
+        call.cancel()
     finally:
         await ch.close()
         await peer.stop()
