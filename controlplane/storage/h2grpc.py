@@ -58,6 +58,9 @@ REFUSED_RETRIES = 3
 #: the seconds their answer may take (EtcdClient.OPTIONS: the apiserver's etcd keepalive)
 KEEPALIVE_TIME, KEEPALIVE_TIMEOUT = 30.0, 10.0
 KEEPALIVE_PING = b"keepaliv"
+#: seconds a connection attempt may take (grpc's minimum connect timeout, 20 s; a call's
+#: deadline ends it sooner)
+CONNECT_TIMEOUT = 20.0
 
 _U32 = struct.Struct(">I")
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
@@ -611,16 +614,11 @@ class H2Channel:
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await loop.create_connection(_Connection, self.host.strip("[]"), self.port)
-        except OSError as e:
-            raise rpc_error(grpc.StatusCode.UNAVAILABLE, f"failed to connect to {self.target}: {e}") from None
-        sock = conn.transport.get_extra_info("socket") if conn.transport is not None else None
-        if sock is not None:
-            import socket
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
+            _, conn = await asyncio.wait_for(loop.create_connection(_Connection, self.host.strip("[]"), self.port),
+                                             CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as e:  # (asyncio's TCP transports set TCP_NODELAY)
+            why = str(e) if isinstance(e, OSError) else f"timed out after {CONNECT_TIMEOUT:g} s"
+            raise rpc_error(grpc.StatusCode.UNAVAILABLE, f"failed to connect to {self.target}: {why}") from None
         self._conn = conn
         return conn
 
@@ -654,7 +652,12 @@ class H2Channel:
         deadline = loop.time() + timeout
         attempt = 0
         while True:
-            conn = await self._connection()
+            conn = self._conn
+            if conn is None or not conn.usable:
+                try:
+                    conn = await asyncio.wait_for(self._connection(), max(deadline - loop.time(), 0.0))
+                except TimeoutError:
+                    raise rpc_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded") from None
             fut = loop.create_future()
             before = conn.received
             left = deadline - loop.time()
