@@ -120,7 +120,7 @@ class _Call:
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/2 connection carrying unary calls (odd stream ids from 1)."""
+    """One HTTP/2 connection carrying calls (odd stream ids from 1)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
