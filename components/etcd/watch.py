@@ -104,24 +104,36 @@ class WatchHub:
         self.notified_rev = last
         if not self.synced:
             return
-        header = self.header(last)
+        header = None
+        nxt, max_queue = last + 1, self.max_queue
+        # one pass over every synced watcher (an apiserver holds one per resource, ~50): the
+        # range test inline, a response built only for a watcher one of the changes is for
         for w in list(self.synced):
             stream = w.stream
-            if len(stream.queue) >= self.max_queue:
+            if len(stream.queue) >= max_queue:
                 del self.synced[w]
                 w.synced = False
                 stream.unsynced[w] = None
                 stream.wake.set()
                 continue
+            first, w.next_rev = w.next_rev, nxt
+            key, end = w.key, w.end
             resp = None
             for rev, changes in revisions:
-                if rev < w.next_rev:
+                if rev < first:
                     continue
+                for kv, _ in changes:
+                    k = kv.key
+                    if (k >= key if end == b"\0" else key <= k < end) if end else k == key:
+                        break
+                else:
+                    continue  # nothing of this revision is in the watcher's range
                 if resp is None:
                     resp = rpc_pb2.WatchResponse(watch_id=w.id)
                 w.add_events(resp, changes)
-            w.next_rev = last + 1
             if resp is not None and resp.events:
+                if header is None:
+                    header = self.header(last)
                 resp.header.CopyFrom(header)
                 stream.push_events(w, resp)
 
