@@ -342,7 +342,11 @@ class PodWorkers:
                 if restart == "Never" or not self._restart_due(pod, sb, c):
                     await self._send_status(pod, sb)
                     return
-            if c is None or c.state == "exited":
+            if c is None or c.state in ("exited", "created"):
+                # created, never started: the kubelet died between CreateContainer and
+                # StartContainer (restored from the checkpoint); computeInitContainerActions
+                # starts it again "to prevent the container from getting stuck in the
+                # 'created' state" (pkg/kubelet/kuberuntime/kuberuntime_container.go)
                 c = await self._start_container(pod, sb, ic, init=True)
                 if c is None:
                     await self._send_status(pod, sb)
@@ -367,6 +371,13 @@ class PodWorkers:
             c = sb.get(cs["name"], False)
             waiting = sb.waiting.get((False, cs["name"]))
             if c is None and (waiting is None or waiting[0] in img.PULL_FAILURES):
+                to_start.append(cs)
+            elif c is not None and c.state == "created":
+                # created but never started (the kubelet was killed between CreateContainer
+                # and StartContainer): ShouldContainerBeRestarted always restarts a container
+                # in the created state (pkg/kubelet/container/helpers.go), no back-off (only an
+                # exited container has one); the new one's restartCount is the old one's + 1
+                # (kuberuntime_container.go startContainer)
                 to_start.append(cs)
             elif c is not None and c.state == "exited" and should_restart(restart, c.exit_code, c.killed) \
                     and self._restart_due(pod, sb, c):

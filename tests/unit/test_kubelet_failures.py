@@ -391,6 +391,57 @@ async def test_checkpoint_reload_keeps_containers_and_reconciles(tmp_path):
     await k2.stop()
 
 
+@pytest.mark.parametrize("init", [False, True], ids=["app container", "init container"])
+async def test_container_created_but_not_started_at_the_kill_is_started_after_it(tmp_path, monkeypatch, init):
+    """kill -9 between CreateContainer and StartContainer: the checkpoint holds the container
+    in the created state and the apiserver the sandbox's status (ContainerCreating, with its
+    containerID). The restarted kubelet starts it (ShouldContainerBeRestarted /
+    computeInitContainerActions: a created container is always started again), so the pod
+    becomes Running and Ready instead of staying ContainerCreating."""
+    api = FakeClient()
+    nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
+    k = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.1),
+                trace=False, root_dir=str(tmp_path / "before"))
+    await k._start_node(nodes[0], asyncio.Semaphore(1))
+    entered, never = asyncio.Event(), asyncio.Event()
+
+    async def start_container(c):   # StartContainer, interrupted by the kill
+        entered.set()
+        await never.wait()
+
+    monkeypatch.setattr(k.workers["node01"].runtime, "start_container", start_container)
+    gated = "init" if init else "c"
+    extra = {"initContainers": [{"name": "init", "image": "busybox", "command": SH + ["true"]}]} if init else {}
+    api.seed(PODS, pod_of("p", **extra))
+    k._on_add(copy.deepcopy(api.stored(PODS, "p", "default")))
+    await entered.wait()
+    assert k.checkpoint is not None
+    k.checkpoint.flush()   # the last checkpoint write before the kill
+    (tmp_path / "after").mkdir()
+    (tmp_path / "after" / "runtime-state.json").write_bytes((tmp_path / "before" / "runtime-state.json").read_bytes())
+    await k.stop()
+    key = "initContainerStatuses" if init else "containerStatuses"
+    reported = api.stored(PODS, "p", "default")["status"][key][0]
+    assert reported["containerID"] and reported["state"] == {"waiting": {"reason": "ContainerCreating"}}
+
+    k2 = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.0),
+                 trace=False, root_dir=str(tmp_path / "after"))
+    await k2._start_node(nodes[0], asyncio.Semaphore(1))
+    sb = k2.workers["node01"].runtime.sandbox("uid-p")
+    c = sb.get(gated, init) if sb is not None else None
+    assert c is not None and c.state == "created"
+    k2._on_add(copy.deepcopy(api.stored(PODS, "p", "default")))
+    await k2.workers["node01"].wait_idle()
+    st = api.stored(PODS, "p", "default")["status"]
+    assert st["phase"] == "Running"
+    assert {c["type"]: c["status"] for c in st["conditions"]}["Ready"] == "True"
+    again = st[key][0]
+    assert again["containerID"] != reported["containerID"] and again["restartCount"] == 1
+    state = again["state"].get("terminated" if init else "running") or {}
+    assert state.get("startedAt")
+    await k2.stop()
+
+
 async def test_missing_checkpoint_is_a_reboot_that_restarts_containers(tmp_path):
     api = FakeClient()
     nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
