@@ -391,25 +391,33 @@ async def test_checkpoint_reload_keeps_containers_and_reconciles(tmp_path):
     await k2.stop()
 
 
-@pytest.mark.parametrize("init", [False, True], ids=["app container", "init container"])
-async def test_container_created_but_not_started_at_the_kill_is_started_after_it(tmp_path, monkeypatch, init):
-    """kill -9 between CreateContainer and StartContainer: the checkpoint holds the container
-    in the created state and the apiserver the sandbox's status (ContainerCreating, with its
-    containerID). The restarted kubelet starts it (ShouldContainerBeRestarted /
-    computeInitContainerActions: a created container is always started again), so the pod
-    becomes Running and Ready instead of staying ContainerCreating."""
+@pytest.mark.parametrize("init,landed", [(False, False), (True, False), (False, True)],
+                         ids=["app container, start not reported", "init container, start not reported",
+                              "app container, start reported running"])
+async def test_container_checkpointed_created_at_the_kill(tmp_path, monkeypatch, init, landed):
+    """kill -9 after a checkpoint write that caught a container between CreateContainer and
+    StartContainer. Start not reported: the apiserver has the sandbox's status
+    (ContainerCreating, with the containerID) and the restarted kubelet starts the container
+    again (ShouldContainerBeRestarted / computeInitContainerActions: a created container is
+    always started), restartCount 1. Start reported: the start and its status write (Running,
+    same containerID) landed before the kill, so the container is resumed as running, nothing
+    restarted and nothing written. Either way the pod is Running and Ready instead of staying
+    ContainerCreating (a fault scenario's pod never Ready after a kubelet kill)."""
     api = FakeClient()
     nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
     k = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.1),
                 trace=False, root_dir=str(tmp_path / "before"))
     await k._start_node(nodes[0], asyncio.Semaphore(1))
-    entered, never = asyncio.Event(), asyncio.Event()
+    rt = k.workers["node01"].runtime
+    entered, go = asyncio.Event(), asyncio.Event()
+    real_start = rt.start_container
 
-    async def start_container(c):   # StartContainer, interrupted by the kill
+    async def start_container(c):   # StartContainer, held until the checkpoint is written
         entered.set()
-        await never.wait()
+        await go.wait()
+        await real_start(c)
 
-    monkeypatch.setattr(k.workers["node01"].runtime, "start_container", start_container)
+    monkeypatch.setattr(rt, "start_container", start_container)
     gated = "init" if init else "c"
     extra = {"initContainers": [{"name": "init", "image": "busybox", "command": SH + ["true"]}]} if init else {}
     api.seed(PODS, pod_of("p", **extra))
@@ -419,10 +427,15 @@ async def test_container_created_but_not_started_at_the_kill_is_started_after_it
     k.checkpoint.flush()   # the last checkpoint write before the kill
     (tmp_path / "after").mkdir()
     (tmp_path / "after" / "runtime-state.json").write_bytes((tmp_path / "before" / "runtime-state.json").read_bytes())
+    if landed:
+        go.set()
+        await k.workers["node01"].wait_idle()
     await k.stop()
     key = "initContainerStatuses" if init else "containerStatuses"
-    reported = api.stored(PODS, "p", "default")["status"][key][0]
-    assert reported["containerID"] and reported["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    before = api.stored(PODS, "p", "default")["status"]
+    reported = before[key][0]
+    assert reported["containerID"] and ("running" in reported["state"]) == landed
+    writes = len(api.actions("patch", "pods"))
 
     k2 = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.0),
                  trace=False, root_dir=str(tmp_path / "after"))
@@ -436,9 +449,11 @@ async def test_container_created_but_not_started_at_the_kill_is_started_after_it
     assert st["phase"] == "Running"
     assert {c["type"]: c["status"] for c in st["conditions"]}["Ready"] == "True"
     again = st[key][0]
-    assert again["containerID"] != reported["containerID"] and again["restartCount"] == 1
-    state = again["state"].get("terminated" if init else "running") or {}
-    assert state.get("startedAt")
+    if landed:
+        assert st == before and len(api.actions("patch", "pods")) == writes
+    else:
+        assert again["containerID"] != reported["containerID"] and again["restartCount"] == 1
+        assert (again["state"].get("terminated" if init else "running") or {}).get("startedAt")
     await k2.stop()
 
 
