@@ -15,9 +15,10 @@ A start with a checkpoint restores every node's runtime, then reconciles it with
 the apiserver has once the pods informer listed them: a sandbox whose pod is gone is
 removed (its containers gone, its IP free); a running pod the checkpoint missed (started
 less than ``interval`` before a kill -9) is adopted from its reported status; a container
-saved in the created state (the kill came between CreateContainer and StartContainer) is
-started again by its pod worker, as the kubelet starts a runtime's created container
-(``pkg/kubelet/container/helpers.go`` ShouldContainerBeRestarted). A start with
+saved in the created state is resumed as running when its reported status shows it running
+(its start came after the last write), else — the kill came between CreateContainer and
+StartContainer — started again by its pod worker, as the kubelet starts a runtime's created
+container (``pkg/kubelet/container/helpers.go`` ShouldContainerBeRestarted). A start with
 ``--root-dir`` but no checkpoint is a **node reboot** — delete the root dir (or the file) to reboot a node: the containers
 did not survive, so the kubelet creates new sandboxes and restarts every container
 (``SandboxChanged``, restartCount + 1). Without ``--root-dir`` there is no checkpoint and
