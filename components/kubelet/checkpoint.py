@@ -14,8 +14,12 @@ nodes cost one write per interval), and once more when the kubelet stops.
 A start with a checkpoint restores every node's runtime, then reconciles it with the pods
 the apiserver has once the pods informer listed them: a sandbox whose pod is gone is
 removed (its containers gone, its IP free); a running pod the checkpoint missed (started
-less than ``interval`` before a kill -9) is adopted from its reported status. A start with ``--root-dir`` but no checkpoint
-is a **node reboot** — delete the root dir (or the file) to reboot a node: the containers
+less than ``interval`` before a kill -9) is adopted from its reported status; a container
+saved in the created state is resumed as running when its reported status shows it running
+(its start came after the last write), else — the kill came between CreateContainer and
+StartContainer — started again by its pod worker, as the kubelet starts a runtime's created
+container (``pkg/kubelet/container/helpers.go`` ShouldContainerBeRestarted). A start with
+``--root-dir`` but no checkpoint is a **node reboot** — delete the root dir (or the file) to reboot a node: the containers
 did not survive, so the kubelet creates new sandboxes and restarts every container
 (``SandboxChanged``, restartCount + 1). Without ``--root-dir`` there is no checkpoint and
 the kubelet adopts running pods from their reported status (the earlier behaviour).

@@ -342,7 +342,11 @@ class PodWorkers:
                 if restart == "Never" or not self._restart_due(pod, sb, c):
                     await self._send_status(pod, sb)
                     return
-            if c is None or c.state == "exited":
+            if c is None or c.state in ("exited", "created"):
+                # created, never started: the kubelet died between CreateContainer and
+                # StartContainer (restored from the checkpoint); computeInitContainerActions
+                # starts it again "to prevent the container from getting stuck in the
+                # 'created' state" (pkg/kubelet/kuberuntime/kuberuntime_container.go)
                 c = await self._start_container(pod, sb, ic, init=True)
                 if c is None:
                     await self._send_status(pod, sb)
@@ -367,6 +371,13 @@ class PodWorkers:
             c = sb.get(cs["name"], False)
             waiting = sb.waiting.get((False, cs["name"]))
             if c is None and (waiting is None or waiting[0] in img.PULL_FAILURES):
+                to_start.append(cs)
+            elif c is not None and c.state == "created":
+                # created but never started (the kubelet was killed between CreateContainer
+                # and StartContainer): ShouldContainerBeRestarted always restarts a container
+                # in the created state (pkg/kubelet/container/helpers.go), no back-off (only an
+                # exited container has one); the new one's restartCount is the old one's + 1
+                # (kuberuntime_container.go startContainer)
                 to_start.append(cs)
             elif c is not None and c.state == "exited" and should_restart(restart, c.exit_code, c.killed) \
                     and self._restart_due(pod, sb, c):
@@ -439,15 +450,31 @@ class PodWorkers:
     def restore_containers(self, pod: dict, sb: Sandbox) -> None:
         """After a kubelet restart: give the sandbox's running containers back their
         command line's timeline (from the spec), their start on the node's clock (from
-        ``startedAt``), their scheduled exits and their probe workers."""
+        ``startedAt``), their scheduled exits and their probe workers.
+
+        A container the checkpoint holds as created whose reported status shows that same
+        container (its containerID) running did start: the kill came after its start and its
+        status write, before the next checkpoint write. It is resumed as running — a real
+        runtime would report it running, and a kubelet restart leaves running containers
+        alone — as :meth:`_adopt` resumes a sandbox the checkpoint missed. A created one
+        without such a status never started and is started again by the sync
+        (ShouldContainerBeRestarted, ``pkg/kubelet/container/helpers.go``)."""
         spec = pod.get("spec") or {}
         ann = (pod.get("metadata") or {}).get("annotations")
         now_wall, now = apitime.clock(), self.clock()
+        st = pod.get("status") or {}
         for key, init in (("initContainers", True), ("containers", False)):
+            reported = {x.get("name"): x for x in st.get("initContainerStatuses" if init else "containerStatuses") or []}
             for cs in spec.get(key) or []:
                 c = sb.get(cs["name"], init)
                 if c is None:
                     continue
+                if c.state == "created":
+                    r = reported.get(c.name) or {}
+                    running = (r.get("state") or {}).get("running") or {}
+                    if r.get("containerID") == c.container_id and running.get("startedAt"):
+                        c.state, c.started_at = "running", running["startedAt"]
+                        self.runtime.changed()
                 if not c.started_mono and c.started_at:
                     try:
                         c.started_mono = now - max(now_wall - apitime.parse_time(c.started_at), 0.0)

@@ -391,6 +391,72 @@ async def test_checkpoint_reload_keeps_containers_and_reconciles(tmp_path):
     await k2.stop()
 
 
+@pytest.mark.parametrize("init,landed", [(False, False), (True, False), (False, True)],
+                         ids=["app container, start not reported", "init container, start not reported",
+                              "app container, start reported running"])
+async def test_container_checkpointed_created_at_the_kill(tmp_path, monkeypatch, init, landed):
+    """kill -9 after a checkpoint write that caught a container between CreateContainer and
+    StartContainer. Start not reported: the apiserver has the sandbox's status
+    (ContainerCreating, with the containerID) and the restarted kubelet starts the container
+    again (ShouldContainerBeRestarted / computeInitContainerActions: a created container is
+    always started), restartCount 1. Start reported: the start and its status write (Running,
+    same containerID) landed before the kill, so the container is resumed as running, nothing
+    restarted and nothing written. Either way the pod is Running and Ready instead of staying
+    ContainerCreating (a fault scenario's pod never Ready after a kubelet kill)."""
+    api = FakeClient()
+    nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
+    k = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.1),
+                trace=False, root_dir=str(tmp_path / "before"))
+    await k._start_node(nodes[0], asyncio.Semaphore(1))
+    rt = k.workers["node01"].runtime
+    entered, go = asyncio.Event(), asyncio.Event()
+    real_start = rt.start_container
+
+    async def start_container(c):   # StartContainer, held until the checkpoint is written
+        entered.set()
+        await go.wait()
+        await real_start(c)
+
+    monkeypatch.setattr(rt, "start_container", start_container)
+    gated = "init" if init else "c"
+    extra = {"initContainers": [{"name": "init", "image": "busybox", "command": SH + ["true"]}]} if init else {}
+    api.seed(PODS, pod_of("p", **extra))
+    k._on_add(copy.deepcopy(api.stored(PODS, "p", "default")))
+    await entered.wait()
+    assert k.checkpoint is not None
+    k.checkpoint.flush()   # the last checkpoint write before the kill
+    (tmp_path / "after").mkdir()
+    (tmp_path / "after" / "runtime-state.json").write_bytes((tmp_path / "before" / "runtime-state.json").read_bytes())
+    if landed:
+        go.set()
+        await k.workers["node01"].wait_idle()
+    await k.stop()
+    key = "initContainerStatuses" if init else "containerStatuses"
+    before = api.stored(PODS, "p", "default")["status"]
+    reported = before[key][0]
+    assert reported["containerID"] and ("running" in reported["state"]) == landed
+    writes = len(api.actions("patch", "pods"))
+
+    k2 = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.0),
+                 trace=False, root_dir=str(tmp_path / "after"))
+    await k2._start_node(nodes[0], asyncio.Semaphore(1))
+    sb = k2.workers["node01"].runtime.sandbox("uid-p")
+    c = sb.get(gated, init) if sb is not None else None
+    assert c is not None and c.state == "created"
+    k2._on_add(copy.deepcopy(api.stored(PODS, "p", "default")))
+    await k2.workers["node01"].wait_idle()
+    st = api.stored(PODS, "p", "default")["status"]
+    assert st["phase"] == "Running"
+    assert {c["type"]: c["status"] for c in st["conditions"]}["Ready"] == "True"
+    again = st[key][0]
+    if landed:
+        assert st == before and len(api.actions("patch", "pods")) == writes
+    else:
+        assert again["containerID"] != reported["containerID"] and again["restartCount"] == 1
+        assert (again["state"].get("terminated" if init else "running") or {}).get("startedAt")
+    await k2.stop()
+
+
 async def test_missing_checkpoint_is_a_reboot_that_restarts_containers(tmp_path):
     api = FakeClient()
     nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
