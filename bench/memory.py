@@ -126,7 +126,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         procs = {s.name: s.proc.pid for s in cluster.services if s.proc}
         await settle(args.settle_seconds)
         before = {n: rss_bytes(p) for n, p in procs.items()}
-        snaps = {n: snapshot(procs[n], n, snap_dir, 1) for n in traced if n in procs}
+        # a traced subcommand's processes: "kubelet" is the process "kubelet-hollow"
+        subcommand = {n: "kubelet" if n.startswith("kubelet") else n for n in procs}
+        snaps = {n: snapshot(procs[n], subcommand[n], snap_dir, 1) for n in procs if subcommand[n] in traced}
 
         running: set[str] = set()
         done = asyncio.Event()
@@ -167,7 +169,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         if traced:
             out["tracemalloc"] = {}
             for name, first in snaps.items():
-                second = snapshot(procs[name], name, snap_dir, 2)
+                second = snapshot(procs[name], subcommand[name], snap_dir, 2)
                 out["tracemalloc"][name] = top_sites(first, second, args.top)
     finally:
         if client is not None:

@@ -120,7 +120,10 @@ class PodWorkers:
         self._latest: dict[str, dict] = {}
         self._dirty: set[str] = set()
         self._tasks: dict[str, asyncio.Task] = {}
-        #: uid -> the pod as our last status write returned it (with its resourceVersion)
+        #: uid -> what our last status write returned of the pod: its resourceVersion and status
+        #: alone (the status manager's ``podStatuses`` cache, ``pkg/kubelet/status/
+        #: status_manager.go``, keeps a versionedPodStatus, not the pod), dropped once the
+        #: informer delivers that version or a newer one
         self._written: dict[str, dict] = {}
         #: a status generated but not yet written: (pod, sandbox), superseded by the next
         #: write or written before the pod's worker waits (status_manager.go keeps only
@@ -145,6 +148,9 @@ class PodWorkers:
         pod.setdefault("apiVersion", "v1")
         first = uid not in self._latest
         self._latest[uid] = pod
+        written = self._written.get(uid)
+        if written is not None and 0 <= _rv(written) <= _rv(pod):
+            del self._written[uid]  # the informer caught up: its pod is the newer record
         if (pod.get("metadata") or {}).get("deletionTimestamp") and uid in self._wake:
             self._wake[uid].set()
         if first and self.tracer is not None and self.runtime.sandbox(uid) is None \
@@ -808,7 +814,8 @@ class PodWorkers:
         new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
         new.setdefault("kind", "Pod")
         new.setdefault("apiVersion", "v1")
-        self._written[uid] = new
+        self._written[uid] = {"metadata": {"resourceVersion": (new.get("metadata") or {}).get("resourceVersion")},
+                              "status": new.get("status")}
         return new
 
     def apiserver_status(self, uid: str, pod: dict) -> dict:
