@@ -265,6 +265,19 @@ class NodeResourcesFit:
             return Status(UNSCHEDULABLE, *reasons)
         return None
 
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes, its fast path inlined."""
+        req = pod.requests
+        f = self.filter
+        if req.scalar:
+            return [f(state, pod, n) for n in nodes]
+        rc, rm, re = req.milli_cpu, req.memory, req.ephemeral_storage
+        return [None if (len(n.pods) < (a := n.allocatable).allowed_pods
+                         and (u := n.requested).milli_cpu + rc <= a.milli_cpu
+                         and u.memory + rm <= a.memory
+                         and u.ephemeral_storage + re <= a.ephemeral_storage)
+                else f(state, pod, n) for n in nodes]
+
     def score(self, state, pod, node) -> int:
         """0..100: the weighted mean of the per-resource scores (floored; rounded
         for RequestedToCapacityRatio, which leaves out resources scoring 0)."""
