@@ -15,6 +15,7 @@ NodeInfos plus a node list that is rebuilt only when nodes come or go.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Callable, Iterable
 
 from components.scheduler.affinityindex import AffinityIndex, SelectorCounts
@@ -24,6 +25,30 @@ from controlplane.log import event
 log = logging.getLogger("scheduler.cache")
 
 
+class ResourceState:
+    """What the NodeResources plugins read of a node — its pod count, ``allocatable``,
+    ``requested`` and ``non_zero_requested`` (``key``) —, one object shared by every
+    node in the same state (see :meth:`NodeInfo.resource_state`): in a cycle, their
+    Filter verdicts and scores are computed once per state, not once per node."""
+
+    __slots__ = ("key", "__weakref__")
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"ResourceState{self.key}"
+
+
+#: key → the live ResourceState with it (a state goes when no node holds it)
+_RESOURCE_STATES: "weakref.WeakValueDictionary[tuple, ResourceState]" = weakref.WeakValueDictionary()
+
+
+def _resources_key(r: Resources) -> tuple:
+    return (r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pods,
+            tuple(sorted(r.scalar.items())) if r.scalar else ())
+
+
 class NodeInfo:
     """One node and what is on it.
 
@@ -31,7 +56,9 @@ class NodeInfo:
     ``allocatable`` (:class:`Resources`), ``requested`` and ``non_zero_requested``
     (sums over ``pods``), ``pods`` (key → PodInfo), ``pods_with_affinity`` and
     ``pods_with_required_anti_affinity`` (keys), ``used_ports`` ((ip, proto, port) →
-    count), ``images`` (normalised name → size in bytes), ``generation``.
+    count), ``images`` (normalised name → size in bytes), ``generation``;
+    ``res_state``: the :class:`ResourceState` last computed by :meth:`resource_state`,
+    None after any change.
     """
 
     def __init__(self, node: dict | None = None, name: str = "") -> None:
@@ -49,8 +76,21 @@ class NodeInfo:
         self.unschedulable = False
         self.allocatable = Resources()
         self.images: dict[str, int] = {}
+        self.res_state: ResourceState | None = None
         if node is not None:
             self.set_node(node)
+
+    def resource_state(self) -> ResourceState:
+        """The node's :class:`ResourceState`, the same object for every node with the same
+        pod count and resources (kept in ``res_state`` until the node or its pods change);
+        read ``n.res_state or n.resource_state()`` in loops."""
+        key = (len(self.pods), _resources_key(self.allocatable), _resources_key(self.requested),
+               _resources_key(self.non_zero_requested))
+        st = _RESOURCE_STATES.get(key)
+        if st is None:
+            st = _RESOURCE_STATES[key] = ResourceState(key)
+        self.res_state = st
+        return st
 
     def set_node(self, node: dict) -> None:
         """Take a Node's labels, taints, spec.unschedulable, allocatable and images.
@@ -70,6 +110,7 @@ class NodeInfo:
             for n in img.get("names") or []:
                 images[normalize_image(n)] = int(img.get("sizeBytes") or 0)
         self.images = images
+        self.res_state = None
         self.generation += 1
 
     def add_pod(self, pi: PodInfo) -> None:
@@ -83,6 +124,7 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.add(pi.key)
         for p in pi.host_ports:
             self.used_ports[p] = self.used_ports.get(p, 0) + 1
+        self.res_state = None
         self.generation += 1
 
     def remove_pod(self, key: str) -> PodInfo | None:
@@ -100,6 +142,7 @@ class NodeInfo:
                 self.used_ports[p] = n
             else:
                 self.used_ports.pop(p, None)
+        self.res_state = None
         self.generation += 1
         return pi
 

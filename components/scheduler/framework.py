@@ -14,7 +14,11 @@ a plugin implements the ones it needs:
   the plugin's PreFilter state as if ``pod_info`` were added to / removed from
   ``node_info`` (preemption's dry run, nominated pods); called on a
   :meth:`CycleState.clone`, never for a plugin whose PreFilter said SKIP
-* ``filter(state, pod, node_info) -> Status|None``   Filter (None means Success)
+* ``filter(state, pod, node_info) -> Status|None``   Filter (None means Success); optionally
+  also ``filter_nodes(state, pod, nodes) -> list[Status|None] | None``, the same for many
+  nodes at once (aligned with ``nodes``; None = every node passes). A plugin offers it only
+  when its Filter has no side effects: a batch may filter a few nodes past the one where
+  the search stops, and their verdicts are dropped
 * ``post_filter(state, pod, snapshot, diagnosis) -> Status`` PostFilter
 * ``pre_score(state, pod, nodes, snapshot) -> Status|None`` PreScore (``SKIP`` skips its Score)
 * ``score(state, pod, node_info) -> int``            Score (optionally also
@@ -379,6 +383,55 @@ class Framework:
                     return st
             return None
         return run
+
+    def filter_nodes_chain(self, state: CycleState) -> list[tuple[str, Any]] | None:
+        """The (name, ``filter_nodes``) of the Filter plugins this cycle runs (those its
+        PreFilter did not skip), for :meth:`run_filter_nodes`; None when a plugin has no
+        ``filter_nodes`` or the cycle records per-node verdicts (explain) or times each
+        Filter call (plugin metrics), which go node by node through :meth:`filter_runner`."""
+        if state.record or state.record_plugin_metrics:
+            return None
+        chain = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            fn = getattr(p, "filter_nodes", None)
+            if fn is None:
+                return None
+            chain.append((p.name, fn))
+        return chain
+
+    @staticmethod
+    def run_filter_nodes(chain: list[tuple[str, Any]], state: CycleState, pod: Any,
+                         nodes: list[Any]) -> tuple[list[Status | None] | None, list[int] | None]:
+        """Filter ``nodes`` with each plugin of ``chain`` (from :meth:`filter_nodes_chain`)
+        in order, each plugin seeing only the nodes every earlier one passed: per node, the
+        first rejection wins (``plugin`` set), as :meth:`run_filter` decides one node
+        (framework.go RunFilterPlugins). Returns (the verdicts aligned with ``nodes``, None
+        when every node passed; the positions of the feasible nodes in ascending order,
+        None when that is every node)."""
+        verdicts: list[Status | None] | None = None
+        alive = nodes
+        where: list[int] | None = None  # positions of ``alive`` in ``nodes``; None = all of them
+        for name, fn in chain:
+            res = fn(state, pod, alive)
+            if res is None or not any(res):
+                continue
+            if verdicts is None:
+                verdicts = [None] * len(nodes)
+            keep: list[int] = []
+            for i, st in enumerate(res):
+                j = i if where is None else where[i]
+                if st is None or st.code == SUCCESS:
+                    keep.append(j)
+                else:
+                    st.plugin = name
+                    verdicts[j] = st
+            where = keep
+            alive = [nodes[j] for j in keep]
+            if not alive:
+                break
+        return verdicts, where
 
     def run_filter(self, state: CycleState, pod: Any, node: Any) -> Status | None:
         """Filter plugins in order; the first rejection wins. None = feasible."""

@@ -45,6 +45,10 @@ log = logging.getLogger("scheduler")
 ERR_NO_NODES = "no nodes available to schedule pods"
 
 
+#: the fewest nodes :meth:`ScheduleOne._filter_in_chunks` filters at a time
+MIN_FILTER_CHUNK = 32
+
+
 class NoNodesAvailable(Exception):
     """The cache has no nodes (schedule_one.go ErrNoNodesAvailable)."""
 
@@ -168,9 +172,14 @@ class ScheduleOne:
         n_all = len(nodes)
         want = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n_all)
         start = self.next_start_node_index % n_all
+        nominated = self.nominator.nominated
+        chain = None if nominated else fwk.filter_nodes_chain(state)
+        if chain is not None:
+            feasible, evaluated = self._filter_in_chunks(fwk, chain, state, pi, nodes, start, want, diagnosis)
+            self.next_start_node_index = (start + evaluated) % n_all
+            return feasible, diagnosis, evaluated
         feasible = []
         run_filter = fwk.filter_runner(state)
-        nominated = self.nominator.nominated
         if nominated:
             def run_filter(state, pod, node, _fwk=fwk):
                 return _fwk.run_filter_with_nominated(state, pod, node, nominated.get(node.name))
@@ -191,6 +200,51 @@ class ScheduleOne:
                 diagnosis.unschedulable_plugins.add(s.plugin)
         self.next_start_node_index = (start + evaluated) % n_all
         return feasible, diagnosis, evaluated
+
+    @staticmethod
+    def _filter_in_chunks(fwk: Framework, chain: list, state: CycleState, pi: PodInfo, nodes: list,
+                          start: int, want: int, diagnosis: Diagnosis) -> tuple[list, int]:
+        """The node-by-node search of :meth:`find_nodes_that_fit` done a chunk of nodes at a
+        time through the plugins' ``filter_nodes`` (:meth:`Framework.run_filter_nodes`), with
+        the same outcome: nodes are taken in order from ``start`` (wrapping round), the
+        search ends at the node where the ``want``-th feasible one is found, and only the
+        verdicts of the nodes up to there count — a chunk is as long as the feasible nodes
+        still wanted (at least :data:`MIN_FILTER_CHUNK`), so nodes are filtered past that
+        point only within the last chunk. Returns (feasible NodeInfos, nodes evaluated)."""
+        n_all = len(nodes)
+        statuses = diagnosis.node_to_status
+        plugins = diagnosis.unschedulable_plugins
+        feasible: list = []
+        evaluated = 0
+        pos = start
+        while evaluated < n_all:
+            need = want - len(feasible)
+            k = min(max(need, MIN_FILTER_CHUNK), n_all - evaluated)
+            end = pos + k
+            chunk = nodes[pos:end] if end <= n_all else nodes[pos:] + nodes[:end - n_all]
+            verdicts, ok = fwk.run_filter_nodes(chain, state, pi, chunk)
+            found = k if ok is None else len(ok)
+            if found >= need:  # the search stops at the need-th feasible node of this chunk
+                cut = (need if ok is None else ok[need - 1] + 1)
+            else:
+                cut = k
+            if verdicts is not None:
+                for j in range(cut):
+                    st = verdicts[j]
+                    if st is not None:
+                        if st.code == ERROR:
+                            raise RuntimeError(f"running Filter plugin {st.plugin}: {st.message()}")
+                        statuses[chunk[j].name] = st
+                        plugins.add(st.plugin)
+            if ok is None:
+                feasible.extend(chunk[:cut])
+            else:
+                feasible.extend([chunk[j] for j in (ok[:need] if found >= need else ok)])
+            evaluated += cut
+            if found >= need:
+                break
+            pos = end % n_all
+        return feasible, evaluated
 
     def select_host(self, nodes: list, totals: list[int]) -> str:
         """The highest total; ties broken uniformly at random (selectHost)."""

@@ -147,6 +147,11 @@ class InterPodAffinity:
                     return Status(UNSCHEDULABLE, ERR_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes (it has no side effects)."""
+        f = self.filter
+        return [f(state, pod, n) for n in nodes]
+
     # -- score ----------------------------------------------------------------
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
         """Per topology key → value → summed weight (scoring.go PreScore): the pod's

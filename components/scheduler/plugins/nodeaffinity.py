@@ -143,6 +143,14 @@ class NodeAffinity:
             return None
         return state[_KEY + ".rejected"]
 
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes."""
+        ok = state[_KEY]
+        rejected = state[_KEY + ".rejected"]
+        if isinstance(ok, frozenset):
+            return [None if n.name in ok else rejected for n in nodes]
+        return [None if ok(n.labels, n.name) else rejected for n in nodes]
+
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
         spec = pod.pod.get("spec") or {}
         pref = (((spec.get("affinity") or {}).get("nodeAffinity") or {})

@@ -27,3 +27,8 @@ class NodeName:
         if pod.node_name and pod.node_name != node.name:
             return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
         return None
+
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes (it has no side effects)."""
+        f = self.filter
+        return [f(state, pod, n) for n in nodes]

@@ -41,3 +41,8 @@ class NodePorts:
             if conflicts(node.used_ports, p):
                 return Status(UNSCHEDULABLE, ERR_REASON)
         return None
+
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes (it has no side effects)."""
+        f = self.filter
+        return [f(state, pod, n) for n in nodes]

@@ -221,6 +221,33 @@ def allocatable_and_requested(pod, node, name: str) -> tuple[int, int]:
     return node.allocatable.get(name), node.requested.get(name) + req
 
 
+class PerResourceState:
+    """``memo(nodes, batch)`` is ``batch(nodes)`` — per-node verdicts or scores that depend
+    only on the nodes' pod counts and resources — with ``batch`` called for one node of
+    each distinct :class:`~components.scheduler.cache.ResourceState`, its answer shared
+    by the others (nodes in the same state give the same answer). Nodes whose states
+    hardly repeat (pods of all sizes) are worth no lookups: after a call finding over
+    90 % of the states distinct, the next :attr:`SKIP` calls go straight to ``batch``."""
+
+    SKIP = 16
+    __slots__ = ("skip",)
+
+    def __init__(self) -> None:
+        self.skip = 0
+
+    def __call__(self, nodes: list, batch: Callable[[list], list]) -> list:
+        if self.skip:
+            self.skip -= 1
+            return batch(nodes)
+        states = [n.res_state or n.resource_state() for n in nodes]
+        first = dict(zip(states, nodes))
+        if len(first) * 10 > len(states) * 9:
+            self.skip = self.SKIP
+            return batch(nodes)
+        memo = dict(zip(first, batch(list(first.values()))))
+        return list(map(memo.__getitem__, states))
+
+
 class NodeResourcesFit:
     """Filter: :func:`insufficient_resources`. Score: the ``scoringStrategy`` (see the
     module docstring). ``args``: NodeResourcesFitArgs dict; raises ValueError with
@@ -245,6 +272,8 @@ class NodeResourcesFit:
             self._resource_score = most_requested_score
         else:
             self._resource_score = least_requested_score
+        self._filter_memo = PerResourceState()
+        self._score_memo = PerResourceState()
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Pod", "Delete"), ("Pod", "UpdatePodScaleDown"), ("Node", "Add"),
@@ -264,6 +293,23 @@ class NodeResourcesFit:
         if reasons:
             return Status(UNSCHEDULABLE, *reasons)
         return None
+
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes, once per distinct resource state (:class:`PerResourceState`)."""
+        return self._filter_memo(nodes, lambda ns: self._filter_nodes(state, pod, ns))
+
+    def _filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for each of ``nodes``, its fast path inlined."""
+        req = pod.requests
+        f = self.filter
+        if req.scalar:
+            return [f(state, pod, n) for n in nodes]
+        rc, rm, re = req.milli_cpu, req.memory, req.ephemeral_storage
+        return [None if (len(n.pods) < (a := n.allocatable).allowed_pods
+                         and (u := n.requested).milli_cpu + rc <= a.milli_cpu
+                         and u.memory + rm <= a.memory
+                         and u.ephemeral_storage + re <= a.ephemeral_storage)
+                else f(state, pod, n) for n in nodes]
 
     def score(self, state, pod, node) -> int:
         """0..100: the weighted mean of the per-resource scores (floored; rounded
@@ -286,7 +332,11 @@ class NodeResourcesFit:
         return total // weights
 
     def score_nodes(self, state, pod, nodes) -> list[int]:
-        """:meth:`score` for many nodes; inlined for the default LeastAllocated cpu+memory case."""
+        """:meth:`score` for many nodes, once per distinct resource state (:class:`PerResourceState`)."""
+        return self._score_memo(nodes, lambda ns: self._score_nodes(state, pod, ns))
+
+    def _score_nodes(self, state, pod, nodes) -> list[int]:
+        """:meth:`score` for each of ``nodes``; inlined for the default LeastAllocated cpu+memory case."""
         if self.resources != DEFAULT_RESOURCES or self.strategy != LEAST_ALLOCATED:
             return [self.score(state, pod, n) for n in nodes]
         pc, pm = pod.non_zero_requests.milli_cpu, pod.non_zero_requests.memory
@@ -319,6 +369,7 @@ class NodeResourcesBalancedAllocation:
         args = args or {}
         self.resources = tuple(r["name"] for r in args.get("resources") or []) or \
             tuple(n for n, _ in DEFAULT_RESOURCES)
+        self._score_memo = PerResourceState()
 
     def events_to_register(self) -> list[tuple[str, str]]:
         return [("Pod", "Delete"), ("Node", "Add"), ("Node", "UpdateNodeAllocatable")]
@@ -329,7 +380,11 @@ class NodeResourcesBalancedAllocation:
         return None
 
     def score_nodes(self, state, pod, nodes) -> list[int]:
-        """:meth:`score` for many nodes; inlined for the default cpu+memory case."""
+        """:meth:`score` for many nodes, once per distinct resource state (:class:`PerResourceState`)."""
+        return self._score_memo(nodes, lambda ns: self._score_nodes(state, pod, ns))
+
+    def _score_nodes(self, state, pod, nodes) -> list[int]:
+        """:meth:`score` for each of ``nodes``; inlined for the default cpu+memory case."""
         if self.resources != ("cpu", "memory"):
             return [self.score(state, pod, n) for n in nodes]
         pc, pm = pod.requests.milli_cpu, pod.requests.memory

@@ -4,11 +4,14 @@ Source: pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status
 from components.scheduler.podinfo import tolerates
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_UNSCHEDULABLE = attrgetter("unschedulable")
 _TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
@@ -27,3 +30,11 @@ class NodeUnschedulable:
         if node.unschedulable and not any(tolerates(t, _TAINT) for t in pod.tolerations):
             return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
         return None
+
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None] | None:
+        """:meth:`filter` for many nodes: None when none is unschedulable (or the pod
+        tolerates the taint), else one rejection shared by the unschedulable ones."""
+        if not any(map(_UNSCHEDULABLE, nodes)) or any(tolerates(t, _TAINT) for t in pod.tolerations):
+            return None
+        rejected = Status(UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+        return [rejected if n.unschedulable else None for n in nodes]

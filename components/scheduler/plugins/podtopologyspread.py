@@ -294,6 +294,11 @@ class PodTopologySpread:
                 return Status(UNSCHEDULABLE, ERR_CONSTRAINTS)
         return None
 
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None]:
+        """:meth:`filter` for many nodes (it has no side effects)."""
+        f = self.filter
+        return [f(state, pod, n) for n in nodes]
+
     # -- score ----------------------------------------------------------------
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
         cs, defaulted = self.constraints(pod, "ScheduleAnyway")

@@ -4,11 +4,14 @@ reverse-normalised). Source: pkg/scheduler/framework/plugins/tainttoleration/tai
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status, default_normalize_score
 from components.scheduler.podinfo import find_untolerated, tolerates
 
 NAME = "TaintToleration"
 _KEY = "TaintToleration.pre"
+_TAINTS = attrgetter("taints")
 
 
 def untolerated_taint_reason(taint: dict) -> str:
@@ -35,6 +38,13 @@ class TaintToleration:
         if t is not None:
             return Status(UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_taint_reason(t))
         return None
+
+    def filter_nodes(self, state, pod, nodes) -> list[Status | None] | None:
+        """:meth:`filter` for many nodes (None when no node has taints)."""
+        if not any(map(_TAINTS, nodes)):
+            return None
+        f = self.filter
+        return [f(state, pod, n) if n.taints else None for n in nodes]
 
     def pre_score(self, state, pod, nodes, snapshot) -> Status | None:
         state[_KEY] = [t for t in pod.tolerations
