@@ -40,6 +40,34 @@ class ImageLocality:
         state[_KEY] = (images, counts, len(snapshot.nodes))
         return None
 
+    def score_nodes(self, state, pod, nodes) -> list[int]:
+        """:meth:`score` for many nodes: each image's spread (ImageStateSummary NumNodes
+        over the snapshot's nodes, scaledImageScore) is taken once per pod, and each
+        distinct size sum (one size per node for a one-container pod) is mapped to its
+        priority once (image_locality.go Score, sumImageScores, calculatePriority)."""
+        images, counts, total = state[_KEY]
+        n = len(images)
+        if not total:
+            return [calculate_priority(0, n)] * len(nodes)
+        spreads = [(i, counts[i] / total) for i in images]
+        if n == 1:
+            image, spread = spreads[0]
+            sizes = [node.images.get(image) for node in nodes]
+            prio = {size: calculate_priority(0 if size is None else int(size * spread), 1)
+                    for size in set(sizes)}
+            return list(map(prio.__getitem__, sizes))
+        sums = []
+        for node in nodes:
+            have = node.images
+            s = 0
+            for i, spread in spreads:
+                size = have.get(i)
+                if size is not None:
+                    s += int(size * spread)
+            sums.append(s)
+        prio = {s: calculate_priority(s, n) for s in set(sums)}
+        return list(map(prio.__getitem__, sums))
+
     def score(self, state, pod, node) -> int:
         images, counts, total = state[_KEY]
         s = 0
