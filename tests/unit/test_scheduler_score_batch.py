@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from components.scheduler.cache import NodeInfo, Snapshot
+from components.scheduler.cache import Cache, NodeInfo, Snapshot
 from components.scheduler.framework import SKIP, CycleState, Status
 from components.scheduler.plugins.imagelocality import ImageLocality
 from components.scheduler.plugins.podtopologyspread import PodTopologySpread
@@ -141,6 +141,27 @@ def test_image_locality_score_nodes_as_score(case):
     all_nodes = infos(nodes)
     one, many = per_node_and_batched(ImageLocality(), p, all_nodes, all_nodes[1:])
     assert one is not None and one == many
+
+
+def test_cache_image_sizes_follow_nodes():
+    """The snapshot's sizes per image (ImageLocality's one-score shortcut) follow node
+    adds, image changes and removals, and the batched score stays the per-node one."""
+    cache = Cache()
+    for i in range(3):
+        cache.add_node(node(i, images=[img("pause:3.10", 300 * MB)]))
+    snap = cache.snapshot()
+    assert snap.image_sizes == {"pause:3.10": {300 * MB: 3}}
+    cache.update_node(node(1, images=[img("pause:3.10", 600 * MB)]))
+    assert cache.snapshot().image_sizes == {"pause:3.10": {300 * MB: 2, 600 * MB: 1}}
+    nodes = cache.snapshot().nodes
+    pi = PodInfo(pod("p"))
+    state = CycleState()
+    ImageLocality().pre_score(state, pi, nodes, cache.snapshot())
+    assert ImageLocality().score_nodes(state, pi, nodes) == [ImageLocality().score(state, pi, n) for n in nodes]
+    cache.remove_node("n1")
+    cache.remove_node("n0")
+    cache.remove_node("n2")
+    assert cache.snapshot().image_sizes == {} and cache.snapshot().image_node_counts == {}
 
 
 # ---------------------------------------------------------------- PodTopologySpread
