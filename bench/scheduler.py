@@ -2,7 +2,7 @@
 
     python bench/scheduler.py [--nodes 5000] [--pods N] [--init-pods N]
                               [--workload basic|affinity|anti-affinity|topology-spreading|all]
-                              [--profile]
+                              [--node-images] [--profile]
     python bench/scheduler.py --e2e [--e2e-nodes 500] [--e2e-pods 2000] [--clients 32]
 
 Each workload follows scheduler_perf's shape: ``--init-pods`` pods (namespace
@@ -13,7 +13,9 @@ required anti-affinity to green pods on ``kubernetes.io/hostname``),
 topology-spreading (TopologySpreading: 5000 plain init pods, then ``color: blue`` pods
 with DoNotSchedule maxSkew 5 over three zones); and, beyond scheduler_perf's, deployment (basic pods owned
 by a ReplicaSet, as every Deployment's are, so the PodTopologySpread system defaults score
-every node: what `bench/controllers.py deployment` schedules). Each line prints scheduler_perf's CI
+every node: what `bench/controllers.py deployment` schedules). ``--node-images``: every node's
+status lists the pause image the pods run, as a hollow kubelet's does (its runtime holds the
+pause image from the start), so ImageLocality scores every node. Each line prints scheduler_perf's CI
 floor (``threshold`` in test/integration/scheduler_perf/{misc,affinity,
 topology_spreading}/performance-config.yaml) beside our figure, and the load average.
 """
@@ -48,12 +50,25 @@ class RecordingBinder:
         return Status()
 
 
-def make_node(i: int) -> dict:
+POD_IMAGE = "registry.k8s.io/pause:3.10"
+
+
+def node_images() -> list[dict]:
+    """``status.images`` as a hollow kubelet reports it once it holds the pods' image
+    (components/kubelet/runtime.py Runtime.node_images)."""
+    from components.kubelet.runtime import image_id, image_size
+    return [{"names": [image_id(POD_IMAGE), POD_IMAGE], "sizeBytes": image_size(POD_IMAGE)}]
+
+
+def make_node(i: int, images: list[dict] | None = None) -> dict:
+    status: dict = {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}
+    if images:
+        status["images"] = images
     return {"metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}",
                                                          "zone": f"zone-{i % 10}",
                                                          # labelNodePrepareStrategy of TopologySpreading
                                                          "topology.kubernetes.io/zone": f"moon-{i % 3 + 1}"}},
-            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}
+            "status": status}
 
 
 #: scheduler_perf's workloads at 5000 nodes (test/integration/scheduler_perf/
@@ -77,7 +92,7 @@ FLOORS = {w: f for w, (_, _, f) in WORKLOADS.items()}
 
 
 def make_pod(i: int, workload: str, namespace: str = "default") -> dict:
-    spec: dict = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+    spec: dict = {"containers": [{"name": "c", "image": POD_IMAGE,
                                   "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}]}
     labels = {"app": f"app-{i % 100}"}
     if workload == "affinity":
@@ -133,9 +148,11 @@ async def drain(s: Scheduler) -> int:
     return scheduled
 
 
-async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple[float, int]:
+async def run(nodes: int, pods: int, workload: str, init_pods: int = 0,
+              with_images: bool = False) -> tuple[float, int, float]:
     """Schedule ``init_pods`` (namespace sched-0, not timed) then ``pods`` (sched-1,
-    timed). Returns (seconds, pods scheduled in the timed phase)."""
+    timed); ``with_images``: the nodes list the pods' image. Returns (seconds, pods
+    scheduled in the timed phase, CPU seconds of the timed phase)."""
     binder = RecordingBinder()
     s = Scheduler(None, record_results=False, rng=random.Random(1), binder_override=binder)
     if workload == "deployment":  # the ReplicaSet selecting the pods: system-default spreading applies
@@ -143,8 +160,9 @@ async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple
             f"{ns}/web": {"metadata": {"name": "web", "namespace": ns},
                           "spec": {"selector": {"matchLabels": {"app": "web"}}}} for ns in ("sched-0", "sched-1")})
         s.listers["services"] = Lister({})
+    images = node_images() if with_images else None
     for i in range(nodes):
-        s.on_node_add(make_node(i))
+        s.on_node_add(make_node(i, images))
     for ns in ("sched-0", "sched-1"):
         s.on_namespace_add({"metadata": {"name": ns}})
     for i in range(init_pods):
@@ -152,11 +170,11 @@ async def run(nodes: int, pods: int, workload: str, init_pods: int = 0) -> tuple
     init_done = await drain(s)
     for i in range(pods):
         s.on_pod_add(make_pod(i, workload, "sched-1"))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     scheduled = await drain(s)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert binder.bound == init_done + scheduled
-    return dt, scheduled
+    return dt, scheduled, cpu
 
 
 # -- end to end through the apiserver ----------------------------------------------------
@@ -294,6 +312,8 @@ def main() -> None:
                     "(default: scheduler_perf's)")
     ap.add_argument("--workload", default="all", choices=[*WORKLOADS, *EXTRA_WORKLOADS, "all"],
                     help="all: scheduler_perf's four; deployment: ReplicaSet-owned basic pods")
+    ap.add_argument("--node-images", action="store_true", help="the nodes' status lists the pods' "
+                    "image (as hollow kubelets report it), so ImageLocality scores every node")
     ap.add_argument("--profile", action="store_true", help="print the top functions by cumulative time")
     ap.add_argument("--e2e", action="store_true", help="through real processes (etcd, apiserver, "
                     "scheduler; Node objects over HTTP, no kubelets): --e2e-nodes x --e2e-pods, "
@@ -306,7 +326,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.e2e:
         r = asyncio.run(e2e(a.e2e_nodes, a.e2e_pods, a.clients, a.py_spy))
-        dt, n = asyncio.run(run(a.e2e_nodes, a.e2e_pods, "basic", 0))
+        dt, n, _ = asyncio.run(run(a.e2e_nodes, a.e2e_pods, "basic", 0))
         print(f"e2e (HTTP)         nodes={r['nodes']} pods={r['pods']} bound={r['bound']} "
               f"create={r['create_rate']:.0f} pods/s bind={r['bind_rate']:.0f} pods/s "
               f"(first create -> last bind; steady 10-90% {r.get('steady_rate', 0):.0f} pods/s) "
@@ -322,11 +342,12 @@ def main() -> None:
         init, measured, floor = {**WORKLOADS, **EXTRA_WORKLOADS}[w]
         init = init if a.init_pods < 0 else a.init_pods
         measured = a.pods or measured
-        dt, n = asyncio.run(run(a.nodes, measured, w, init))
+        dt, n, cpu = asyncio.run(run(a.nodes, measured, w, init, a.node_images))
         if prof:
             prof.disable()
         print(f"{w:18s} nodes={a.nodes} init={init} pods={measured} scheduled={n} time={dt:.2f}s "
-              f"throughput={n / dt:.0f} pods/s ({f'scheduler_perf floor {floor}' if floor else 'no CI floor'}) "
+              f"throughput={n / dt:.0f} pods/s cpu={cpu * 1e6 / max(n, 1):.0f} us/pod "
+              f"({f'scheduler_perf floor {floor}' if floor else 'no CI floor'}) "
               f"load={load()}")
         if prof:
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)

@@ -178,7 +178,8 @@ class Snapshot:
                  image_node_counts: dict[str, int] | None = None,
                  affinity_index: AffinityIndex | None = None,
                  ns_labels: Callable[[str], dict[str, str]] | None = None,
-                 selector_counts: SelectorCounts | None = None) -> None:
+                 selector_counts: SelectorCounts | None = None,
+                 image_sizes: dict[str, dict[int, int]] | None = None) -> None:
         self.nodes = nodes
         self._selector_counts = selector_counts
         self._index = affinity_index
@@ -187,13 +188,17 @@ class Snapshot:
         self.by_name = by_name
         self._affinity = affinity_nodes
         self._anti = anti_affinity_nodes
-        if image_node_counts is None:
-            image_node_counts = {}
+        if image_node_counts is None or image_sizes is None:
+            image_node_counts, image_sizes = {}, {}
             for n in nodes:
-                for i in n.images:
+                for i, size in n.images.items():
                     image_node_counts[i] = image_node_counts.get(i, 0) + 1
+                    sizes = image_sizes.setdefault(i, {})
+                    sizes[size] = sizes.get(size, 0) + 1
         #: normalised image name → number of nodes holding it
         self.image_node_counts = image_node_counts
+        #: normalised image name → size in bytes → number of nodes holding it at that size
+        self.image_sizes = image_sizes
 
     def have_pods_with_affinity(self) -> list[NodeInfo]:
         if self._affinity is None:
@@ -274,6 +279,7 @@ class Cache:
         self._affinity_nodes: dict[str, NodeInfo] = {}
         self._anti_affinity_nodes: dict[str, NodeInfo] = {}
         self._image_counts: dict[str, int] = {}
+        self._image_sizes: dict[str, dict[int, int]] = {}
         #: namespace name -> labels (from the namespaces informer)
         self._ns_labels: dict[str, dict[str, str]] = {}
         self.affinity_index = AffinityIndex(self.namespace_labels, self._all_counted_pods)
@@ -338,12 +344,20 @@ class Cache:
         return ni
 
     def _count_images(self, images: dict[str, int], sign: int) -> None:
-        for i in images:
+        for i, size in images.items():
             n = self._image_counts.get(i, 0) + sign
             if n > 0:
                 self._image_counts[i] = n
             else:
                 self._image_counts.pop(i, None)
+            sizes = self._image_sizes.setdefault(i, {})
+            n = sizes.get(size, 0) + sign
+            if n > 0:
+                sizes[size] = n
+            else:
+                sizes.pop(size, None)
+                if not sizes:
+                    del self._image_sizes[i]
 
     def _relabel(self, ni: NodeInfo, old: dict, new: dict) -> None:
         """Move the counts of ``ni``'s pods from the domains of ``old`` to ``new``."""
@@ -480,7 +494,7 @@ class Cache:
             self._snapshot = Snapshot(nodes, {n.name: n for n in nodes}, self._affinity_nodes,
                                       self._anti_affinity_nodes, self._image_counts,
                                       self.affinity_index, self.namespace_labels,
-                                      self.selector_counts)
+                                      self.selector_counts, self._image_sizes)
             event(log, "cache.snapshot", logging.DEBUG, nodes=len(nodes))
         return self._snapshot
 

@@ -30,6 +30,7 @@ scoring.go,plugin.go}, pkg/scheduler/framework/plugins/helper/spread.go.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 from components.scheduler.framework import MAX_NODE_SCORE, SKIP, UNSCHEDULABLE, UNSCHEDULABLE_AND_UNRESOLVABLE, Status
@@ -318,11 +319,16 @@ class PodTopologySpread:
                     v = n.labels.get(c.topology_key)
                     if v is not None:
                         sizes[i].add(v)
-        else:   # no node ignored: each key's values over the filtered nodes (hostname's: counted)
+        # each non-hostname key's value per filtered node, kept for score_nodes (same list)
+        values: list[list[str | None] | None] = [None] * len(cs)
+        if not require_all:   # no node ignored: each key's values over the filtered nodes (hostname's: counted)
             for i, c in enumerate(cs):
                 if c.topology_key != HOSTNAME:
                     key = c.topology_key
-                    sizes[i] = {v for n in nodes if (v := n.labels.get(key)) is not None}
+                    vals = values[i] = [n.labels.get(key) for n in nodes]
+                    distinct = set(vals)
+                    distinct.discard(None)
+                    sizes[i] = distinct  # type: ignore[assignment]
         weights = []
         for i, c in enumerate(cs):   # the filtered nodes are distinct: len(nodes) names
             size = len(nodes) - len(ignored) if c.topology_key == HOSTNAME else len(sizes[i])
@@ -331,11 +337,11 @@ class PodTopologySpread:
         # cache's SelectorCounts (live, read only during this cycle)
         per_node = [snapshot.selector_counts.counts(pod.namespace, c.selector)
                     if c.topology_key == HOSTNAME else None for c in cs]
-        state[_SCORE] = (cs, all_counts, weights, ignored, per_node)
+        state[_SCORE] = (cs, all_counts, weights, ignored, per_node, (nodes, values))
         return None
 
     def score(self, state, pod, node) -> int:
-        cs, counts, weights, ignored, per_node = state[_SCORE]
+        cs, counts, weights, ignored, per_node, _ = state[_SCORE]
         if node.name in ignored:
             return -1
         s = 0.0
@@ -348,32 +354,55 @@ class PodTopologySpread:
         return int(math.floor(s + 0.5))
 
     def score_nodes(self, state, pod, nodes) -> list[int]:
-        """:meth:`score` for many nodes (the same sums, in the same order), in one loop."""
-        cs, counts, weights, ignored, per_node = state[_SCORE]
-        parts = [(c.topology_key, d, w, pn, c.max_skew - 1)
-                 for c, d, w, pn in zip(cs, counts, weights, per_node)]
-        out: list[int] = []
-        append = out.append
+        """:meth:`score` for many nodes (the same sums, in the same order), a constraint
+        at a time: per domain value its term ``count × weight + maxSkew − 1`` is taken once
+        per pod, per node a lookup (hostname: the node's own count); a constraint a node
+        lacks the key of adds 0.0, which leaves the float sum as scoring.go's
+        (scoring.go Score: scoreForCount summed over the constraints, math.Round)."""
+        cs, counts, weights, ignored, per_node, (pre_nodes, values) = state[_SCORE]
+        if not nodes:
+            return []
+        total: list[float] | None = None
+        for i, (c, d, w, pn) in enumerate(zip(cs, counts, weights, per_node)):
+            key = c.topology_key
+            extra = c.max_skew - 1
+            if pn is not None:   # the node's own count
+                get = pn.get
+                terms = [get(n.name, 0) * w + extra if n.labels.get(key) is not None else 0.0 for n in nodes]
+            else:   # the term per domain value, once
+                vals = values[i] if nodes is pre_nodes else None
+                if vals is None:
+                    vals = [n.labels.get(key) for n in nodes]
+                table: dict[str | None, float] = {v: d.get(v, 0) * w + extra for v in set(vals) if v is not None}
+                table[None] = 0.0
+                terms = list(map(table.__getitem__, vals))
+            total = terms if total is None else list(map(operator.add, total, terms))
+        if total is None:
+            total = [0.0] * len(nodes)
         floor = math.floor
-        for n in nodes:
-            name = n.name
-            if name in ignored:
-                append(-1)
-                continue
-            labels = n.labels
-            s = 0.0
-            for key, d, w, pn, extra in parts:
-                v = labels.get(key)
-                if v is None:
-                    continue
-                cnt = pn.get(name, 0) if pn is not None else d.get(v, 0)
-                s += cnt * w + extra
-            append(int(floor(s + 0.5)))
+        rounded = {s: int(floor(s + 0.5)) for s in set(total)}
+        out = list(map(rounded.__getitem__, total))
+        if ignored:
+            for j, n in enumerate(nodes):
+                if n.name in ignored:
+                    out[j] = -1
         return out
 
     def normalize_score(self, state, pod, scores: list[int]) -> None:
         """``100 × (max + min − s) / max``; ignored nodes (score −1) get 0; all 100
         when the maximum is 0 (scoring.go NormalizeScore)."""
+        if not scores:
+            return
+        lo = min(scores)
+        if lo >= 0:   # no node ignored (the system defaults): one pass
+            hi = max(scores)
+            if hi == 0:
+                scores[:] = [MAX_NODE_SCORE] * len(scores)
+            else:
+                top = hi + lo
+                norm = {s: MAX_NODE_SCORE * (top - s) // hi for s in set(scores)}
+                scores[:] = map(norm.__getitem__, scores)
+            return
         valid = [s for s in scores if s >= 0]
         if not valid:
             for i in range(len(scores)):

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from components.scheduler.framework import UNSCHEDULABLE_AND_UNRESOLVABLE, Status, default_normalize_score
+from components.scheduler.framework import (
+    MAX_NODE_SCORE,
+    UNSCHEDULABLE_AND_UNRESOLVABLE,
+    Status,
+    default_normalize_score,
+)
 from components.scheduler.podinfo import find_untolerated, tolerates
 
 NAME = "TaintToleration"
@@ -61,4 +66,9 @@ class TaintToleration:
                    and not any(tolerates(tol, t) for tol in tols))
 
     def normalize_score(self, state, pod, scores: list[int]) -> None:
+        """helper.DefaultNormalizeScore reversed; no node with an untolerated
+        PreferNoSchedule taint (the common case): every node MaxNodeScore, in one step."""
+        if not any(scores):
+            scores[:] = [MAX_NODE_SCORE] * len(scores)
+            return
         default_normalize_score(scores, reverse=True)
