@@ -151,6 +151,8 @@ class PodWorkers:
         written = self._written.get(uid)
         if written is not None and 0 <= _rv(written) <= _rv(pod):
             del self._written[uid]  # the informer caught up: its pod is the newer record
+        if first and self.adopt_from_status and self.runtime.sandbox(uid) is None:
+            self._reserve_reported_ip(pod)
         if (pod.get("metadata") or {}).get("deletionTimestamp") and uid in self._wake:
             self._wake[uid].set()
         if first and self.tracer is not None and self.runtime.sandbox(uid) is None \
@@ -415,6 +417,18 @@ class PodWorkers:
         if created is not None:
             pulled = self._pull_seconds.pop(uid, 0.0)
             metrics.pod_start_sli.observe(max(0.0, apitime.clock() - created - pulled))
+
+    def _reserve_reported_ip(self, pod: dict) -> None:
+        """Hold the pod IP of a running pod the runtime lacks (one :meth:`_adopt` will take
+        back: the checkpoint missed its sandbox) from the moment the informer shows it, so a
+        new pod synced first is not given that IP — on a real node the IP stays with the
+        sandbox the runtime keeps across a kubelet restart. Released with the sandbox
+        (``stop_pod_sandbox``) when the pod goes."""
+        st = pod.get("status") or {}
+        if st.get("podIP") and st.get("phase") not in ("Succeeded", "Failed") and any(
+                cs.get("containerID") for cs in (st.get("containerStatuses") or [])
+                + (st.get("initContainerStatuses") or [])):
+            self.runtime.ipam.reserve(_uid(pod), st["podIP"])
 
     def _adopt(self, pod: dict) -> Sandbox | None:
         st = pod.get("status") or {}

@@ -457,6 +457,39 @@ async def test_container_checkpointed_created_at_the_kill(tmp_path, monkeypatch,
     await k2.stop()
 
 
+async def test_running_pod_the_checkpoint_missed_keeps_its_ip_when_a_new_pod_syncs_first(tmp_path):
+    """The last checkpoint write came before a running pod's sandbox (kill -9 within the
+    write interval): the restarted kubelet adopts it from its reported status. A new pod
+    listed with it and synced first must not be given its IP, or the adoption fails and the
+    running pod is handled as after a node reboot (new sandbox, new IP, restartCount 1)."""
+    api = FakeClient()
+    nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
+    t = Timings(image_pull_seconds=0.0, container_start_seconds=0.0)
+    k = Kubelet(api, nodes, t, trace=False, root_dir=str(tmp_path / "before"))
+    await k._start_node(nodes[0], asyncio.Semaphore(1))
+    assert k.checkpoint is not None
+    k.checkpoint.flush()   # the last write before the kill: no sandbox yet
+    (tmp_path / "after").mkdir()
+    (tmp_path / "after" / "runtime-state.json").write_bytes((tmp_path / "before" / "runtime-state.json").read_bytes())
+    api.seed(PODS, pod_of("old"))
+    k._on_add(copy.deepcopy(api.stored(PODS, "old", "default")))
+    await k.workers["node01"].wait_idle()
+    await k.stop()
+    before = api.stored(PODS, "old", "default")["status"]
+    assert before["phase"] == "Running"
+
+    k2 = Kubelet(api, nodes, t, trace=False, root_dir=str(tmp_path / "after"))
+    await k2._start_node(nodes[0], asyncio.Semaphore(1))
+    api.seed(PODS, pod_of("new"))
+    k2._on_add(copy.deepcopy(api.stored(PODS, "new", "default")))   # its worker runs first
+    k2._on_add(copy.deepcopy(api.stored(PODS, "old", "default")))
+    await k2.workers["node01"].wait_idle()
+    after = api.stored(PODS, "old", "default")["status"]
+    assert after["podIP"] == before["podIP"] and after["containerStatuses"] == before["containerStatuses"]
+    assert api.stored(PODS, "new", "default")["status"]["podIP"] != before["podIP"]
+    await k2.stop()
+
+
 async def test_missing_checkpoint_is_a_reboot_that_restarts_containers(tmp_path):
     api = FakeClient()
     nodes = [NodeConfig(name="node01", index=1, pod_cidr="10.244.1.0/24")]
