@@ -72,6 +72,16 @@ def plugin_call(plugin: str, extension_point: str, status: str, seconds: float) 
         values.append(seconds)
 
 
+def plugin_calls(plugin: str, extension_point: str, status: str, seconds: float, count: int) -> None:
+    """``count`` timed plugin calls of ``seconds`` each (a batch timed as one), buffered as
+    :func:`plugin_call` buffers one."""
+    values = _pending.get((plugin, extension_point, status))
+    if values is None:
+        _pending[(plugin, extension_point, status)] = [seconds] * count
+    else:
+        values.extend([seconds] * count)
+
+
 def flush_plugin_calls() -> None:
     """Observe the buffered plugin calls (at the end of every attempt, :func:`attempt`), each
     key's calls counted into the histogram's buckets at once."""

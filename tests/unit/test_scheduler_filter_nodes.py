@@ -10,10 +10,12 @@ and with the batch turned off (the node-by-node reference) — and compares ever
 
 from __future__ import annotations
 
+import collections
 import random
 
 import pytest
 
+from components.scheduler import metrics
 from components.scheduler.config import parse_config
 from components.scheduler.framework import ERROR, Framework, Status
 from components.scheduler.schedule_one import ScheduleOne
@@ -159,3 +161,25 @@ async def test_filter_error_only_on_evaluated_nodes(error_node, raises):
         assert r is None and s.next_start_node_index == 0
     else:
         assert r is not None and r.evaluated_nodes == 100 and s.next_start_node_index == 100
+
+
+async def filter_observations(batched: bool, monkeypatch) -> collections.Counter:
+    """Every cycle sampled for plugin metrics: the Filter calls observed by (plugin, status)."""
+    seen: collections.Counter = collections.Counter()
+    with monkeypatch.context() as m:
+        m.setattr(metrics, "sample_plugin_metrics", lambda: True)
+        m.setattr(metrics, "plugin_call", lambda p, ep, st, sec: seen.update({(p, ep, st): 1}))
+        m.setattr(metrics, "plugin_calls", lambda p, ep, st, sec, n: seen.update({(p, ep, st): n}))
+        await run(["tolerating", "plain", "big", "nowhere"], 80, 10, batched, monkeypatch)
+    return collections.Counter({k[::2]: v for k, v in seen.items() if k[1] == "Filter"})
+
+
+async def test_sampled_cycles_observe_a_filter_call_per_node_with_its_status(monkeypatch):
+    # every evaluated node's calls, as node by node; plus those of the last chunk's nodes past
+    # where the search stopped (kube-scheduler's parallel workers also finish the nodes in flight)
+    batched = await filter_observations(True, monkeypatch)
+    reference = await filter_observations(False, monkeypatch)
+    assert batched.keys() == reference.keys()
+    assert all(batched[k] >= reference[k] for k in reference)
+    assert batched[("NodeUnschedulable", "UnschedulableAndUnresolvable")] > 0
+    assert batched[("NodeResourcesFit", "Success")] > 0
