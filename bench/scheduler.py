@@ -61,6 +61,8 @@ def node_images() -> list[dict]:
 
 
 def make_node(i: int, images: list[dict] | None = None) -> dict:
+    """Node ``node-<i>`` of scheduler_perf's node template (32 cpu, 128Gi, 110 pods), its
+    ``status.images`` set to ``images`` when given (``--node-images``)."""
     status: dict = {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}
     if images:
         status["images"] = images

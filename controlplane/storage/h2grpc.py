@@ -82,6 +82,8 @@ def _indexed_name(index: int, value: bytes) -> bytes:
 
 
 def rpc_error(code: grpc.StatusCode, details: str) -> AioRpcError:
+    """grpc.aio's own error type for ``code`` / ``details``, as grpc.aio raises it (so callers'
+    ``except AioRpcError`` and :func:`controlplane.storage.etcd.translate` see no difference)."""
     return AioRpcError(code, Metadata(), Metadata(), details, None)
 
 
@@ -206,6 +208,7 @@ class _Connection(asyncio.Protocol):
                 c.future.set_exception(_Refused(details))
 
     def close(self) -> None:
+        """Send what is buffered, then close the connection; no new call starts on it."""
         self.usable = False
         if self.transport is not None:
             if self.wbuf:
@@ -471,6 +474,8 @@ class StreamCall:
         self._error: BaseException | None = None
 
     def feed(self, payload: bytes) -> None:
+        """DATA ``payload`` (bytes) of the response stream: buffered until whole gRPC messages
+        (5-byte length prefix + body) can be handed to the iterator."""
         buf = self.buf
         buf += payload
         got = False
@@ -503,6 +508,7 @@ class StreamCall:
         self.wake()
 
     def wake(self) -> None:
+        """Resume the iterator waiting for a message or the stream's end."""
         w = self.waiter
         if w is not None and not w.done():
             w.set_result(None)
@@ -565,9 +571,12 @@ class StreamCall:
                 self.waiter = None
 
     def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called (grpc.aio ``Call.cancelled``)."""
         return self._cancelled
 
     def cancel(self) -> bool:
+        """End the stream (RST_STREAM CANCEL) and its request feeder; False when already
+        cancelled (grpc.aio ``Call.cancel``)."""
         if self._cancelled:
             return False
         self._cancelled = True
@@ -646,6 +655,12 @@ class H2Channel:
         return StreamCall(self, path, decode, requests)
 
     async def call(self, path: str, request: Any, decode: Callable[[Any], Any], timeout: float) -> Any:
+        """One unary call of ``path`` (e.g. ``/etcdserverpb.KV/Range``): ``request`` a protobuf
+        message, ``decode`` the response type's ``FromString``, ``timeout`` seconds for the
+        whole call (connecting included; sent as ``grpc-timeout``). A call the server refused
+        unprocessed is sent again (grpc's transparent retry). Raises grpc.aio's AioRpcError:
+        the server's status, DEADLINE_EXCEEDED, UNAVAILABLE (connection lost or refused),
+        INTERNAL (a malformed or compressed message)."""
         body = request.SerializeToString()
         message = b"\x00" + len(body).to_bytes(4, "big") + body
         loop = asyncio.get_running_loop()
@@ -688,6 +703,7 @@ class H2Channel:
         return decode(memoryview(raw)[5:5 + size])
 
     async def close(self) -> None:
+        """Close the connection (waiting at most 1 s for it to go); later calls fail UNAVAILABLE."""
         self.closed = True
         if self._connecting is not None:
             self._connecting.cancel()
