@@ -43,14 +43,30 @@ def key_of(obj: dict[str, Any]) -> str:
     return f"{ns}/{md.get('name')}" if ns else str(md.get("name"))
 
 
-def _values(fn: IndexFunc, obj: dict[str, Any]) -> set[Hashable]:
-    """``set(fn(obj))``; an index function that fails (or yields an unhashable value)
-    indexes the object under nothing rather than stopping the reflector."""
+def _sequence(fn: IndexFunc, obj: dict[str, Any] | None) -> tuple[Any, ...]:
+    """``fn(obj)`` as a tuple; () for an absent object, and for an index function that fails,
+    which indexes the object under nothing rather than stopping the reflector."""
+    if obj is None:
+        return ()
     try:
-        return set(fn(obj))
+        return tuple(fn(obj))
     except Exception:
         log.exception("index function failed")
+        return ()
+
+
+def _set(values: tuple[Any, ...]) -> set[Hashable]:
+    """``set(values)``; an unhashable value (a failing index function) indexes under nothing."""
+    try:
+        return set(values)
+    except TypeError:
+        log.exception("index function failed")
         return set()
+
+
+def _values(fn: IndexFunc, obj: dict[str, Any]) -> set[Hashable]:
+    """The index values of ``obj`` (see :func:`_sequence`, :func:`_set`)."""
+    return _set(_sequence(fn, obj))
 
 
 class Indices:
@@ -88,15 +104,10 @@ class Indices:
         function yields equal sequences for both (most updates: a status write leaves a pod's
         node, owner and namespace) is left at once, without building the two sets."""
         for name, fn in self._fns.items():
-            try:
-                b = fn(old) if old is not None else ()
-                a = fn(new) if new is not None else ()
-                if b == a and (type(b) is tuple or type(b) is list):
-                    continue
-                before, after = set(b), set(a)
-            except Exception:
-                before = _values(fn, old) if old is not None else set()
-                after = _values(fn, new) if new is not None else set()
+            seq_before, seq_after = _sequence(fn, old), _sequence(fn, new)
+            if seq_before == seq_after:
+                continue
+            before, after = _set(seq_before), _set(seq_after)
             if before == after:
                 continue
             idx = self._idx[name]
