@@ -7,8 +7,14 @@ the scopes of :func:`xdist_scope`):
 
 * every test that starts processes — everything outside ``tests/unit/`` (integration, faults, the
   plugin's sub-pytests, examples/) — is one scope, ``processes``: one worker runs them one after
-  the other in collection order, as a plain ``pytest`` does, so no two clusters ever compete and
-  module- and session-scoped clusters start once;
+  the other in collection order, as a plain ``pytest`` does, so module- and session-scoped
+  clusters start once and the CPU-heavy ones (the fault suite, the flow, scale-out) never compete;
+* except the modules of :data:`WAITING`, whose time goes to waiting on real time (a CronJob's next
+  minute, the pod GC's 40 s quarantine, the kubelet's back-offs, an HPA's stabilization window,
+  a Job's pod-failure back-off): they are a second scope, ``processes-waiting``, queued right
+  behind ``processes`` so that the other worker takes it first and runs it beside the unit
+  modules. They cost little CPU, so the two clusters barely compete, and the run is shorter by
+  their length (~4 minutes) than with one queue;
 * a unit module is a scope of its own, spread over both workers (the unit suite under ``-n 2`` is
   the check every change passes already).
 
@@ -31,22 +37,53 @@ FAULT_COLUMNS = ("kills", "phases", "converged", "lost", "duplicates", "missed",
                  "unanswered", "worst_converge_s", "seconds")
 UNIT = "tests/unit/"
 PROCESSES = "processes"
-"""The xdist scope of every test outside :data:`UNIT`: they run on one worker, in order."""
+"""The xdist scope of every test outside :data:`UNIT` and :data:`WAITING`: they run on one worker,
+in order."""
+PROCESSES_WAITING = "processes-waiting"
+"""The xdist scope of the modules of :data:`WAITING`: one worker runs them, in order, beside the
+unit modules."""
+WAITING = frozenset({
+    "tests/integration/test_cronjob.py",           # the next minute boundary, twice
+    "tests/integration/test_daemonset.py",         # the pod GC's 40 s quarantine of a deleted node's pod
+    "tests/integration/test_kubelet_failures.py",  # image-pull and crash back-offs, probe periods
+    "tests/integration/test_hpa.py",               # the HPA's stabilization window
+    "tests/integration/test_job.py",               # the Job's pod-failure back-off
+})
+"""Modules of processes tests whose time is mostly waiting on real time (module docstring)."""
 
 
 def xdist_scope(nodeid: str) -> str:
-    """The scheduling scope of a test id: :data:`PROCESSES` outside :data:`UNIT`, else its module."""
+    """The scheduling scope of a test id: its module inside :data:`UNIT`, :data:`PROCESSES_WAITING`
+    for the modules of :data:`WAITING`, else :data:`PROCESSES`."""
     path = nodeid.split("::", 1)[0]
-    return path if path.startswith(UNIT) else PROCESSES
+    if path.startswith(UNIT):
+        return path
+    return PROCESSES_WAITING if path in WAITING else PROCESSES
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """xdist's LoadScopeScheduling (largest scope first) over :func:`xdist_scope`'s scopes."""
+    """xdist's LoadScopeScheduling (largest scope first) over :func:`xdist_scope`'s scopes, with
+    :data:`PROCESSES_WAITING` moved to second place: the first worker takes :data:`PROCESSES`
+    (the largest), the second takes the waiting modules before any unit module."""
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
+
+        _ordered = False
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._ordered:  # the first assignment: the queue is complete, largest scope first
+                self._ordered = True
+                if PROCESSES_WAITING in self.workqueue:
+                    waiting = self.workqueue.pop(PROCESSES_WAITING)
+                    rest = list(self.workqueue.items())
+                    self.workqueue.clear()
+                    self.workqueue.update(rest[:1])
+                    self.workqueue[PROCESSES_WAITING] = waiting
+                    self.workqueue.update(rest[1:])
+            super()._assign_work_unit(node)
 
     return Scheduling(config, log)
 
