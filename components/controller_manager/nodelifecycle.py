@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import random
 from dataclasses import dataclass
 
 from controlplane import apitime
@@ -66,6 +67,9 @@ UNKNOWN_REASON = "NodeStatusUnknown"
 UNKNOWN_MESSAGE = "Kubelet stopped posting node status."
 NEVER_REASON = "NodeStatusNeverUpdated"
 NEVER_MESSAGE = "Kubelet never posted node status."
+#: controller_utils.go UpdateTaintBackoff: attempts, and the base of each jittered wait (seconds)
+TAINT_UPDATE_STEPS = 5
+TAINT_UPDATE_BACKOFF = 0.1
 
 #: condition type → (status that taints, taint key), NoSchedule (TaintNodesByCondition)
 _NO_SCHEDULE_BY_CONDITION = {
@@ -156,6 +160,9 @@ class NodeHealth:
 class NodeLifecycleController(Controller):
     """See the module docstring. Queue keys: ``taints/<node>`` (reconcile the node's
     taints) and ``pods-not-ready/<node>`` (MarkPodsNotReady)."""
+
+    #: seconds: the base of the jittered wait between taint patches that conflicted (tests: 0)
+    taint_update_backoff = TAINT_UPDATE_BACKOFF
 
     name = "nodelifecycle"
     workers = 2
@@ -249,16 +256,36 @@ class NodeLifecycleController(Controller):
             await self.mark_pods_not_ready(name)
 
     async def _sync_taints(self, name: str) -> None:
+        """Patch the node's managed taints, the node's resourceVersion as the precondition, retried
+        on conflict against a fresh read of the node (controller_utils.go SwapNodeControllerTaint /
+        AddOrUpdateTaintOnNode: RetryOnConflict with UpdateTaintBackoff, 5 steps of 100 ms with
+        jitter 1.0; the first read from the cache, the retries from the apiserver). A node whose
+        kubelet and node IPAM write at the same moment then converges in one sync instead of a
+        chain of 409s through the queue. Raises the last ApiError when all 5 conflict."""
         node = self.nodes.store.get(name)
-        if node is None:
+        for step in range(TAINT_UPDATE_STEPS):
+            if node is None:
+                return
+            taints = reconcile_taints(node, apitime.format_time(self.clock()))
+            if taints is None:
+                return
+            try:
+                await self.client.patch(NODES, name, {"metadata": {"resourceVersion": meta(node).get("resourceVersion")},
+                                                      "spec": {"taints": taints or None}})
+            except ApiError as e:
+                if e.code != 409 or step == TAINT_UPDATE_STEPS - 1:
+                    raise
+                await asyncio.sleep(self.taint_update_backoff * (1 + random.random()))   # the backoff's jittered step
+                try:
+                    node = await self.client.get(NODES, name)
+                except ApiError as ge:
+                    if ge.code == 404:
+                        return
+                    raise
+                continue
+            event(log, "nodelifecycle.taints", node=name,
+                  taints=",".join(f"{t['key']}:{t['effect']}" for t in taints) or "-")
             return
-        taints = reconcile_taints(node, apitime.format_time(self.clock()))
-        if taints is None:
-            return
-        await self.client.patch(NODES, name, {"metadata": {"resourceVersion": meta(node).get("resourceVersion")},
-                                              "spec": {"taints": taints or None}})
-        event(log, "nodelifecycle.taints", node=name,
-              taints=",".join(f"{t['key']}:{t['effect']}" for t in taints) or "-")
 
     async def mark_pods_not_ready(self, node_name: str) -> None:
         """Set the Ready condition of every pod on ``node_name`` to False

@@ -287,3 +287,36 @@ async def test_pod_reported_ready_on_an_unknown_node_is_marked_not_ready():
     assert st == {"late": "False", "fine": "True"}
     assert set(taints(client)) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
     assert taints(client, "node02") == {}
+
+
+async def test_a_taint_patch_that_conflicts_is_retried_against_a_fresh_read_in_the_same_sync():
+    """AddOrUpdateTaintOnNode's RetryOnConflict: the 409 is resolved within one sync (a GET, then
+    the patch again), not by a chain of queue retries from the same stale cache."""
+    from controlplane.client.testing import conflict
+    client, ctx, events, clock = env(node_monitor_grace_period=4)
+    nlc = NodeLifecycleController(ctx)
+    nlc.taint_update_backoff = 0.0
+    client.seed(NODES, node(ready="False"))
+    client.fail("patch", "nodes", conflict(NODES, "node01"), times=2, subresource="")
+    gets = len(client.actions("get"))
+    await nlc._sync_taints("node01")
+    assert set(taints(client)) == {(NOT_READY, "NoSchedule"), (NOT_READY, "NoExecute")}
+    assert len([a for a in client.actions("patch") if a.resource == "nodes"]) == 3
+    assert len(client.actions("get")) - gets == 2, "each retry reads the node fresh"
+
+
+async def test_a_taint_patch_that_conflicts_five_times_raises_for_the_queue_to_retry():
+    from controlplane.client.rest import ApiError
+    from controlplane.client.testing import conflict
+    client, ctx, events, clock = env()
+    nlc = NodeLifecycleController(ctx)
+    nlc.taint_update_backoff = 0.0
+    client.seed(NODES, node(ready="False"))
+    client.fail("patch", "nodes", conflict(NODES, "node01"), subresource="")
+    try:
+        await nlc._sync_taints("node01")
+    except ApiError as e:
+        assert e.code == 409
+    else:
+        raise AssertionError("five conflicts in a row must reach the queue")
+    assert len([a for a in client.actions("patch") if a.resource == "nodes"]) == 5
