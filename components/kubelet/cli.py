@@ -77,7 +77,7 @@ _PERIOD = Seconds(min=0, min_open=True)
               help="first image pull back-off (doubles up to --image-pull-backoff-max-seconds)")
 @click.option("--image-pull-backoff-max-seconds", default=300.0, type=_PERIOD, show_default=True)
 @click.option("--event-qps", default=50.0, type=click.FloatRange(0), show_default=True,
-              help="event creations per second, for each node (0: no limit; KubeletConfiguration eventRecordQPS)")
+              help="event creations per second, for the whole process (0: no limit; KubeletConfiguration eventRecordQPS)")
 @click.option("--event-burst", default=100, type=click.IntRange(1), show_default=True,
               help="events created at once before --event-qps applies (eventBurst)")
 @click.option("--root-dir", default=None, metavar="DIR",

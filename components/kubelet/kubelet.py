@@ -80,10 +80,8 @@ class Kubelet:
         self.agents: dict[str, NodeAgent] = {}
         self.workers: dict[str, PodWorkers] = {}
         self.register_concurrency = register_concurrency
-        #: ``--event-qps`` / ``--event-burst``: each node's recorder gets its own EventClient
-        self.event_qps, self.event_burst = event_qps, event_burst
-        #: node name -> that node's rate-limited event client (EventClient)
-        self.event_clients: dict[str, EventClient] = {}
+        #: the recorders' client, rate-limited for the whole process (EventClient)
+        self.events_client = EventClient(client, event_qps, event_burst)
         #: request the pods' projected service-account tokens (components/kubelet/tokens.py)
         self.service_account_tokens = service_account_tokens
         single = len(nodes) == 1
@@ -109,20 +107,13 @@ class Kubelet:
             event(log, "kubelet.checkpoint", path=self.checkpoint.path,
                   state="restored" if found else "none (first start or node reboot)")
 
-    @property
-    def events_dropped(self) -> int:
-        """Events dropped by every node's event client (EventClient.dropped), summed."""
-        return sum(c.dropped for c in self.event_clients.values())
-
     def pods(self) -> list[dict]:
         """Every pod bound to this process's nodes, as the pod workers last saw it (``/pods``)."""
         return [p for w in self.workers.values() for p in w.pods()]
 
     async def _start_node(self, cfg: NodeConfig, sem: asyncio.Semaphore) -> None:
         t = self.timings
-        # one event client per node: every kubelet builds its own from eventRecordQPS / eventBurst
-        events = self.event_clients[cfg.name] = EventClient(self.client, self.event_qps, self.event_burst)
-        recorder = EventRecorder(events, "kubelet", host=cfg.name)  # type: ignore[arg-type]
+        recorder = EventRecorder(self.events_client, "kubelet", host=cfg.name)  # type: ignore[arg-type]
         runtime: SimulatedRuntime | None = None
         workers: PodWorkers | None = None
 
@@ -279,9 +270,7 @@ class EventClient:
     """The recorders' client: the kubelet's event client, whose creates are limited to ``qps``
     per second with bursts of ``burst`` (``--event-qps`` 50 / ``--event-burst`` 100, KubeletConfiguration
     eventRecordQPS / eventBurst; 0: no limit); every other attribute is ``client``'s. One per
-    node, hollow nodes included: every kubelet limits its own events (cmd/kubelet/app/server.go
-    builds the event client from EventRecordQPS / EventBurst; kubemark runs each hollow kubelet in
-    a process of its own, so each has its own limit too). Writes waiting beyond
+    process: hollow nodes share it as they share the process. Writes waiting beyond
     ``queue_size`` (1000, the event broadcaster's queue) are dropped — None returned, counted in
     :attr:`dropped` — as client-go drops events from a full queue (``watch.DropIfChannelFull``)."""
 

@@ -65,25 +65,3 @@ async def test_a_pod_waits_for_the_network_until_its_node_has_a_pod_cidr():
     st = api.stored(PODS, "p", "default")["status"]
     assert st["phase"] == "Running" and st["podIP"] == "10.64.9.2"
     await k.stop()
-
-
-async def test_each_hollow_node_has_its_own_event_limit_so_one_busy_node_cannot_starve_another():
-    """kubelet eventRecordQPS / eventBurst are per kubelet: hollow nodes do not share one bucket."""
-    api = FakeClient()
-    nodes = [NodeConfig(name=f"hollow-{i}", index=100 + i) for i in range(2)]
-    k = Kubelet(api, nodes, Timings(image_pull_seconds=0.0, container_start_seconds=0.0), trace=False,
-                event_qps=50.0, event_burst=2)
-    sem = asyncio.Semaphore(2)
-    await asyncio.gather(*(k._start_node(cfg, sem) for cfg in nodes))
-    busy, quiet = k.event_clients["hollow-0"], k.event_clients["hollow-1"]
-    assert busy is not quiet and (busy.qps, busy.burst) == (quiet.qps, quiet.burst) == (50.0, 2)
-    for c in (busy, quiet):   # no refill from here on: only each node's own burst is left
-        c.qps, c._tokens = 1e-9, 2.0
-    busy.queue_size = 0   # past its burst, the busy node's writes are dropped at once, not queued
-    for i in range(5):
-        await busy.create(EVENTS, {"metadata": {"name": f"busy-{i}", "namespace": "default"}}, "default")
-    assert busy.dropped >= 3
-    made = await quiet.create(EVENTS, {"metadata": {"name": "quiet-0", "namespace": "default"}}, "default")
-    assert made is not None and quiet.dropped == 0, "the quiet node still has its own burst"
-    assert k.events_dropped == busy.dropped
-    await k.stop()
