@@ -270,7 +270,13 @@ class EventClient:
     """The recorders' client: the kubelet's event client, whose creates are limited to ``qps``
     per second with bursts of ``burst`` (``--event-qps`` 50 / ``--event-burst`` 100, KubeletConfiguration
     eventRecordQPS / eventBurst; 0: no limit); every other attribute is ``client``'s. One per
-    process: hollow nodes share it as they share the process. Writes waiting beyond
+    process: hollow nodes share it as they share the process, where kubemark gives each hollow
+    kubelet its own (one process each). A deliberate scale choice, measured (bench/flow.py
+    --nodes 1000 --pods 3000 --count-requests, load ~8): one client per node sent every node's 6
+    start-up events and 4 events per pod, which doubled the time to a ready cluster (30 -> 61 s)
+    and the bound -> Running p50 (26 -> 49 s), the events queueing ahead of status writes on the
+    process's 64 request connections. A single node (``controlplane up``'s kubelets) is never
+    limited in practice. Writes waiting beyond
     ``queue_size`` (1000, the event broadcaster's queue) are dropped — None returned, counted in
     :attr:`dropped` — as client-go drops events from a full queue (``watch.DropIfChannelFull``)."""
 
