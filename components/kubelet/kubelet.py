@@ -185,7 +185,8 @@ class Kubelet:
         self.node_informer.add_handlers(self._on_node, lambda old, new: self._on_node(new), None)
         self.node_informer.start()
         self._beats = [asyncio.create_task(self.heartbeats.run(), name="heartbeats"),
-                       asyncio.create_task(self.sync_loop(), name="sync-loop")]
+                       asyncio.create_task(self.sync_loop(), name="sync-loop"),
+                       asyncio.create_task(self.status_loop(), name="status-manager")]
         sem = asyncio.Semaphore(self.register_concurrency)
         await asyncio.gather(*(self._start_node(cfg, sem) for cfg in self.configs))
         event(log, "kubelet.nodes_registered", nodes=len(self.agents))
@@ -219,19 +220,20 @@ class Kubelet:
 
     async def sync_loop(self) -> None:
         """Every second, start the pods whose periodic sync is due (``pkg/kubelet/kubelet.go``
-        syncLoop: the 1 s ``syncTicker``, getPodsToSync); every :data:`~components.kubelet.pod_workers.
-        STATUS_SYNC_PERIOD` seconds, a status batch on each node with pods out of sync
-        (``status_manager.go`` Start: the syncPeriod ticker's syncBatch), at most
-        :data:`STATUS_BATCH_CONCURRENCY` nodes at once. Runs until cancelled."""
-        loop = asyncio.get_running_loop()
-        next_batch = loop.time() + STATUS_SYNC_PERIOD
+        syncLoop: the 1 s ``syncTicker``, getPodsToSync). Runs until cancelled."""
         while True:
             await asyncio.sleep(1.0)   # the sync loop's ticker
             for w in self.workers.values():
                 w.resync_due()
-            if loop.time() >= next_batch:
-                next_batch = loop.time() + STATUS_SYNC_PERIOD
-                await self.sync_statuses()
+
+    async def status_loop(self) -> None:
+        """Every :data:`~components.kubelet.pod_workers.STATUS_SYNC_PERIOD` seconds, a status batch
+        (:meth:`sync_statuses`), on a task of its own as the status manager's goroutine
+        (``status_manager.go`` Start: the syncPeriod ticker's syncBatch), so slow requests do
+        not hold up the sync loop. Runs until cancelled."""
+        while True:
+            await asyncio.sleep(STATUS_SYNC_PERIOD)   # the status manager's ticker
+            await self.sync_statuses()
 
     async def sync_statuses(self) -> int:
         """One status batch on every node with pods out of sync (:meth:`PodWorkers.sync_batch`);

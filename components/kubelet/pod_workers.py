@@ -16,13 +16,14 @@ synced are coalesced and handled by the same worker once the current sync ends
    pods informer's cache is the apiserver's view (``pkg/kubelet/status/status_manager.go``
    syncPod / needsUpdate / needsReconcile compare against the pod manager's pod).
 
-A status write that did not land (an error, a 404 or a 409 answer) is kept as
-unsynced and retried by :meth:`PodWorkers.sync_batch`, the status manager's
-``syncBatch`` run every :data:`STATUS_SYNC_PERIOD` (10 s, ``syncPeriod``): a GET of
-the pod, then the write again against that fresh copy; a 404 drops it (the pod is
-gone), another UID a pod recreated under the same name. The same batch writes back a
-status someone else changed while the pod's worker was busy (needsReconcile). Pods in
-sync cost nothing there: only the unsynced and the drifted are looked at.
+A status write answered 404 or 409 is kept as unsynced (any other error fails the
+sync, which the worker runs again 1 s later) and retried by :meth:`PodWorkers.sync_batch`,
+the status manager's ``syncBatch`` run every :data:`STATUS_SYNC_PERIOD` (10 s,
+``syncPeriod``): a GET of the pod, then the write again against that fresh copy; a 404
+drops it (the pod is gone), so does another UID (a pod recreated under the same name).
+The same batch writes back a status someone else changed while the pod's worker was
+busy (needsReconcile). Pods in sync cost nothing there: only the unsynced and the
+drifted are looked at.
 
 Every sync that ends without error schedules the pod's next one ``sync_frequency``
 (``--sync-frequency``, 1 min) later, plus up to half of that as jitter
@@ -879,10 +880,10 @@ class PodWorkers:
                            announce: bool = False) -> dict:
         """PATCH pods/NAME/status if the generated status differs from what the
         apiserver holds (:meth:`apiserver_status`); returns the pod with the status
-        the apiserver now holds. A write that does not land leaves the pod unsynced, for
-        :meth:`sync_batch` to retry: answered 404 or 409, the sync goes on (the batch's GET
-        tells a pod gone or recreated from a passing conflict); any other error is raised
-        (the worker's own retry, 1 s later)."""
+        the apiserver now holds. A write answered 404 or 409 leaves the pod unsynced and the
+        sync goes on: :meth:`sync_batch` retries it (its GET tells a pod gone or recreated
+        from a passing conflict). Any other error is raised: the worker syncs the pod again
+        1 s later, status write included, so the batch does not retry it as well."""
         uid = _uid(pod)
         self._deferred.pop(uid, None)  # this write supersedes a deferred one
         base = self.apiserver_status(uid, pod)
@@ -905,9 +906,7 @@ class PodWorkers:
                 event(log, "pod.status_failed", logging.INFO, pod=_name(pod), code=e.code,
                       error=str(e)[:200], retry="next status batch")
                 return work
-            raise
-        except Exception:
-            self._unsynced.add(uid)
+            self._unsynced.discard(uid)   # the worker's retry (or the batch's caller) owns it
             raise
         self._unsynced.discard(uid)
         event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
@@ -996,7 +995,9 @@ class PodWorkers:
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            event(log, "pod.status_failed", logging.INFO, pod=_name(pod), error=f"{type(e).__name__}: {e}"[:200])
+            self._unsynced.add(uid)   # the next batch tries again
+            event(log, "pod.status_failed", logging.INFO, pod=_name(pod), error=f"{type(e).__name__}: {e}"[:200],
+                  retry="next status batch")
             return False
         return uid not in self._unsynced
 

@@ -79,15 +79,30 @@ async def test_status_write_answered_409_is_retried_by_the_batch_and_lands(env):
     assert await w.sync_batch() == 0 and client.actions() == []
 
 
-async def test_status_write_failing_again_stays_for_the_next_batch(env):
+async def test_status_write_failing_in_the_batch_stays_for_the_next_batch(env):
     client, clock, rt, w = env
-    client.fail("patch", "pods", ApiError(500, "InternalError", "etcd is down"), subresource="status")
-    client.seed(PODS, make_pod())
-    w.update_pod(copy.deepcopy(live(client)))
-    await client.wait_for(lambda: len(client.actions("patch", "pods")) >= 1)
+    refused = client.fail("patch", "pods", ApiError(409, "Conflict", "conflict"), subresource="status")
+    await start(client, w, make_pod())
+    client.remove_reactor(refused)
+    down = client.fail("patch", "pods", ApiError(500, "InternalError", "etcd is down"), subresource="status")
     assert await w.sync_batch() == 0
     assert w.unsynced() == 1
-    await w.stop()
+    client.remove_reactor(down)
+    assert await w.sync_batch() == 1
+    assert phase(live(client)) == "Running" and w.unsynced() == 0
+
+
+async def test_status_write_failing_with_500_is_retried_by_the_worker_not_the_batch(env):
+    client, clock, rt, w = env
+    client.fail("patch", "pods", ApiError(500, "InternalError", "etcd is down"), times=1, subresource="status")
+    client.seed(PODS, make_pod())
+    w.update_pod(copy.deepcopy(live(client)))
+    # the failed sync runs again (pod_workers' 1 s retry) and its write lands
+    await client.wait_for(lambda: phase(live(client)) == "Running")
+    await w.wait_idle()
+    assert w.unsynced() == 0
+    client.clear_actions()
+    assert await w.sync_batch() == 0 and client.actions() == []
 
 
 async def test_status_write_answered_404_drops_the_cached_status(env):
