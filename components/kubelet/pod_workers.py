@@ -164,6 +164,9 @@ class PodWorkers:
         self.sync_frequency = sync_frequency
         #: uid -> when (:attr:`clock`) the pod's periodic sync is due (pod_workers.go's workQueue)
         self._resync_at: dict[str, float] = {}
+        #: the GETs made and the status writes landed by :meth:`sync_batch`, since the start
+        self.batch_gets = 0
+        self.batch_writes = 0
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._deleted: set[str] = set()
         self._wake: dict[str, asyncio.Event] = {}
@@ -877,7 +880,7 @@ class PodWorkers:
 
     # -- status ---------------------------------------------------------------
     async def _send_status(self, pod: dict, sb: Sandbox | None, terminal: bool = False,
-                           announce: bool = False) -> dict:
+                           announce: bool = False, batch: bool = False) -> dict:
         """PATCH pods/NAME/status if the generated status differs from what the
         apiserver holds (:meth:`apiserver_status`); returns the pod with the status
         the apiserver now holds. A write answered 404 or 409 leaves the pod unsynced and the
@@ -909,6 +912,8 @@ class PodWorkers:
             self._unsynced.discard(uid)   # the worker's retry (or the batch's caller) owns it
             raise
         self._unsynced.discard(uid)
+        if batch:
+            self.batch_writes += 1
         event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
         new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
         new.setdefault("kind", "Pod")
@@ -954,6 +959,7 @@ class PodWorkers:
             md = pod.get("metadata") or {}
             if md.get("deletionTimestamp"):
                 continue
+            self.batch_gets += 1
             try:
                 fresh = await self.client.get(PODS, md["name"], md["namespace"])
             except ApiError as e:
@@ -991,7 +997,7 @@ class PodWorkers:
         if pod is None:
             return False
         try:
-            await self._send_status(pod, self.runtime.sandbox(uid))
+            await self._send_status(pod, self.runtime.sandbox(uid), batch=True)
         except asyncio.CancelledError:
             raise
         except Exception as e:

@@ -214,5 +214,6 @@ async def test_sync_statuses_batches_only_the_nodes_out_of_sync():
     client.remove_reactor(failing)
     assert await kubelet.sync_statuses() == 1
     assert phase(live(client)) == "Running"
+    assert (w0.batch_gets, w0.batch_writes) == (1, 1)
     client.clear_actions()
     assert await kubelet.sync_statuses() == 0 and client.actions() == []
