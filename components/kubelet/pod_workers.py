@@ -904,13 +904,13 @@ class PodWorkers:
             out = await self.client.patch(PODS, md["name"], {"metadata": {"uid": uid}, "status": st},
                                           md["namespace"], patch_type="merge", subresource="status")
         except ApiError as e:
+            if e.code not in (404, 409):
+                self._unsynced.discard(uid)   # the worker's retry (or the batch's caller) owns it
+                raise
             self._unsynced.add(uid)
-            if e.code in (404, 409):
-                event(log, "pod.status_failed", logging.INFO, pod=_name(pod), code=e.code,
-                      error=str(e)[:200], retry="next status batch")
-                return work
-            self._unsynced.discard(uid)   # the worker's retry (or the batch's caller) owns it
-            raise
+            event(log, "pod.status_failed", logging.INFO, pod=_name(pod), code=e.code,
+                  error=str(e)[:200], retry="next status batch")
+            return work
         self._unsynced.discard(uid)
         if batch:
             self.batch_writes += 1
