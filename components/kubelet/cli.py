@@ -71,6 +71,9 @@ _PERIOD = Seconds(min=0, min_open=True)
 @click.option("--node-status-report-frequency", default="5m0s", show_default=True, metavar="DURATION",
               help="how often the node status is reported when it has not changed (nodeStatusReportFrequency; "
                    "the Lease is the heartbeat)")
+@click.option("--sync-frequency", default="1m0s", show_default=True, metavar="DURATION",
+              help="how often each pod is synced again, whatever happened to it (KubeletConfiguration "
+                   "syncFrequency); each sync waits up to half of it more (jitter)")
 @click.option("--crashloop-backoff-seconds", default=10.0, type=_PERIOD,
               show_default=True, help="first restart back-off (doubles up to 300 s)")
 @click.option("--image-pull-backoff-seconds", default=10.0, type=_PERIOD, show_default=True,
@@ -103,7 +106,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             node_index: int | None, pod_cidr: str | None,
             cpu: str, memory: str, pods: str, ephemeral_storage: str, image_pull_seconds: float,
             container_start_seconds: float, lease_renew_seconds: float,
-            node_status_report_frequency: str, crashloop_backoff_seconds: float,
+            node_status_report_frequency: str, sync_frequency: str, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
             event_qps: float, event_burst: int, root_dir: str | None, trace: bool, service_account_tokens: str,
             healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
@@ -119,6 +122,9 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
         if node_status_report_seconds <= 0:
             raise ValueError(f"invalid value {node_status_report_frequency!r} for --node-status-report-frequency: "
                              "must be greater than zero")
+        sync_frequency_seconds = parse_duration(sync_frequency, "--sync-frequency")
+        if sync_frequency_seconds <= 0:
+            raise ValueError(f"invalid value {sync_frequency!r} for --sync-frequency: must be greater than zero")
         if hollow_nodes:
             start = 100 if node_index is None else node_index
             if start + hollow_nodes - 1 > MAX_NODE_INDEX:
@@ -175,6 +181,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                           container_start_seconds=container_start_seconds,
                           lease_renew_seconds=lease_renew_seconds,
                           status_report_seconds=node_status_report_seconds,
+                          sync_frequency_seconds=sync_frequency_seconds,
                           backoff_base_seconds=crashloop_backoff_seconds,
                           image_backoff_seconds=image_pull_backoff_seconds,
                           image_backoff_max_seconds=max(image_pull_backoff_max_seconds,

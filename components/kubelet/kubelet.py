@@ -29,7 +29,7 @@ from typing import Any
 
 from components.kubelet.checkpoint import Checkpoint
 from components.kubelet.node import Heartbeats, NodeAgent, NodeConfig
-from components.kubelet.pod_workers import PodWorkers
+from components.kubelet.pod_workers import STATUS_SYNC_PERIOD, PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
@@ -44,12 +44,15 @@ log = logging.getLogger("kubelet")
 
 #: hollow nodes' heartbeats go out in batches this many seconds apart (Heartbeats.batch_seconds)
 HEARTBEAT_BATCH_SECONDS = 0.25
+#: hollow nodes' status batches running at once (each one's requests go one after the other)
+STATUS_BATCH_CONCURRENCY = 16
 
 
 @dataclass
 class Timings:
     """Simulated durations and heartbeat periods, in seconds (``status_report_seconds``: the
-    kubelet's ``nodeStatusReportFrequency``, 5 min)."""
+    kubelet's ``nodeStatusReportFrequency``, 5 min; ``sync_frequency_seconds``: ``--sync-frequency``,
+    how often each pod is synced again, 1 min; 0: never)."""
 
     image_pull_seconds: float = 0.2
     container_start_seconds: float = 0.1
@@ -59,6 +62,7 @@ class Timings:
     backoff_max_seconds: float = 300.0
     image_backoff_seconds: float = 10.0
     image_backoff_max_seconds: float = 300.0
+    sync_frequency_seconds: float = 60.0
 
 
 class Kubelet:
@@ -159,7 +163,8 @@ class Kubelet:
             on_images_changed=agent.mark_changed, volumes=volumes,
             image_backoff_base=t.image_backoff_seconds, image_backoff_max=t.image_backoff_max_seconds,
             # a root dir without a checkpoint is a node reboot: nothing kept running
-            adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens)
+            adopt_from_status=self.checkpoint is None or self.checkpoint.found, tokens=tokens,
+            sync_frequency=t.sync_frequency_seconds)
         early = self._early.pop(cfg.name, None)
         if early is not None:
             agent.observe(early)
@@ -170,7 +175,9 @@ class Kubelet:
         informer."""
         self.node_informer.add_handlers(self._on_node, lambda old, new: self._on_node(new), None)
         self.node_informer.start()
-        self._beats = [asyncio.create_task(self.heartbeats.run(), name="heartbeats")]
+        self._beats = [asyncio.create_task(self.heartbeats.run(), name="heartbeats"),
+                       asyncio.create_task(self.sync_loop(), name="sync-loop"),
+                       asyncio.create_task(self.status_loop(), name="status-manager")]
         sem = asyncio.Semaphore(self.register_concurrency)
         await asyncio.gather(*(self._start_node(cfg, sem) for cfg in self.configs))
         event(log, "kubelet.nodes_registered", nodes=len(self.agents))
@@ -201,6 +208,42 @@ class Kubelet:
             except OSError as e:
                 event(log, "kubelet.checkpoint_failed", logging.WARNING, error=str(e)[:200])
         await self.tracer.flush()
+
+    async def sync_loop(self) -> None:
+        """Every second, start the pods whose periodic sync is due (``pkg/kubelet/kubelet.go``
+        syncLoop: the 1 s ``syncTicker``, getPodsToSync). Runs until cancelled."""
+        while True:
+            await asyncio.sleep(1.0)   # the sync loop's ticker
+            for w in self.workers.values():
+                w.resync_due()
+
+    async def status_loop(self) -> None:
+        """Every :data:`~components.kubelet.pod_workers.STATUS_SYNC_PERIOD` seconds, a status batch
+        (:meth:`sync_statuses`), on a task of its own as the status manager's goroutine
+        (``status_manager.go`` Start: the syncPeriod ticker's syncBatch), so slow requests do
+        not hold up the sync loop. Runs until cancelled."""
+        while True:
+            await asyncio.sleep(STATUS_SYNC_PERIOD)   # the status manager's ticker
+            await self.sync_statuses()
+
+    async def sync_statuses(self) -> int:
+        """One status batch on every node with pods out of sync (:meth:`PodWorkers.sync_batch`);
+        returns how many pods were synced. Errors are the batches' own (logged there). Logs one
+        ``kubelet.status_batch`` line: nodes batched, pods synced, the GETs and writes it made."""
+        pending = [w for w in self.workers.values() if w.unsynced()]
+        if not pending:
+            return 0
+        gets, writes = (sum(w.batch_gets for w in pending), sum(w.batch_writes for w in pending))
+        sem = asyncio.Semaphore(STATUS_BATCH_CONCURRENCY)
+
+        async def one(w: PodWorkers) -> int:
+            async with sem:
+                return await w.sync_batch()
+
+        synced = sum(await asyncio.gather(*(one(w) for w in pending)))
+        event(log, "kubelet.status_batch", nodes=len(pending), synced=synced,
+              gets=sum(w.batch_gets for w in pending) - gets, writes=sum(w.batch_writes for w in pending) - writes)
+        return synced
 
     # -- informer handlers -------------------------------------------------------
     def _on_node(self, node: dict) -> None:

@@ -16,6 +16,22 @@ synced are coalesced and handled by the same worker once the current sync ends
    pods informer's cache is the apiserver's view (``pkg/kubelet/status/status_manager.go``
    syncPod / needsUpdate / needsReconcile compare against the pod manager's pod).
 
+A status write answered 404 or 409 is kept as unsynced (any other error fails the
+sync, which the worker runs again 1 s later) and retried by :meth:`PodWorkers.sync_batch`,
+the status manager's ``syncBatch`` run every :data:`STATUS_SYNC_PERIOD` (10 s,
+``syncPeriod``): a GET of the pod, then the write again against that fresh copy; a 404
+drops it (the pod is gone), so does another UID (a pod recreated under the same name).
+The same batch writes back a status someone else changed while the pod's worker was
+busy (needsReconcile). Pods in sync cost nothing there: only the unsynced and the
+drifted are looked at.
+
+Every sync that ends without error schedules the pod's next one ``sync_frequency``
+(``--sync-frequency``, 1 min) later, plus up to half of that as jitter
+(``pkg/kubelet/pod_workers.go`` completeWork: ``wait.Jitter(resyncInterval, 0.5)``);
+:meth:`PodWorkers.resync_due`, called every second (``kubelet.go`` syncLoop's
+``syncCh``), starts the pods that are due, so a pod left in a bad state is looked
+at again.
+
 A pod with ``deletionTimestamp`` is stopped gracefully (``Killing`` events, preStop
 hooks, SIGTERM, SIGKILL at the end of the grace period: :meth:`PodWorkers.terminate_pod`),
 gets its terminal status, loses its sandbox and IP, and is then deleted with
@@ -32,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from typing import Any, Callable
 
 from components.kubelet import events as ev
@@ -60,6 +77,12 @@ from controlplane.log import event
 
 log = logging.getLogger("kubelet.pods")
 
+#: seconds between two status batches (``pkg/kubelet/status/status_manager.go`` syncPeriod)
+STATUS_SYNC_PERIOD = 10.0
+#: the periodic resync's jitter: up to this fraction of --sync-frequency more
+#: (``pkg/kubelet/pod_workers.go`` workerResyncIntervalJitterFactor)
+RESYNC_JITTER = 0.5
+
 
 class _Preempted(Exception):
     """A newer version of the pod (e.g. its deletion) supersedes the running sync."""
@@ -86,8 +109,10 @@ class PodWorkers:
     ``client``: a RestClient-like object (``patch``, ``delete``); ``recorder``: an
     EventRecorder-like object (``event(obj, type, reason, message, field_path)``);
     ``tracer``: a TraceEmitter-like object (``emit(step, action, obj, detail)``) or None.
-    ``backoff_base``/``backoff_max``: restart back-off in seconds.
-    Call :meth:`update_pod` / :meth:`remove_pod` from informer handlers.
+    ``backoff_base``/``backoff_max``: restart back-off in seconds. ``sync_frequency``: seconds
+    between a pod's periodic syncs (``--sync-frequency``; 0: none).
+    Call :meth:`update_pod` / :meth:`remove_pod` from informer handlers, :meth:`resync_due`
+    every second and :meth:`sync_batch` every :data:`STATUS_SYNC_PERIOD` seconds.
     """
 
     def __init__(self, client: Any, node_name: str, host_ip: str, runtime: SimulatedRuntime,
@@ -95,7 +120,8 @@ class PodWorkers:
                  backoff_max: float = 300.0,
                  on_images_changed: Callable[[], None] | None = None,
                  image_backoff_base: float = 10.0, image_backoff_max: float = 300.0,
-                 adopt_from_status: bool = True, volumes: Any = None, tokens: Any = None) -> None:
+                 adopt_from_status: bool = True, volumes: Any = None, tokens: Any = None,
+                 sync_frequency: float = 60.0) -> None:
         self.client = client
         self.node_name = node_name
         self.host_ip = host_ip
@@ -129,6 +155,18 @@ class PodWorkers:
         #: write or written before the pod's worker waits (status_manager.go keeps only
         #: the latest status per pod and its sync writes that one)
         self._deferred: dict[str, tuple[dict, Sandbox]] = {}
+        #: pods whose last status write did not land: retried by :meth:`sync_batch` (the status
+        #: manager's cached status with ``apiStatusVersions`` behind its version, needsUpdate)
+        self._unsynced: set[str] = set()
+        #: pods another writer changed while their worker was busy, not compared since: compared
+        #: by :meth:`sync_batch` against the informer's copy (status_manager.go needsReconcile)
+        self._drifted: dict[str, int] = {}   # uid -> the resourceVersion that drifted
+        self.sync_frequency = sync_frequency
+        #: uid -> when (:attr:`clock`) the pod's periodic sync is due (pod_workers.go's workQueue)
+        self._resync_at: dict[str, float] = {}
+        #: the GETs made and the status writes landed by :meth:`sync_batch`, since the start
+        self.batch_gets = 0
+        self.batch_writes = 0
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._deleted: set[str] = set()
         self._wake: dict[str, asyncio.Event] = {}
@@ -149,6 +187,12 @@ class PodWorkers:
         first = uid not in self._latest
         self._latest[uid] = pod
         written = self._written.get(uid)
+        if not first and (written is None or _rv(pod) > _rv(written)):
+            task = self._tasks.get(uid)
+            if task is not None and not task.done():
+                # another writer's version while the worker is in a sync that may not
+                # compare again soon (an init container's run): the next batch compares
+                self._drifted[uid] = _rv(pod)
         if written is not None and 0 <= _rv(written) <= _rv(pod):
             del self._written[uid]  # the informer caught up: its pod is the newer record
         if first and self.adopt_from_status and self.runtime.sandbox(uid) is None:
@@ -168,7 +212,7 @@ class PodWorkers:
         if len(self._deleted) > 100_000:
             self._deleted.clear()
         self._latest.pop(uid, None)
-        self._written.pop(uid, None)
+        self._forget_status(uid)
         self._deferred.pop(uid, None)
         self._pull_seconds.pop(uid, None)
         wake = self._wake.pop(uid, None)
@@ -243,6 +287,7 @@ class PodWorkers:
                 try:
                     await self.sync_pod(pod)
                     await self._flush_deferred(uid)  # a sync that ended without writing its last status
+                    self._schedule_resync(uid)
                 except _Preempted:
                     continue
                 except asyncio.CancelledError:
@@ -255,6 +300,39 @@ class PodWorkers:
             self._tasks.pop(uid, None)
             if not any(not t.done() for t in self._tasks.values()):
                 self._idle.set()
+
+    def _schedule_resync(self, uid: str) -> None:
+        """After a sync without error: the pod's next periodic sync is due in ``sync_frequency``
+        seconds plus up to :data:`RESYNC_JITTER` of it (pod_workers.go completeWork); none for a
+        pod gone or finished (Succeeded / Failed: its worker has nothing left to do)."""
+        pod = self._latest.get(uid)
+        if self.sync_frequency <= 0 or pod is None or uid in self._deleted:
+            self._resync_at.pop(uid, None)
+            return
+        if self.apiserver_status(uid, pod).get("phase") in ("Succeeded", "Failed"):
+            self._resync_at.pop(uid, None)
+            return
+        self._resync_at[uid] = self.clock() + self.sync_frequency * (1.0 + RESYNC_JITTER * random.random())
+
+    def resync_due(self) -> int:
+        """Start a sync of every pod whose periodic sync is due on :attr:`clock` (``kubelet.go``
+        syncLoopIteration's ``syncCh``: getPodsToSync, then HandlePodSyncs). Returns how many."""
+        if not self._resync_at:
+            return 0
+        now = self.clock()
+        due = [uid for uid, at in self._resync_at.items() if at <= now]
+        for uid in due:
+            del self._resync_at[uid]
+            if uid in self._latest:
+                self._kick(uid)
+        return len(due)
+
+    def _forget_status(self, uid: str) -> None:
+        """The pod is gone: nothing of its status is kept (status_manager.go RemoveOrphanedStatuses)."""
+        self._written.pop(uid, None)
+        self._unsynced.discard(uid)
+        self._drifted.pop(uid, None)
+        self._resync_at.pop(uid, None)
 
     async def _flush_deferred(self, uid: str) -> None:
         """Write the pod's deferred status (:attr:`_deferred`) before its worker waits."""
@@ -777,7 +855,7 @@ class PodWorkers:
             self.volumes.release(uid)
         self._deleted.add(uid)
         self._latest.pop(uid, None)
-        self._written.pop(uid, None)
+        self._forget_status(uid)
         self._wake.pop(uid, None)
 
     async def _stop_container(self, pod: dict, c: Container, grace: float) -> None:
@@ -802,16 +880,21 @@ class PodWorkers:
 
     # -- status ---------------------------------------------------------------
     async def _send_status(self, pod: dict, sb: Sandbox | None, terminal: bool = False,
-                           announce: bool = False) -> dict:
+                           announce: bool = False, batch: bool = False) -> dict:
         """PATCH pods/NAME/status if the generated status differs from what the
         apiserver holds (:meth:`apiserver_status`); returns the pod with the status
-        the apiserver now holds."""
+        the apiserver now holds. A write answered 404 or 409 leaves the pod unsynced and the
+        sync goes on: :meth:`sync_batch` retries it (its GET tells a pod gone or recreated
+        from a passing conflict). Any other error is raised: the worker syncs the pod again
+        1 s later, status write included, so the batch does not retry it as well."""
         uid = _uid(pod)
         self._deferred.pop(uid, None)  # this write supersedes a deferred one
         base = self.apiserver_status(uid, pod)
+        self._drifted.pop(uid, None)   # compared against the newest version known
         work = dict(pod, status=base)
         st = generate_pod_status(work, sb, self.host_ip, terminal=terminal)
         if not status_differs(base, st):
+            self._unsynced.discard(uid)
             return work
         md = pod["metadata"]
         if announce or terminal:
@@ -821,16 +904,108 @@ class PodWorkers:
             out = await self.client.patch(PODS, md["name"], {"metadata": {"uid": uid}, "status": st},
                                           md["namespace"], patch_type="merge", subresource="status")
         except ApiError as e:
-            if e.code in (404, 409):
-                return work
-            raise
+            if e.code not in (404, 409):
+                self._unsynced.discard(uid)   # the worker's retry (or the batch's caller) owns it
+                raise
+            self._unsynced.add(uid)
+            event(log, "pod.status_failed", logging.INFO, pod=_name(pod), code=e.code,
+                  error=str(e)[:200], retry="next status batch")
+            return work
+        self._unsynced.discard(uid)
+        if batch:
+            self.batch_writes += 1
         event(log, "pod.status_sent", pod=_name(pod), phase=st["phase"])
         new = out if isinstance(out, dict) and out.get("status") else dict(pod, status=st)
         new.setdefault("kind", "Pod")
         new.setdefault("apiVersion", "v1")
-        self._written[uid] = {"metadata": {"resourceVersion": (new.get("metadata") or {}).get("resourceVersion")},
-                              "status": new.get("status")}
+        self._remember(uid, new)
+        drift = self._drifted.get(uid)
+        if drift is not None and drift <= _rv(new):
+            del self._drifted[uid]   # a version this write overwrote (or its own watch event)
         return new
+
+    def _remember(self, uid: str, pod: dict) -> None:
+        """Keep ``pod``'s resourceVersion and status as the apiserver's view (:attr:`_written`)
+        unless a newer one is kept (two writes' answers may come back in either order)."""
+        old = self._written.get(uid)
+        if old is None or _rv(pod) < 0 or _rv(old) <= _rv(pod):
+            self._written[uid] = {"metadata": {"resourceVersion": (pod.get("metadata") or {}).get("resourceVersion")},
+                                  "status": pod.get("status")}
+
+    def unsynced(self) -> int:
+        """How many pods :meth:`sync_batch` has to look at (last write failed, or drifted)."""
+        return len(self._unsynced) + len(self._drifted)
+
+    async def sync_batch(self) -> int:
+        """One status batch (``pkg/kubelet/status/status_manager.go`` syncBatch(all=true)):
+        bring the apiserver's status of the pods that are not in sync back to this kubelet's.
+
+        * a pod whose last write did not land (needsUpdate): GET it (syncPod); 404: it is gone,
+          its status is dropped; another UID: deleted and recreated under that name, dropped;
+          another error: kept for the next batch; else the status is generated again against
+          the fresh copy and written if it differs;
+        * a pod another writer changed while its worker was busy (needsReconcile): compared
+          with the informer's copy, no GET, and written back if it differs.
+
+        Pods being deleted are left to their worker's termination; pods in sync are not
+        looked at (no request, no comparison). Returns how many pods were synced (written or
+        found equal), as syncBatch returns the syncs it attempted."""
+        synced = 0
+        for uid in list(self._unsynced):
+            pod = self._latest.get(uid)
+            if pod is None:
+                self._unsynced.discard(uid)
+                continue
+            md = pod.get("metadata") or {}
+            if md.get("deletionTimestamp"):
+                continue
+            self.batch_gets += 1
+            try:
+                fresh = await self.client.get(PODS, md["name"], md["namespace"])
+            except ApiError as e:
+                if e.code == 404:   # the pod does not exist on the server: nothing to write
+                    self._unsynced.discard(uid)
+                    event(log, "pod.status_dropped", pod=_name(pod), reason="NotFound")
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                event(log, "pod.status_get_failed", logging.INFO, pod=_name(pod),
+                      error=f"{type(e).__name__}: {e}"[:200])
+                continue
+            if _uid(fresh) != uid:   # "Pod was deleted and then recreated, skipping status update"
+                self._unsynced.discard(uid)
+                event(log, "pod.status_dropped", pod=_name(pod), reason="UIDMismatch", uid=_uid(fresh))
+                continue
+            self._remember(uid, fresh)
+            if await self._batch_write(uid):
+                synced += 1
+        for uid in list(self._drifted):
+            pod = self._latest.get(uid)
+            if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp") \
+                    or self.runtime.sandbox(uid) is None:
+                self._drifted.pop(uid, None)
+                continue
+            if await self._batch_write(uid):
+                synced += 1
+        return synced
+
+    async def _batch_write(self, uid: str) -> bool:
+        """:meth:`_send_status` of the pod's latest version and sandbox, for :meth:`sync_batch`;
+        False when it raised (logged; the pod stays unsynced)."""
+        pod = self._latest.get(uid)
+        if pod is None:
+            return False
+        try:
+            await self._send_status(pod, self.runtime.sandbox(uid), batch=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self._unsynced.add(uid)   # the next batch tries again
+            event(log, "pod.status_failed", logging.INFO, pod=_name(pod), error=f"{type(e).__name__}: {e}"[:200],
+                  retry="next status batch")
+            return False
+        return uid not in self._unsynced
 
     def apiserver_status(self, uid: str, pod: dict) -> dict:
         """The pod status the apiserver holds as far as this kubelet knows: that of

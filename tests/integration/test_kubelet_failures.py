@@ -5,7 +5,8 @@ One kubelet (node01) with short back-offs (image pulls 1 s doubling to 4 s) and 
 (``running_node_cluster``, one for the module): a pull from an unresolvable registry ends in ImagePullBackOff with
 the kubelet's events; the liveness-exec task of the Kubernetes docs (its timings
 shortened) restarts the container; a failing readiness probe keeps READY 0/1; a
-``kubectl delete`` with a preStop hook shows ``Killing`` and takes the hook's time.
+``kubectl delete`` with a preStop hook shows ``Killing`` and takes the hook's time; a status
+another writer overwrote during a long init container is put back by the kubelet's status batch.
 Then ``controlplane up`` stopped and started again keeps its pods running (RESTARTS 0,
 same startedAt); started once more after a node's root dir was deleted (a reboot), that
 node's pod is restarted (RESTARTS 1, SandboxChanged). Waits are ``kubectl wait`` or polls of kubectl with a deadline.
@@ -163,6 +164,38 @@ def test_delete_with_prestop_hook_takes_the_hooks_time(env):
     took = time.monotonic() - t0
     assert 3.0 <= took < 15.0, took
     assert ("Killing", "Stopping container app") in events(env, "graceful")
+
+
+LONG_INIT = """
+apiVersion: v1
+kind: Pod
+metadata: {name: long-init}
+spec:
+  initContainers:
+  - name: wait
+    image: busybox
+    command: [sh, -c, "sleep 3600"]
+  containers:
+  - name: app
+    image: nginx
+"""
+
+
+def test_status_overwritten_during_a_long_init_is_put_back_by_the_status_batch(env):
+    env.kubectl("apply", "-f", "-", input=LONG_INIT)
+    env.kubectl("wait", "pod/long-init", "--timeout=60s",
+                "--for=jsonpath={.status.initContainerStatuses[0].started}=true")
+    # another writer replaces the conditions (a merge patch replaces the list); the pod's worker is
+    # in the init container's run, so only the kubelet's status batch (10 s) can put them back
+    out = env.kubectl("patch", "pod", "long-init", "--subresource=status", "--type=merge", "-o", "json", "-p",
+                      json.dumps({"status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}}))
+    assert [c["type"] for c in json.loads(out.stdout)["status"]["conditions"]] == ["PodScheduled"]
+    env.kubectl("wait", "pod/long-init", "--for=condition=Initialized=False", "--timeout=30s")
+    pod = json.loads(env.kubectl("get", "pod", "long-init", "-o", "json").stdout)
+    conds = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
+    assert conds == {"PodReadyToStartContainers": "True", "Initialized": "False", "Ready": "False",
+                     "ContainersReady": "False", "PodScheduled": "True"}, conds
+    env.kubectl("delete", "pod", "long-init", "--timeout=60s")
 
 
 POD = """

@@ -24,10 +24,13 @@ from controlplane.cli.up import command as up
     (["--image-pull-backoff-seconds", "0"], "0.0 is not in the range x>0"),
     (["--image-pull-backoff-max-seconds", "-5"], "-5.0 is not in the range x>0"),
     (["--root-dir", "/proc/1/nope"], "cannot use --root-dir '/proc/1/nope'"),
+    (["--sync-frequency", "0s"], "invalid value '0s' for --sync-frequency: must be greater than zero"),
+    (["--sync-frequency", "1x"], "invalid value '1x' for --sync-frequency"),
 ], ids=["empty node name", "node name with capitals and an underscore", "hollow node prefix makes bad names",
         "label with two equals signs", "label key with a space", "label without a value", "cpu not a quantity",
         "negative image pull time", "taint without effect", "reserved unknown resource",
-        "a zero image pull back-off", "a negative image pull back-off maximum", "a root dir that cannot be made"])
+        "a zero image pull back-off", "a negative image pull back-off maximum", "a root dir that cannot be made",
+        "a zero sync frequency", "a sync frequency with an unknown unit"])
 def test_kubelet_bad_flags_are_usage_errors(args, message):
     r = CliRunner().invoke(kubelet, ["--master", "http://127.0.0.1:1", *args])
     assert r.exit_code == 2, r.output
