@@ -96,7 +96,8 @@ class ControllerManager:
     may inject fakes; ``config`` holds the time/threshold settings (defaults as
     kube-controller-manager). :meth:`run` returns only when cancelled.
     ``gc_sweep_interval`` > 0 (seconds): once every informer synced, the cached objects leave
-    the cyclic GC while :meth:`run` runs (:class:`controlplane.gcpolicy.GCFreezer`; 0: not).
+    the cyclic GC while :meth:`run` runs, the young generation's threshold
+    :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD` (:class:`controlplane.gcpolicy.GCFreezer`; 0: not).
     """
 
     def __init__(self, client: Any, controllers: list[str], *,
@@ -104,7 +105,7 @@ class ControllerManager:
                  tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None,
                  config: ControllerConfig | None = None, gc_sweep_interval: float = 0.0) -> None:
         self.client = client
-        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval)
+        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD)
         self.informers = informers or SharedInformers(client)
         self.tracer = tracer or TraceEmitter(client, "controller-manager")
         # the garbage collector's metadata-only monitors (real informers only; the fakes share)

@@ -69,7 +69,8 @@ class Kubelet:
     (``checkpoint.py``) so running containers survive a kubelet restart; None: none kept.
     ``gc_sweep_interval`` > 0 (seconds): once the pods informer has its first list, the objects
     cached by then and the survivors of every later full collection leave the cyclic GC while
-    :meth:`run` runs (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
+    :meth:`run` runs, the young generation's threshold :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD`
+    (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
                  trace: bool = True, register_concurrency: int = 32,
@@ -79,7 +80,7 @@ class Kubelet:
             raise ValueError("at least one node is required")
         self.client = client
         self.configs = nodes
-        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval)
+        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD)
         self.timings = timings or Timings()
         self.tracer = TraceEmitter(client, "kubelet", enabled=trace)
         self.agents: dict[str, NodeAgent] = {}

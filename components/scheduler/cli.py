@@ -65,7 +65,8 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
     ``port``: where ``/metrics`` and the health checks are served from the start (0: not);
     ``/readyz`` passes once the informers synced (``sched-handler-sync``).
     ``gc_sweep_interval`` > 0 (seconds): once the informers synced, their objects leave the
-    cyclic GC until the scheduler returns (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
+    cyclic GC until the scheduler returns, the young generation's threshold
+    :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD` (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
     le = (leader_elect if isinstance(leader_elect, LeaderElection)
           else LeaderElection(bool(leader_elect), resource_name="kube-scheduler"))
     log = logging.getLogger("scheduler")
@@ -75,7 +76,7 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
     endpoint = await serve("scheduler", address, port, make_app(health))
     try:
         await _run(server, config, record_results, le, explain_max_nodes, log, synced, health,
-                   gcpolicy.freezer(gc_sweep_interval))
+                   gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD))
     finally:
         await endpoint.stop()
 

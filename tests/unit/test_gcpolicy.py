@@ -41,8 +41,8 @@ def made(monkeypatch):
     out = Made()
     real = gcpolicy.freezer
 
-    def record(interval: float) -> GCFreezer | None:
-        f = real(interval)
+    def record(interval: float, young: int | None = None) -> GCFreezer | None:
+        f = real(interval, young)
         if f is not None:
             out.append(f)
             out.any.set()
@@ -96,6 +96,19 @@ async def test_the_sweep_unfreezes_collects_and_freezes_the_survivors_again(monk
     assert calls[0] == 0 and f.freezes >= 1
 
 
+async def test_a_young_threshold_holds_while_started_and_the_old_thresholds_come_back():
+    before = gc.get_threshold()
+    f = GCFreezer(3600, young_threshold=12345)
+    f.start()
+    try:
+        assert gc.get_threshold() == (12345, *before[1:])
+    finally:
+        await f.stop()
+    assert gc.get_threshold() == before
+    with pytest.raises(ValueError, match="young_threshold must be > 0"):
+        GCFreezer(60, young_threshold=0)
+
+
 def test_no_freezer_for_a_zero_interval_and_a_bad_interval_is_refused():
     assert gcpolicy.freezer(0) is None and gcpolicy.freezer(-1) is None
     assert gcpolicy.freezer(600).sweep_interval == 600
@@ -133,6 +146,7 @@ async def test_controller_manager_freezes_once_its_informers_synced_and_thaws_wh
     try:
         await made.started(task)
         assert made[0]._after_gc in gc.callbacks
+        assert gc.get_threshold()[0] == gcpolicy.CLIENT_YOUNG_THRESHOLD
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -153,6 +167,7 @@ async def test_hollow_kubelet_freezes_once_its_pods_informer_listed_and_thaws_wh
     try:
         await made.started(task)
         assert k.informer._synced.is_set() and len(k.agents) == 3
+        assert gc.get_threshold()[0] == gcpolicy.CLIENT_YOUNG_THRESHOLD
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -179,7 +194,9 @@ async def test_scheduler_freezes_once_its_informers_synced_and_thaws_when_it_end
                                                  gc_sweep_interval=3600))
     try:
         await made.started(task)
+        assert gc.get_threshold()[0] == gcpolicy.CLIENT_YOUNG_THRESHOLD
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert not made[0].started.is_set() and made[0]._after_gc not in gc.callbacks
+    assert gc.get_threshold()[0] != gcpolicy.CLIENT_YOUNG_THRESHOLD
