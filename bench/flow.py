@@ -17,6 +17,11 @@ collapsed stacks) from the Deployment's submission to the last pod Running and w
 ``DIR/<service>.txt`` plus ``DIR/<service>.top.txt`` (the top functions by self and
 inclusive samples, ``bench/profile_top.py``).
 
+``--idle SECONDS`` measures each process's CPU rate over SECONDS with nothing to do before the
+submission and prints the CPU per pod also net of it (that rate times the run's duration): the
+hollow nodes' leases cost CPU per second, so a run slowed by a loaded machine otherwise shows more
+CPU per pod.
+
 ``--count-requests`` audits every API request (leases and events included, which
 ``controlplane up``'s policy leaves out; the audit log costs the apiserver CPU, so compare CPU
 figures only between runs with the same setting) and, ``--settle`` seconds after the last pod
@@ -120,6 +125,13 @@ async def main(args: argparse.Namespace) -> None:
         spies = start_profilers(args, cluster) if args.profile else []
         etcd_before = await etcd_calls(client) if args.count_requests else {}
         queues_before = await queue_adds(cluster) if args.count_requests else {}
+        idle_rate: dict[str, float] = {}
+        if args.idle > 0:  # what each process spends per second with nothing to do (leases, heartbeats)
+            idle0 = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+            i0 = time.monotonic()
+            await asyncio.sleep(args.idle)  # the idle window measured (a figure, not synchronisation)
+            idle_rate = {svc.name: (cpu_seconds(svc.proc.pid) - idle0[svc.name]) / (time.monotonic() - i0)
+                         for svc in cluster.services if svc.proc}
         wall0 = time.time()
         cpu_before = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
         t0 = time.monotonic()
@@ -138,6 +150,7 @@ async def main(args: argparse.Namespace) -> None:
                 print(f"timed out after {args.timeout}s")
                 break
         cpu_after = {svc.name: cpu_seconds(svc.proc.pid) for svc in cluster.services if svc.proc}
+        window = time.monotonic() - t0
         stop_profilers(args, spies)
         await informer.stop()
         total = max(running.values(), default=t0) - t0
@@ -155,12 +168,18 @@ async def main(args: argparse.Namespace) -> None:
         print(f"{'submission -> Running':<34} p50 {pct(lat_run, 50):7.2f} s    "
               f"p99 {pct(lat_run, 99):7.2f} s    (Kubernetes SLO: pod startup p99 <= 5 s)")
         print("\nCPU seconds per process during the run (where the time goes):")
+        if idle_rate:
+            print(f"  (net: less the idle rate measured over {args.idle:.0f} s before, times the run's {window:.1f} s)")
         n = max(len(running), 1)
         for svc in cluster.services:
             used = cpu_after.get(svc.name, 0.0) - cpu_before.get(svc.name, 0.0)
-            print(f"  {svc.name:<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod")
+            net = (f"   net {(used - idle_rate[svc.name] * window) / n * 1000:6.2f} ms per pod "
+                   f"(idle {idle_rate[svc.name] * 1000:5.1f} ms/s)" if svc.name in idle_rate else "")
+            print(f"  {svc.name:<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod{net}")
         used = sum(cpu_after.values()) - sum(cpu_before.values())
-        print(f"  {'all':<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod")
+        net = (f"   net {(used - sum(idle_rate.values()) * window) / n * 1000:6.2f} ms per pod"
+               if idle_rate else "")
+        print(f"  {'all':<20} {used:7.2f} s   {used / n * 1000:6.2f} ms per pod{net}")
         print(f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         if args.count_requests:
             await asyncio.sleep(args.settle)  # let the trailing status updates and events land
@@ -301,4 +320,8 @@ if __name__ == "__main__":
                     help="audit every request; print requests per pod by client/verb/resource and etcd calls")
     ap.add_argument("--settle", type=float, default=5.0,
                     help="with --count-requests: seconds to wait after the last Running before counting")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds to measure each process's CPU with nothing to do before the submission; "
+                         "the CPU figures then also print net of that rate (the leases and heartbeats of "
+                         "the hollow nodes cost CPU per second, not per pod)")
     asyncio.run(main(ap.parse_args()))

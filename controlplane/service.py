@@ -1,6 +1,6 @@
 """What every service's command line shares (kube-scheduler, kube-controller-manager,
 kubelet, kube-apiserver, etcd): how to reach the apiserver, finite-seconds and Go-duration
-flag values, the ``--leader-elect*`` flags, and how to run until SIGTERM/SIGINT.
+flag values, the ``--leader-elect*`` flags, ``--gc-sweep-interval``, and how to run until SIGTERM/SIGINT.
 
 Services import this module, never the application shell (``controlplane.cli``; an
 import-linter contract in pyproject.toml keeps it so).
@@ -27,6 +27,7 @@ import click
 from controlplane import aio, apitime
 from controlplane.client.config import ClientConfig, load_config
 from controlplane.client.rest import resolve_server
+from controlplane.gcpolicy import DEFAULT_SWEEP_INTERVAL
 
 #: a click command function
 F = TypeVar("F", bound=Callable[..., Any])
@@ -197,6 +198,21 @@ def insecure_serving_options(component: str) -> Callable[[F], F]:
         return fn
     return decorate
 
+
+
+def gc_options(fn: F) -> F:
+    """Add ``--gc-sweep-interval SECONDS`` (default
+    :data:`controlplane.gcpolicy.DEFAULT_SWEEP_INTERVAL`, 600; ``0`` leaves CPython's collector
+    as it is) to a component's command: once the component's caches are filled, the survivors of
+    every full collection leave the cyclic GC and all are swept once per interval
+    (:class:`controlplane.gcpolicy.GCFreezer`). Not a Kubernetes flag: Go's collector needs none.
+    The command receives ``gc_sweep_interval`` (float seconds); a negative, nan or infinite value
+    is a usage error (exit 2)."""
+    return click.option("--gc-sweep-interval", default=DEFAULT_SWEEP_INTERVAL, show_default=True,
+                        type=Seconds(min=0), metavar="SECONDS",
+                        help="keep long-lived objects out of the cyclic GC (gc.freeze after each full "
+                             "collection), unfreezing and collecting everything every SECONDS "
+                             "(0: CPython's default GC)")(fn)
 
 #: the OpenTelemetry service name of each component (its Kubernetes counterpart's)
 TRACING_SERVICE_NAMES = {"apiserver": "apiserver", "scheduler": "kube-scheduler",

@@ -28,7 +28,7 @@ from components.apiserver.tls import DEFAULT_CERT_DIR, self_signed, server_conte
 from controlplane import aio, sdnotify
 from controlplane.log import event, setup
 from controlplane.pki import first_service_ip
-from controlplane.service import Seconds, tracing_options
+from controlplane.service import Seconds, gc_options, tracing_options
 from controlplane.storage.etcd import EtcdTLS, parse_endpoints
 
 
@@ -96,9 +96,11 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
                 ssl_context: ssl.SSLContext | None = None, etcd_tls: EtcdTLS | None = None,
                 authentication: Any = None, authorization_modes: list[str] | None = None,
                 audit: Any = None,
-                permit_port_sharing: bool = False) -> None:
+                permit_port_sharing: bool = False, gc_sweep_interval: float = 600.0) -> None:
     """Run until SIGTERM/SIGINT. Logs ``apiserver.ready`` with the URL once listening: HTTPS with
     ``ssl_context`` (:func:`components.apiserver.tls.server_context`), else plain HTTP.
+    ``gc_sweep_interval``: seconds between full GC sweeps once the watch caches are filled
+    (:class:`controlplane.gcpolicy.GCFreezer`; 0: CPython's default collector).
 
     On SIGTERM, as kube-apiserver's graceful termination: stop accepting connections, end
     every watch stream cleanly (the chunked stream's terminating chunk: clients see the
@@ -113,7 +115,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
     logging.logProcesses = False
     logging.logMultiprocessing = False
     server = APIServer(etcd_servers, bookmark_interval=bookmark_interval,
-                       compaction_interval=compaction_interval, gc_sweep_interval=600.0,
+                       compaction_interval=compaction_interval, gc_sweep_interval=gc_sweep_interval,
                        service_cluster_ip_range=service_cluster_ip_range,
                        service_node_port_range=service_node_port_range,
                        min_request_timeout=min_request_timeout,
@@ -213,6 +215,7 @@ async def serve(etcd_servers: str, bind_address: str, port: int, bookmark_interv
               help="days a rotated audit log is kept (0: no limit)")
 @click.option("--audit-log-format", default="json", show_default=True, type=click.Choice(["json"]),
               help="format of the audit log lines (kube-apiserver's 'legacy' text format is not served)")
+@gc_options
 @authn_flags.options
 def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: float,
             compaction_interval: float, min_request_timeout: int, service_cluster_ip_range: str,
@@ -221,7 +224,8 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
             tls_cert_file: str, tls_private_key_file: str, client_ca_file: str, cert_dir: str,
             insecure_http: bool, etcd_cafile: str, etcd_certfile: str, etcd_keyfile: str, authorization_mode: str,
             audit_policy_file: str, audit_log_path: str, audit_log_maxsize: int, audit_log_maxbackup: int,
-            audit_log_maxage: int, audit_log_format: str, permit_port_sharing: bool, **authn: Any) -> None:
+            audit_log_maxage: int, audit_log_format: str, permit_port_sharing: bool, gc_sweep_interval: float,
+            **authn: Any) -> None:
     """Kubernetes API server (HTTPS) backed by etcd."""
     authentication = authn_flags.from_flags(authn)
     audit = audit_from_flags(audit_policy_file, audit_log_path, audit_log_maxsize, audit_log_maxbackup,
@@ -269,6 +273,7 @@ def command(etcd_servers: str, bind_address: str, port: int, bookmark_interval: 
                    service_cluster_ip_range, service_node_port_range, float(min_request_timeout),
                    max_requests_inflight, max_mutating_requests_inflight, enable_priority_and_fairness,
                    plugins, ssl_context=ssl_context, etcd_tls=etcd_tls, authentication=authentication,
-                   authorization_modes=modes, audit=audit, permit_port_sharing=permit_port_sharing))
+                   authorization_modes=modes, audit=audit, permit_port_sharing=permit_port_sharing,
+                   gc_sweep_interval=gc_sweep_interval))
     except OSError as e:
         raise click.ClickException(f"cannot listen on {bind_address}:{port}: {e.strerror or e}")

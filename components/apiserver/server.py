@@ -35,7 +35,6 @@ from components.apiserver.cache import WatchCache, cache_name
 from components.apiserver.crd import CRDController
 from components.apiserver.endpointlease import LeaseEndpointReconciler
 from components.apiserver.flowcontrol import FlowControl, Rejected
-from components.apiserver.gcpolicy import GCFreezer
 from components.apiserver.metrics import Metrics
 from components.apiserver.negotiation import json_response, warning_headers
 from components.apiserver.otel import middlewares as otel_middleware
@@ -45,7 +44,7 @@ from components.apiserver.routing import RequestInfo
 from components.apiserver.servicealloc import ServiceAllocator
 from components.apiserver.tracing import Tracer
 from components.apiserver.watch import WatchServer
-from controlplane import apitime
+from controlplane import apitime, gcpolicy
 from controlplane.api import resources as R
 from controlplane.api.groups import scheduling
 from controlplane.log import event
@@ -103,8 +102,8 @@ class APIServer:
         #: API Priority and Fairness (flowcontrol.py) in place of the two limits, as kube-apiserver
         self.flowcontrol = FlowControl(max_requests_inflight + max_mutating_requests_inflight,
                                        request_timeout / 4) if enable_priority_and_fairness else None
-        #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (see gcpolicy.py)
-        self.gc_freezer = GCFreezer(gc_sweep_interval) if gc_sweep_interval > 0 else None
+        #: gc_sweep_interval > 0: long-lived objects leave the cyclic GC (controlplane/gcpolicy.py)
+        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval)
         self.service_allocator = ServiceAllocator(
             service_cluster_ip_range, service_node_port_range,
             services=lambda: self.caches["services"].objects.values() if "services" in self.caches else (),

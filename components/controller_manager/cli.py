@@ -27,6 +27,7 @@ from controlplane.service import (
     LeaderElection,
     client_options,
     config_or_exit,
+    gc_options,
     insecure_serving_options,
     leader_election_options,
     parse_duration,
@@ -95,6 +96,7 @@ def read_root_ca(path: str) -> str:
               help="CA bundle published as kube-root-ca.crt in every namespace (default: a placeholder CA)")
 @leader_election_options("kube-controller-manager", "run the controllers only while holding the Lease")
 @insecure_serving_options("controller-manager")
+@gc_options
 @tracing_options("controller-manager")
 def command(kubeconfig: str | None, master: str | None, controllers: str, node_monitor_period: str,
             node_monitor_grace_period: str, node_startup_grace_period: str, terminated_pod_gc_threshold: int,
@@ -104,7 +106,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
             horizontal_pod_autoscaler_initial_readiness_delay: str, allocate_node_cidrs: bool,
             cluster_cidr: str, node_cidr_mask_size: int, node_cidr_mask_size_ipv4: int,
             node_cidr_mask_size_ipv6: int, service_cluster_ip_range: str, root_ca_file: str,
-            leader_election: LeaderElection, port: int, address: str) -> None:
+            leader_election: LeaderElection, port: int, address: str, gc_sweep_interval: float) -> None:
     """Run the workload, garbage-collection, namespace, node-lifecycle, taint-eviction,
     pod-GC, service-account and endpoints controllers (kube-controller-manager)."""
     from .config import ControllerConfig
@@ -144,7 +146,7 @@ def command(kubeconfig: str | None, master: str | None, controllers: str, node_m
         client = RestClient(client_config, "controller-manager")
         try:
             await wait_ready(client)
-            mgr = ControllerManager(client, names, config=config)
+            mgr = ControllerManager(client, names, config=config, gc_sweep_interval=gc_sweep_interval)
             event(log, "controller-manager.starting", server=server, controllers=",".join(names),
                   leader_elect=leader_election.enabled)
             elector = leader_election.elector(client) if leader_election.enabled else None

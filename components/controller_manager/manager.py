@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
+from controlplane import gcpolicy
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
 from controlplane.client.informer import Informer, SharedIndexInformer, metadata_only
@@ -94,13 +95,17 @@ class ControllerManager:
     ``informers``/``tracer``/``recorder_factory`` default to the real ones; tests
     may inject fakes; ``config`` holds the time/threshold settings (defaults as
     kube-controller-manager). :meth:`run` returns only when cancelled.
+    ``gc_sweep_interval`` > 0 (seconds): once every informer synced, the cached objects leave
+    the cyclic GC while :meth:`run` runs, the young generation's threshold
+    :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD` (:class:`controlplane.gcpolicy.GCFreezer`; 0: not).
     """
 
     def __init__(self, client: Any, controllers: list[str], *,
                  informers: SharedInformers[SharedIndexInformer] | None = None,
                  tracer: Any = None, recorder_factory: Callable[[str], Any] | None = None,
-                 config: ControllerConfig | None = None) -> None:
+                 config: ControllerConfig | None = None, gc_sweep_interval: float = 0.0) -> None:
         self.client = client
+        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD)
         self.informers = informers or SharedInformers(client)
         self.tracer = tracer or TraceEmitter(client, "controller-manager")
         # the garbage collector's metadata-only monitors (real informers only; the fakes share)
@@ -148,6 +153,8 @@ class ControllerManager:
         finally:
             for t in tasks:
                 t.cancel()
+            if self.gc_freezer is not None:
+                await self.gc_freezer.stop()
             await self.informers.stop()
 
     async def _run_controller(self, c: Controller, needs: list[Any]) -> None:
@@ -157,6 +164,8 @@ class ControllerManager:
     async def _all_synced(self) -> None:
         await self.informers.wait_synced(timeout=300)
         event(log, "controller-manager.synced", resources=",".join(r.plural for r in self.informers.resources))
+        if self.gc_freezer is not None:  # the caches are full: what they hold lives long
+            self.gc_freezer.start()
 
 
 async def run_manager(mgr: ControllerManager, elector: Any = None) -> None:

@@ -33,6 +33,7 @@ from controlplane.service import (
     Seconds,
     client_options,
     config_or_exit,
+    gc_options,
     parse_duration,
     run_until_signalled,
     tracing_options,
@@ -93,6 +94,7 @@ _PERIOD = Seconds(min=0, min_open=True)
                    "refreshed at 80% of its life; off: none; auto: request for a single node, off for hollow "
                    "nodes (each token is a signature in the apiserver; components/kubelet/tokens.py)")
 @tracing_options("kubelet")
+@gc_options
 @click.option("--healthz-port", default=10248, show_default=True, type=click.IntRange(0, 65535),
               help="port of /healthz (0 disables)")
 @click.option("--healthz-bind-address", default="127.0.0.1", show_default=True, metavar="IP",
@@ -109,7 +111,8 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
             node_status_report_frequency: str, sync_frequency: str, crashloop_backoff_seconds: float,
             image_pull_backoff_seconds: float, image_pull_backoff_max_seconds: float,
             event_qps: float, event_burst: int, root_dir: str | None, trace: bool, service_account_tokens: str,
-            healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str) -> None:
+            healthz_port: int, healthz_bind_address: str, read_only_port: int, address: str,
+            gc_sweep_interval: float) -> None:
     """Run a kubelet (node registration, lease, pod lifecycle) on a simulated runtime."""
     client_config = config_or_exit(master, kubeconfig)
     server = client_config.host
@@ -188,7 +191,7 @@ def command(kubeconfig: str | None, master: str | None, node_name: str, node_lab
                                                         image_pull_backoff_seconds))
         async with RestClient(client_config, "kubelet") as client:
             kubelet = Kubelet(client, nodes, timings, trace=trace, root_dir=root_dir,
-                              event_qps=event_qps, event_burst=event_burst,
+                              event_qps=event_qps, event_burst=event_burst, gc_sweep_interval=gc_sweep_interval,
                               service_account_tokens=service_account_tokens == "request"
                               or (service_account_tokens == "auto" and not hollow_nodes))
             endpoints = await serve_kubelet(health_checks(lambda: True), kubelet.pods,

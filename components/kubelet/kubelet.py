@@ -33,6 +33,7 @@ from components.kubelet.pod_workers import STATUS_SYNC_PERIOD, PodWorkers
 from components.kubelet.runtime import SimulatedRuntime
 from components.kubelet.tokens import TokenManager
 from components.kubelet.volumes import VolumeManager
+from controlplane import gcpolicy
 from controlplane.aio import Backoff
 from controlplane.api.resources import NODES, PODS
 from controlplane.client.events import EventRecorder
@@ -69,16 +70,21 @@ class Kubelet:
     """Runs ``nodes`` (one or many :class:`NodeConfig`) against the apiserver behind
     ``client`` (a RestClient). ``trace`` toggles step records (steps 1 and 12).
     ``root_dir``: the kubelet's ``--root-dir``, where the runtime's state is checkpointed
-    (``checkpoint.py``) so running containers survive a kubelet restart; None: none kept."""
+    (``checkpoint.py``) so running containers survive a kubelet restart; None: none kept.
+    ``gc_sweep_interval`` > 0 (seconds): once the pods informer has its first list, the objects
+    cached by then and the survivors of every later full collection leave the cyclic GC while
+    :meth:`run` runs, the young generation's threshold :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD`
+    (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
 
     def __init__(self, client: Any, nodes: list[NodeConfig], timings: Timings | None = None,
                  trace: bool = True, register_concurrency: int = 32,
                  root_dir: str | None = None, service_account_tokens: bool = False,
-                 event_qps: float = 50.0, event_burst: int = 100) -> None:
+                 event_qps: float = 50.0, event_burst: int = 100, gc_sweep_interval: float = 0.0) -> None:
         if not nodes:
             raise ValueError("at least one node is required")
         self.client = client
         self.configs = nodes
+        self.gc_freezer = gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD)
         self.timings = timings or Timings()
         self.tracer = TraceEmitter(client, "kubelet", enabled=trace)
         self.agents: dict[str, NodeAgent] = {}
@@ -186,12 +192,26 @@ class Kubelet:
         self.informer.start()
 
     async def run(self) -> None:
-        """Start and run until cancelled."""
+        """Start and run until cancelled (the GC policy from the pods informer's first list on)."""
         await self.start()
         try:
+            if self.gc_freezer is not None:
+                await self._pods_synced()
+                self.gc_freezer.start()  # the caches are full: what they hold lives long
             await asyncio.Event().wait()  # serve until cancelled
         finally:
+            if self.gc_freezer is not None:
+                await self.gc_freezer.stop()
             await self.stop()
+
+    async def _pods_synced(self) -> None:
+        # however long the first list takes (thousands of hollow nodes' pods): no deadline here
+        while True:
+            try:
+                await self.informer.wait_synced(60.0)
+                return
+            except TimeoutError:
+                continue
 
     async def stop(self) -> None:
         for t in getattr(self, "_beats", []):

@@ -30,6 +30,7 @@ import click
 
 from components.scheduler.config import ConfigError, load_config
 from components.scheduler.scheduler import Scheduler
+from controlplane import gcpolicy
 from controlplane.api.resources import NAMESPACES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, get
 from controlplane.client.events import EventRecorder
 from controlplane.client.factory import SharedInformers
@@ -40,6 +41,7 @@ from controlplane.service import (
     LeaderElection,
     client_options,
     config_or_exit,
+    gc_options,
     insecure_serving_options,
     leader_election_options,
     run_until_signalled,
@@ -55,13 +57,16 @@ DEFAULT_EXPLAIN_MAX_NODES = 100
 async def run_scheduler(server: "str | ClientConfig", config, record_results: bool,
                         leader_elect: "bool | LeaderElection",
                         explain_max_nodes: int = DEFAULT_EXPLAIN_MAX_NODES,
-                        address: str = "0.0.0.0", port: int = 0) -> None:
+                        address: str = "0.0.0.0", port: int = 0, gc_sweep_interval: float = 0.0) -> None:
     """Connect, start the informers, wait for them to sync, then schedule forever (only
     while holding the Lease when leader election is on). Raises RuntimeError
     "leaderelection lost" when the Lease is lost. ``explain_max_nodes``: the largest
     cluster whose per-node verdicts and scores go into each step-9 record. ``address`` /
     ``port``: where ``/metrics`` and the health checks are served from the start (0: not);
-    ``/readyz`` passes once the informers synced (``sched-handler-sync``)."""
+    ``/readyz`` passes once the informers synced (``sched-handler-sync``).
+    ``gc_sweep_interval`` > 0 (seconds): once the informers synced, their objects leave the
+    cyclic GC until the scheduler returns, the young generation's threshold
+    :data:`controlplane.gcpolicy.CLIENT_YOUNG_THRESHOLD` (:class:`controlplane.gcpolicy.GCFreezer`; 0: not)."""
     le = (leader_elect if isinstance(leader_elect, LeaderElection)
           else LeaderElection(bool(leader_elect), resource_name="kube-scheduler"))
     log = logging.getLogger("scheduler")
@@ -70,13 +75,15 @@ async def run_scheduler(server: "str | ClientConfig", config, record_results: bo
     health.add("sched-handler-sync", synced.is_set, readyz_only=True)
     endpoint = await serve("scheduler", address, port, make_app(health))
     try:
-        await _run(server, config, record_results, le, explain_max_nodes, log, synced, health)
+        await _run(server, config, record_results, le, explain_max_nodes, log, synced, health,
+                   gcpolicy.freezer(gc_sweep_interval, gcpolicy.CLIENT_YOUNG_THRESHOLD))
     finally:
         await endpoint.stop()
 
 
 async def _run(server: "str | ClientConfig", config, record_results: bool, le: LeaderElection, explain_max_nodes: int,
-               log: logging.Logger, synced: asyncio.Event, health: HealthChecks) -> None:
+               log: logging.Logger, synced: asyncio.Event, health: HealthChecks,
+               freezer: gcpolicy.GCFreezer | None = None) -> None:
     async with RestClient(server, "scheduler") as client:
         server = client.server
         await wait_ready(client)
@@ -107,6 +114,8 @@ async def _run(server: "str | ClientConfig", config, record_results: bool, le: L
         tasks.append(pods.start())
         await pods.wait_synced()
         synced.set()
+        if freezer is not None:  # the caches are full: what they hold lives long
+            freezer.start()
         event(log, "scheduler.started", server=server, profiles=",".join(sched.profiles),
               nodes=sched.cache.node_count(), leader_elect=le.enabled)
         try:
@@ -122,6 +131,8 @@ async def _run(server: "str | ClientConfig", config, record_results: bool, le: L
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if freezer is not None:
+                await freezer.stop()
 
 
 #: the owners whose selectors make PodTopologySpread's default selector (helper/spread.go)
@@ -144,10 +155,11 @@ VOLUME_SOURCES = (get("persistentvolumeclaims"), get("persistentvolumes"), get("
 @leader_election_options("kube-scheduler", "schedule only while holding the Lease "
                          "(see --leader-elect-resource-*)")
 @insecure_serving_options("scheduler")
+@gc_options
 @tracing_options("scheduler")
 def command(kubeconfig: str | None, master: str | None, config_path: str | None,
             record_results: bool, explain_max_nodes: int, leader_election: LeaderElection,
-            port: int, address: str) -> None:
+            port: int, address: str, gc_sweep_interval: float) -> None:
     """Run the scheduler: filter, score and bind pending pods."""
     client_config = config_or_exit(master, kubeconfig)
     try:
@@ -160,4 +172,4 @@ def command(kubeconfig: str | None, master: str | None, config_path: str | None,
         le.check()
     setup("scheduler")
     run_until_signalled(lambda: run_scheduler(client_config, config, record_results, le, explain_max_nodes,
-                                              address, port))
+                                              address, port, gc_sweep_interval))
