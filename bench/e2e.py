@@ -245,7 +245,8 @@ async def run_one(nodes: int, pods: int, backend: str, args: argparse.Namespace)
                             "post_p99_ms": round(pct(post_latency, 99) * 1000, 1)}
 
         # -- storage ceiling ---------------------------------------------------------------
-        pod = await client.list(PODS, "default", limit=1)
+        # one page of one pod (client.list would follow the continue token through every pod)
+        pod = await client.request("GET", PODS.path("default"), params={"limit": 1})
         size = len(json.dumps((pod.get("items") or [{}])[0]))
         rate = await etcd_write_rate(etcd_url, args.ceiling_seconds, size)
         per_pod = out["burst"]["etcd_writes_per_pod"] or 1
