@@ -252,12 +252,14 @@ class ScheduleResult:
         """The ``n`` highest totals as (node, total), highest first, ties by node name."""
         if n <= 0 or not self.totals:
             return []
-        # the n-th highest total bounds the answer: a C-level pass over the ints, then
-        # only the pairs at or above it are sorted (the same list as a full sort's head)
+        # the n-th highest total bounds the answer: a C-level pass over the ints, then only
+        # the pairs at or above it are ordered, as (-total, node) tuples compared in C; many
+        # tied at the floor (identical nodes) go through a heap of n instead of a full sort
+        # (the same list as a full sort's head either way)
         floor = heapq.nlargest(n, self.totals)[-1]
-        top = [(s, t) for s, t in zip(self.scored, self.totals) if t >= floor]
-        top.sort(key=lambda kv: (-kv[1], kv[0]))
-        return top[:n]
+        top = [(-t, s) for s, t in zip(self.scored, self.totals) if t >= floor]
+        top = heapq.nsmallest(n, top) if len(top) > 2 * n else sorted(top)[:n]
+        return [(s, -t) for t, s in top]
 
 
 def _observe_filter_chunk(plugin: str, res: list[Status | None] | None, n: int, seconds: float) -> None:

@@ -25,6 +25,15 @@ def test_best_is_the_highest_totals_first_ties_by_name():
     assert r.best(100) == sorted(zip(names, totals), key=lambda kv: (-kv[1], kv[0]))
 
 
+def test_best_with_most_nodes_tied_at_the_floor_is_still_the_full_sorts_head():
+    names = [f"hollow-{(i * 37) % 420:04d}" for i in range(420)]   # not in name order
+    totals = [301 if i % 97 == 0 else 300 for i in range(420)]
+    r = ScheduleResult(names[0], 420, 420, names, totals)
+    full = sorted(zip(names, totals), key=lambda kv: (-kv[1], kv[0]))
+    for n in (1, 3, 10, 50):
+        assert r.best(n) == full[:n]
+
+
 def test_observe_many_counts_as_observe_does():
     reg = CollectorRegistry()
     buckets = metrics.m.exponential_buckets(0.00001, 1.5, 20)
