@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import copy
 import secrets
-import uuid
 
-from controlplane import apitime
+from controlplane import apitime, uid
 from controlplane.api import resources
 from controlplane.api.registry import DEFAULT_STRATEGY, KindKey, Resource, Strategy
 
@@ -77,7 +76,7 @@ def prepare_for_create(kind: KindKey, obj: dict, namespace: str | None, namespac
         md["namespace"] = namespace
     else:
         md.pop("namespace", None)
-    md["uid"] = str(uuid.uuid4())
+    md["uid"] = uid.new()
     md["creationTimestamp"] = apitime.now()
     md.pop("resourceVersion", None)
     md.pop("deletionTimestamp", None)

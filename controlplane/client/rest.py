@@ -85,6 +85,14 @@ KUBE_AGENTS = {"controller-manager": "kube-controller-manager", "scheduler": "ku
 #: connections a client keeps for its requests (watches have their own, see
 #: :attr:`RestClient.watch_session`)
 REQUEST_CONNECTIONS = 64
+#: seconds an idle connection is kept for the next request. client-go's transports keep
+#: theirs 90 s (``k8s.io/apimachinery/pkg/util/net/http.go`` SetOldTransportDefaults:
+#: ``http.DefaultTransport``'s IdleConnTimeout); aiohttp's default is 15 s, which under
+#: bursty load closed and re-opened pool connections — a TLS handshake on both ends each
+#: time. 60 s: below the apiserver's idle timeout (90 s, ``components/apiserver/serving.py``),
+#: so the client, not the server, closes an idle connection and no request is sent on one
+#: the server is closing.
+IDLE_CONNECTION_SECONDS = 60.0
 
 #: resends of a request refused with 429 + Retry-After (client-go's default maxRetries)
 MAX_RETRIES = 10
@@ -169,7 +177,8 @@ class RestClient:
     def _new_session(self, limit: int) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
             headers={"User-Agent": self.user_agent},
-            connector=aiohttp.TCPConnector(limit=limit, ssl=self.ssl_context if self.ssl_context else True))
+            connector=aiohttp.TCPConnector(limit=limit, ssl=self.ssl_context if self.ssl_context else True,
+                                           keepalive_timeout=IDLE_CONNECTION_SECONDS))
 
     def request_kwargs(self, headers: dict[str, str]) -> dict[str, Any]:
         """The keywords of every ``session.request`` besides the URL: ``headers`` plus the

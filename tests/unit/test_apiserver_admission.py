@@ -176,6 +176,84 @@ async def test_every_mutating_plugin_runs_before_any_validating_one():
     assert seen == ["admit:a", "validate:a"]   # b handles CREATE only
 
 
+def test_chain_awaits_only_the_plugins_a_request_can_reach():
+    chain = Cluster().chain()
+    assert chain.plan(PODS, "", adm.CREATE) == (
+        ["LimitRanger", "ServiceAccount", "Priority", "DefaultTolerationSeconds", "RuntimeClass"],
+        ["NamespaceLifecycle", "LimitRanger", "RuntimeClass", "ResourceQuota"])
+    assert chain.plan(PODS, "status", adm.UPDATE) == ([], [])
+    assert chain.plan(PODS, "binding", adm.CREATE) == ([], ["NamespaceLifecycle"])
+    assert chain.plan(PODS, "", adm.UPDATE) == (["Priority", "DefaultTolerationSeconds"], [])
+    assert chain.plan(R.NAMESPACES, "", adm.DELETE) == ([], ["NamespaceLifecycle"])
+    pvcs = R.get("persistentvolumeclaims")
+    assert chain.plan(pvcs, "", adm.CREATE) == (
+        ["DefaultStorageClass", "StorageObjectInUseProtection"], ["NamespaceLifecycle", "ResourceQuota"])
+    assert chain.plan(pvcs, "", adm.UPDATE) == ([], ["PersistentVolumeClaimResize", "ResourceQuota"])
+    assert chain.plan(scheduling.PRIORITYCLASSES, "", adm.CREATE) == ([], ["Priority"])
+
+
+def test_chain_plan_is_resolved_once_per_resource_subresource_operation():
+    calls: list[tuple[str, str]] = []
+
+    class Counting(adm.Plugin):
+        mutating = validating = True
+
+        def applies(self, phase: str, resource: Any, subresource: str, operation: str) -> bool:
+            calls.append((phase, operation))
+            return True
+
+    chain = adm.Chain([Counting(Cluster().ctx)])
+    for _ in range(3):
+        chain.plan(PODS, "", adm.CREATE)
+    chain.plan(PODS, "", adm.UPDATE)
+    assert calls == [("admit", adm.CREATE), ("validate", adm.CREATE), ("admit", adm.UPDATE),
+                     ("validate", adm.UPDATE)]
+
+
+def _sample(resource: Any) -> dict:
+    if resource is PODS:
+        return pod("x")
+    md: dict[str, Any] = {"name": "x", "generateName": "x-"}
+    if resource.namespaced:
+        md["namespace"] = "default"
+    return {"apiVersion": "v1", "kind": resource.kind, "metadata": md, "globalDefault": True,
+            "spec": {"resources": {"requests": {"storage": "2Gi"}}}, "status": {"phase": "Bound"}}
+
+
+async def test_a_plugin_the_chain_skips_would_have_done_nothing():
+    """Every (plugin, phase) that :meth:`Plugin.applies` rules out for a served resource and
+    subresource (of an operation it handles), run anyway on a sample object: no change, no
+    refusal, no write."""
+    cl = Cluster()
+    cl.add(scheduling.PRIORITYCLASSES, {"metadata": {"name": "high"}, "value": 10, "globalDefault": True})
+    cl.add(core.RESOURCEQUOTAS, {"metadata": {"name": "q", "namespace": "default"},
+                                 "spec": {"hard": {"pods": "0", "count/deployments.apps": "0"}}})
+    cl.add(core.LIMITRANGES, {"metadata": {"name": "l", "namespace": "default"},
+                              "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "1"},
+                                                   "min": {"cpu": "2"}}]}})
+    plugins = list(cl.chain().plugins)
+    skipped = 0
+    for resource in R.REGISTRY:
+        for sub in ("", *resource.subresources):
+            for op in (adm.CREATE, adm.UPDATE, adm.DELETE):
+                for p in plugins:
+                    for phase, on, method in ((adm.ADMIT, p.mutating, p.admit),
+                                              (adm.VALIDATE, p.validating, p.validate)):
+                        if not on or not p.handles(op) or p.applies(phase, resource, sub, op):
+                            continue
+                        obj = _sample(resource)
+                        old = copy.deepcopy(obj)
+                        old["spec"]["resources"] = {"requests": {"storage": "1Gi"}}
+                        a = adm.Attributes(op, resource, obj["metadata"].get("namespace"), "x",
+                                           None if op == adm.DELETE else obj, old, sub)
+                        before = copy.deepcopy(obj)
+                        await method(a)
+                        assert obj == before, (p.name, phase, resource.plural, sub, op)
+                        skipped += 1
+    assert skipped > 1000
+    assert cl.store.writes == []
+
+
 def test_forbidden_aggregates_like_utilerrors():
     a = attrs(pod("web"))
     e = adm.forbidden(a, ["one", "two", "one"])

@@ -104,3 +104,51 @@ def test_parse_body_bounds_depth_and_numbers(raw, content_type, message):
     with pytest.raises(neg.BodyError) as e:
         neg.parse_body(raw, content_type)
     assert e.value.message == message
+
+
+def _streamed_request(first: bytes, later: list[bytes], headers: dict[str, str] | None = None):
+    """A mocked POST whose body has ``first`` buffered and ``later`` chunks (then EOF) fed by
+    the loop's next callbacks, after the reader has started waiting."""
+    import asyncio
+    from unittest import mock
+
+    from aiohttp.streams import StreamReader
+
+    loop = asyncio.get_running_loop()
+    payload = StreamReader(mock.Mock(_reading_paused=False), 2 ** 16, loop=loop)
+    payload.feed_data(first)
+
+    def feed(rest: list[bytes]) -> None:
+        if rest:
+            payload.feed_data(rest[0])
+            loop.call_soon(feed, rest[1:])
+        else:
+            payload.feed_eof()
+    loop.call_soon(feed, list(later))
+    return make_mocked_request("POST", "/api/v1/namespaces/default/pods", headers=headers or {}, payload=payload)
+
+
+async def test_read_body_joins_chunks_arriving_after_the_headers():
+    req = _streamed_request(b'{"kind":', [b'"Pod",', b'"apiVersion":"v1"}'])
+    assert await neg.read_body(req) == b'{"kind":"Pod","apiVersion":"v1"}'
+    assert req[neg.REQUEST_BODY] == b'{"kind":"Pod","apiVersion":"v1"}'
+
+
+async def test_read_body_of_a_complete_body_is_it():
+    req = _streamed_request(b'{"kind":"Pod"}', [])
+    assert await neg.read_body(req) == b'{"kind":"Pod"}'
+
+
+async def test_read_body_beyond_the_limit_without_a_length_is_413():
+    chunk = b"x" * (1024 * 1024)
+    req = _streamed_request(chunk, [chunk] * 4)
+    with pytest.raises(st.APIError) as e:
+        await neg.read_body(req)
+    assert (e.value.code, e.value.message) == (413, f"Request entity too large: limit is {neg.MAX_BODY}")
+
+
+async def test_read_body_with_a_length_beyond_the_limit_is_413_unread():
+    req = _streamed_request(b"", [], {"Content-Length": str(neg.MAX_BODY + 1)})
+    with pytest.raises(st.APIError) as e:
+        await neg.read_body(req)
+    assert e.value.code == 413

@@ -125,3 +125,16 @@ async def test_open_watches_leave_the_request_connections_free(server, monkeypat
         server.release.set()
         await asyncio.wait_for(asyncio.gather(*watches), 10)
     assert len(events) == 3
+
+
+async def test_idle_connections_are_kept_for_reuse_until_before_the_apiserver_drops_them(server):
+    """Pool connections idle for less than :data:`rest.IDLE_CONNECTION_SECONDS` (60 s, not
+    aiohttp's 15 s) are reused, and the client lets go of them before the apiserver's idle
+    timeout closes them on its side."""
+    from components.apiserver import serving
+
+    async with RestClient(server.url, "test", timeout=5) as client:
+        for session in (client.session, client.watch_session):
+            assert session.connector is not None
+            assert session.connector._keepalive_timeout == rest.IDLE_CONNECTION_SECONDS == 60.0
+    assert rest.IDLE_CONNECTION_SECONDS < serving.IDLE_TIMEOUT

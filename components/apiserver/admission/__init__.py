@@ -138,21 +138,53 @@ class Context:
         return found
 
 
+#: the two phases of the chain (``chain.go``: every MutationInterface's Admit, then every
+#: ValidationInterface's Validate)
+ADMIT, VALIDATE = "admit", "validate"
+#: (API group, resource plural, subresource) — ``a.GetResource().GroupResource()`` and
+#: ``a.GetSubresource()``, what the Kubernetes plugins compare before doing any work
+GroupResourceSub = tuple[str, str, str]
+#: the core ``pods`` resource itself, what most plugins act on (:meth:`Attributes.is_pod`)
+POD_ONLY: frozenset[GroupResourceSub] = frozenset({("", "pods", "")})
+#: distinct (resource, subresource, operation) plans a chain keeps before starting afresh
+PLAN_CACHE_SIZE = 4096
+
+
 class Plugin:
     """One admission plugin. ``operations``: what it handles (``Handles``); a mutating plugin
     overrides :meth:`admit` and sets ``mutating``, a validating one :meth:`validate` and
-    ``validating`` (a plugin may be both, as LimitRanger)."""
+    ``validating`` (a plugin may be both, as LimitRanger).
+
+    ``admit_resources`` / ``validate_resources``: the :data:`GroupResourceSub` triples its
+    :meth:`admit` / :meth:`validate` can act on — the resource (and subresource) checks the
+    Kubernetes plugin makes first thing in ``Admit`` / ``Validate`` and returns nil
+    otherwise; ``None`` (the default): every resource. The :class:`Chain` never calls a plugin
+    for a request :meth:`applies` rules out, so these must cover every request on which
+    the method does anything (its own checks stay: a superset is fine, a subset is not)."""
 
     name: ClassVar[str] = ""
     operations: ClassVar[frozenset[str]] = frozenset({CREATE, UPDATE})
     mutating: ClassVar[bool] = False
     validating: ClassVar[bool] = False
+    admit_resources: ClassVar[frozenset[GroupResourceSub] | None] = None
+    validate_resources: ClassVar[frozenset[GroupResourceSub] | None] = None
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
     def handles(self, operation: str) -> bool:
         return operation in self.operations
+
+    def applies(self, phase: str, resource: Any, subresource: str, operation: str) -> bool:
+        """Whether :meth:`admit` (``phase`` :data:`ADMIT`) or :meth:`validate`
+        (:data:`VALIDATE`) can act on a request of ``operation`` on ``resource`` (a registry
+        resource: ``group``, ``plural``) / ``subresource`` (``""`` for the main resource):
+        :meth:`handles` the operation and the triple is in the phase's resources (any when
+        None). A function of those three only: the :class:`Chain` caches its answer."""
+        if not self.handles(operation):
+            return False
+        wanted = self.admit_resources if phase == ADMIT else self.validate_resources
+        return wanted is None or (resource.group, resource.plural, subresource) in wanted
 
     async def admit(self, a: Attributes) -> None:
         """Mutate ``a.object``; raise an APIError to reject."""
@@ -161,26 +193,56 @@ class Plugin:
         """Raise an APIError to reject; never mutates."""
 
 
+#: a resolved plan: the resource it is for (kept so its id is not reused while cached), then
+#: the bound ``admit`` methods and the bound ``validate`` methods to await, in chain order
+_Plan = tuple[Any, tuple[Any, ...], tuple[Any, ...]]
+
+
 class Chain:
     """The plugins in order (``chain.go``): :meth:`admit` runs every mutating plugin that
-    handles the operation, :meth:`validate` every validating one; the first error wins."""
+    handles the operation, :meth:`validate` every validating one; the first error wins.
+
+    Which plugins a request reaches depends only on its resource, subresource and operation
+    (:meth:`Plugin.applies`), so the chain works it out once per such triple (lazily, cached:
+    :meth:`plan`) and awaits only those plugins: a pod status update meets no mutating
+    plugin at all. The order and the outcome are those of calling every plugin, each
+    returning at once where its resource checks fail."""
 
     def __init__(self, plugins: Sequence[Plugin]) -> None:
         self.plugins = tuple(plugins)
+        self._plans: dict[tuple[int, str, str], _Plan] = {}
 
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.plugins]
 
+    def plan(self, resource: Any, subresource: str, operation: str) -> tuple[list[str], list[str]]:
+        """The names of the plugins a request of ``operation`` on ``resource`` /
+        ``subresource`` is admitted by, then validated by, in chain order."""
+        _r, admits, validates = self._plan(resource, subresource, operation)
+        return ([m.__self__.name for m in admits], [m.__self__.name for m in validates])
+
+    def _plan(self, resource: Any, subresource: str, operation: str) -> _Plan:
+        key = (id(resource), subresource, operation)
+        found = self._plans.get(key)
+        if found is not None and found[0] is resource:
+            return found
+        admits = tuple(p.admit for p in self.plugins
+                       if p.mutating and p.applies(ADMIT, resource, subresource, operation))
+        validates = tuple(p.validate for p in self.plugins
+                          if p.validating and p.applies(VALIDATE, resource, subresource, operation))
+        if len(self._plans) >= PLAN_CACHE_SIZE:
+            self._plans.clear()
+        plan = self._plans[key] = (resource, admits, validates)
+        return plan
+
     async def admit(self, a: Attributes) -> None:
-        for p in self.plugins:
-            if p.mutating and p.handles(a.operation):
-                await p.admit(a)
+        for admit in self._plan(a.resource, a.subresource, a.operation)[1]:
+            await admit(a)
 
     async def validate(self, a: Attributes) -> None:
-        for p in self.plugins:
-            if p.validating and p.handles(a.operation):
-                await p.validate(a)
+        for validate in self._plan(a.resource, a.subresource, a.operation)[2]:
+            await validate(a)
 
 
 def forbidden(a: Attributes, err: str | Iterable[str]) -> st.APIError:

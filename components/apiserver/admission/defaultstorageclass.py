@@ -50,6 +50,9 @@ class DefaultStorageClass(Plugin):
     name = "DefaultStorageClass"
     operations = frozenset({CREATE})
     mutating = True
+    #: claims only (``setdefault/admission.go`` Admit: returns for a resource other than
+    #: ``persistentvolumeclaims`` or any subresource)
+    admit_resources = frozenset({("", "persistentvolumeclaims", "")})
 
     async def admit(self, a: Attributes) -> None:
         if a.subresource or a.object is None or a.resource.group or a.resource.plural != "persistentvolumeclaims":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from components.apiserver.admission import CREATE, UPDATE, Attributes, Plugin
+from components.apiserver.admission import CREATE, POD_ONLY, UPDATE, Attributes, Plugin
 
 DEFAULT_TOLERATION_SECONDS = 300
 DEFAULT_TOLERATIONS: tuple[dict[str, Any], ...] = (
@@ -50,6 +50,9 @@ class DefaultTolerationSeconds(Plugin):
     name = "DefaultTolerationSeconds"
     operations = frozenset({CREATE, UPDATE})
     mutating = True
+    #: pods only (``defaulttolerationseconds/admission.go`` Admit: returns for a resource
+    #: other than ``pods`` or any subresource)
+    admit_resources = POD_ONLY
 
     async def admit(self, a: Attributes) -> None:
         if not a.is_pod() or a.object is None or not isinstance(a.object.get("spec"), dict):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from components.apiserver.admission import CREATE, Attributes, Plugin, forbidden
+from components.apiserver.admission import CREATE, POD_ONLY, Attributes, Plugin, forbidden
 from controlplane import quota
 from controlplane.api.groups import core
 from controlplane.api.quantity import parse_quantity
@@ -144,6 +144,9 @@ class LimitRanger(Plugin):
     operations = frozenset({CREATE})
     mutating = True
     validating = True
+    #: pods only (``limitranger/admission.go`` SupportsAttributes: no subresource; the pod
+    #: limit functions are the ones this emulator serves)
+    admit_resources = validate_resources = POD_ONLY
 
     async def _ranges(self, a: Attributes) -> list[dict[str, Any]]:
         return await self.ctx.list_live(core.LIMITRANGES, a.namespace) if a.namespace else []

@@ -8,8 +8,10 @@ resources and deletions of namespaces."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from components.apiserver import status as st
-from components.apiserver.admission import CREATE, DELETE, Attributes, Plugin, forbidden
+from components.apiserver.admission import CREATE, DELETE, VALIDATE, Attributes, Plugin, forbidden
 from controlplane.api import resources as R
 
 #: namespaces that cannot be deleted (the plugin's immortalNamespaces)
@@ -22,6 +24,15 @@ class NamespaceLifecycle(Plugin):
     name = "NamespaceLifecycle"
     operations = frozenset({CREATE, DELETE})
     validating = True
+
+    def applies(self, phase: str, resource: Any, subresource: str, operation: str) -> bool:
+        """``lifecycle/admission.go`` Admit: a delete of a ``Namespace`` (the immortal ones),
+        a create of anything namespaced (any subresource); nothing else."""
+        if phase != VALIDATE or not self.handles(operation):
+            return False
+        if operation == DELETE:
+            return bool(resource.kind == "Namespace" and not resource.group)
+        return bool(resource.namespaced)
 
     async def validate(self, a: Attributes) -> None:
         if a.operation == DELETE:

@@ -40,6 +40,9 @@ class PersistentVolumeClaimResize(Plugin):
     name = "PersistentVolumeClaimResize"
     operations = frozenset({UPDATE})
     validating = True
+    #: claims only (``resize/admission.go`` Validate: returns for a resource other than
+    #: ``persistentvolumeclaims`` or any subresource)
+    validate_resources = frozenset({("", "persistentvolumeclaims", "")})
 
     async def validate(self, a: Attributes) -> None:
         if a.subresource or a.object is None or a.old_object is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.apiserver.admission import CREATE, UPDATE, Attributes, Plugin, forbidden
+from components.apiserver.admission import CREATE, POD_ONLY, UPDATE, Attributes, Plugin, forbidden
 from controlplane.api.groups import scheduling
 
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -38,6 +38,10 @@ class Priority(Plugin):
     operations = frozenset({CREATE, UPDATE})
     mutating = True
     validating = True
+    #: ``priority/admission.go``: Admit acts on ``pods`` (no subresource), Validate on
+    #: ``scheduling.k8s.io`` ``priorityclasses`` (its ``switch a.GetResource().GroupResource()``)
+    admit_resources = POD_ONLY
+    validate_resources = frozenset({(scheduling.GROUP, "priorityclasses", "")})
 
     def _classes(self) -> list[dict[str, Any]]:
         return self.ctx.list(scheduling.PRIORITYCLASSES)
@@ -78,7 +82,7 @@ class Priority(Plugin):
             spec.setdefault("preemptionPolicy", DEFAULT_PREEMPTION_POLICY)
 
     async def validate(self, a: Attributes) -> None:
-        if a.resource is not scheduling.PRIORITYCLASSES and a.kind != "PriorityClass":
+        if (a.resource.group, a.resource.plural) != (scheduling.GROUP, "priorityclasses"):
             return
         if a.subresource or a.object is None or not a.object.get("globalDefault"):
             return

@@ -29,6 +29,9 @@ class RBACPolicy(Plugin):
     name = "rbac-policybased"
     operations = frozenset({CREATE, UPDATE})
     validating = True
+    #: the four storages ``pkg/registry/rbac/{role,clusterrole,rolebinding,clusterrolebinding}/policybased`` wrap
+    validate_resources = frozenset({(escalation.GROUP, plural, "")
+                                    for plural in ("roles", "clusterroles", "rolebindings", "clusterrolebindings")})
 
     def __init__(self, ctx: Context, authorizer: Authorizer, index: RBACIndex,
                  before: Any = None) -> None:

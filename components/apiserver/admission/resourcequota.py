@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.apiserver.admission import CREATE, UPDATE, Attributes, Context, Plugin, forbidden
+from components.apiserver.admission import CREATE, UPDATE, VALIDATE, Attributes, Context, Plugin, forbidden
 from controlplane import quota
 from controlplane.api import resources as R
 from controlplane.api.groups import core
@@ -75,6 +75,14 @@ class ResourceQuota(Plugin):
     name = "ResourceQuota"
     operations = frozenset({CREATE, UPDATE})
     validating = True
+
+    def applies(self, phase: str, resource: Any, subresource: str, operation: str) -> bool:
+        """``resourcequota/admission.go`` Validate: namespaced resources only, no subresource
+        (``len(a.GetSubresource()) != 0`` returns nil), creates, and the updates the
+        resource's evaluator handles (:func:`handles_update`)."""
+        if phase != VALIDATE or subresource or not resource.namespaced or not self.handles(operation):
+            return False
+        return operation == CREATE or handles_update(resource)
 
     async def validate(self, a: Attributes) -> None:
         if a.subresource or a.object is None or not a.resource.namespaced or not a.namespace:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.apiserver.admission import CREATE, Attributes, Plugin, forbidden
+from components.apiserver.admission import CREATE, POD_ONLY, Attributes, Plugin, forbidden
 from controlplane.api.groups import node
 
 
@@ -26,6 +26,9 @@ class RuntimeClass(Plugin):
     operations = frozenset({CREATE})
     mutating = True
     validating = True
+    #: pods only (``runtimeclass/admission.go`` Admit / Validate: ``shouldIgnore`` — a
+    #: subresource, or a resource other than ``pods``)
+    admit_resources = validate_resources = POD_ONLY
 
     async def _class(self, a: Attributes, spec: dict[str, Any]) -> dict[str, Any] | None:
         name = spec.get("runtimeClassName")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from components.apiserver.admission import CREATE, Attributes, Plugin
+from components.apiserver.admission import CREATE, POD_ONLY, Attributes, Plugin
 from controlplane.api import resources as R
 
 DEFAULT_SERVICE_ACCOUNT = "default"
@@ -90,6 +90,9 @@ class ServiceAccount(Plugin):
     name = "ServiceAccount"
     operations = frozenset({CREATE})
     mutating = True
+    #: pods only (``serviceaccount/admission.go`` Admit: ``shouldIgnore`` — a subresource, or
+    #: a resource other than ``pods``)
+    admit_resources = POD_ONLY
 
     async def admit(self, a: Attributes) -> None:
         if not a.is_pod() or a.object is None or not isinstance(a.object.get("spec"), dict):

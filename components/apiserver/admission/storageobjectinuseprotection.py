@@ -22,6 +22,9 @@ class StorageObjectInUseProtection(Plugin):
     name = "StorageObjectInUseProtection"
     operations = frozenset({CREATE})
     mutating = True
+    #: claims and volumes (``storageobjectinuseprotection/admission.go`` Admit: the
+    #: ``persistentvolumes`` / ``persistentvolumeclaims`` resources, no subresource)
+    admit_resources = frozenset({("", plural, "") for plural in FINALIZERS})
 
     async def admit(self, a: Attributes) -> None:
         if a.subresource or a.object is None or a.resource.group:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import uuid
 from typing import Any
 
 from aiohttp import web
@@ -43,7 +42,7 @@ from components.apiserver.audit.backend import LogBackend
 from components.apiserver.audit.policy import NONE, RANK, Policy, RequestAuditConfig, load_policy
 from components.apiserver.authorization.attributes import request_attributes
 from components.apiserver.negotiation import REQUEST_BODY, REQUEST_METADATA, parse_body
-from controlplane import apitime
+from controlplane import apitime, uid
 from controlplane.api import codec
 
 __all__ = ["AUDIT", "AuditContext", "Auditor", "LogBackend", "Policy", "load_policy"]
@@ -141,7 +140,7 @@ class Auditor:
     # -- the filter points ------------------------------------------------------
     def init(self, request: web.Request) -> AuditContext:
         """``WithAuditInit``: the request's :class:`AuditContext` with its audit ID."""
-        ctx = AuditContext(request.headers.get(HEADER) or str(uuid.uuid4()), time.time())
+        ctx = AuditContext(request.headers.get(HEADER) or uid.new(), time.time())
         request[AUDIT] = ctx
         return ctx
 
