@@ -15,15 +15,16 @@ line when no such pod exists or no record of it is kept.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
-from controlplane.api.resources import PODS
+from controlplane.api.resources import EVENTS, PODS
 from controlplane.cli.common import apiserver_errors, current_object, request_timeout_option
 from controlplane.client.rest import RestClient
 from controlplane.service import client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
-from controlplane.trace.explain import bypassed, last_step9, render, step9_records
+from controlplane.trace.explain import bypassed, last_step9, render, scheduled_event, step9_records
 
 
 @click.command("explain")
@@ -49,6 +50,13 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
             with apiserver_errors(server):
                 pod = await current_object(client, PODS, name, namespace)
                 records = await stream.fetch(client, 0.0)
+                events: list[dict[str, Any]] = []
+                if pod is not None and not history and pod["metadata"].get("uid"):
+                    # the pod's events, as kubectl describe selects them: a Scheduled one tells a pod
+                    # the scheduler bound (its record lost) from one created with spec.nodeName
+                    found = await client.list(EVENTS, namespace,
+                                              field_selector=f"involvedObject.uid={pod['metadata']['uid']}")
+                    events = found.get("items") or []
         finally:
             await client.close()
         if history:
@@ -62,10 +70,16 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
                                            f"(--all shows the records of deleted pods of that name)")
             rec = last_step9(records, namespace, name, pod["metadata"].get("uid"))
             if rec is None:
-                why = bypassed(pod)
+                why = bypassed(pod, events)
                 if why is not None:
                     click.echo(json.dumps({"bypassed": why}) if output == "json" else why)
                     return
+                ev = scheduled_event(pod, events)
+                if ev is not None:
+                    raise click.ClickException(
+                        f'no scheduling record for pod "{name}" in namespace "{namespace}": it was scheduled '
+                        f'({ev.get("message") or "event Scheduled"}), but the apiserver keeps the step records in '
+                        f"memory only, so a restart of it (or more records than it keeps) dropped this one")
                 raise click.ClickException(f'no scheduling record for pod "{name}" in namespace '
                                            f'"{namespace}" (not scheduled by our scheduler yet, or the '
                                            f"trace was cleared)")

@@ -32,6 +32,7 @@ from controlplane.client.rest import RestClient
 from controlplane.dashboard.sequence import render_sequence_html
 from controlplane.service import Seconds, client_options, config_or_exit, run_until_signalled
 from controlplane.trace import stream
+from controlplane.trace.buffer import RING_CAPACITY
 from controlplane.trace.perfetto import chrome_trace
 from controlplane.trace.record import StepRecord
 from controlplane.trace.timeline import Flow, Reorder, format_record
@@ -113,9 +114,12 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
 
         collected: list[StepRecord] = []
 
+        shown: list[int] = [0]
+
         def show(rec: StepRecord) -> None:
             if flow is not None and not flow.offer(rec):
                 return
+            shown[0] += 1
             if output in ("html", "perfetto"):
                 collected.append(rec)
                 return
@@ -142,6 +146,11 @@ def command(kubeconfig: str | None, master: str | None, kind: str | None, name: 
                 else:
                     for rec in sorted(await stream.fetch(client, start), key=lambda r: r.time):
                         show(rec)
+                    if not shown[0]:
+                        # as kubectl's "No resources found": one line on stderr, exit 0
+                        what = f" for {kind} {namespace}/{name}" if flow is not None else ""
+                        click.echo(f"No step records{what}. The apiserver keeps the last {RING_CAPACITY:,} in "
+                                   "memory only: a restart of it starts them afresh.", err=True)
                     first = min((r.time for r in collected if r.step >= 2), default=time.time())
                     if output == "html":
                         title = f"{kind} {namespace}/{name}: the 13 steps" if kind else "step records"

@@ -247,7 +247,7 @@ class Dashboard:
                   and (pod is None or not e["objectUid"] or e["objectUid"] == pod["uid"])]
         return web.json_response({
             "pod": pod, "table": explain_table(rec) if rec is not None else None,
-            "bypassed": bypassed(raw) if rec is None and raw is not None else None,
+            "bypassed": bypassed(raw, events) if rec is None and raw is not None else None,
             "events": sorted(events, key=lambda e: e["time"])})
 
 

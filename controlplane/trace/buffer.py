@@ -13,11 +13,14 @@ from typing import AsyncIterator, Callable
 
 from controlplane.trace.record import StepRecord
 
+#: records the apiserver's ring keeps (in memory only: a restart starts it afresh)
+RING_CAPACITY = 100_000
+
 
 class TraceBuffer:
     """Ring of the last ``capacity`` records; ``subscribe()`` follows new ones."""
 
-    def __init__(self, capacity: int = 100_000, queue_size: int = 10_000) -> None:
+    def __init__(self, capacity: int = RING_CAPACITY, queue_size: int = 10_000) -> None:
         self._ring: collections.deque[StepRecord] = collections.deque(maxlen=capacity)
         #: each subscriber's queue; None tells it that it was dropped (too slow)
         self._subs: set[asyncio.Queue[StepRecord | None]] = set()

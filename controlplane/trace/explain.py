@@ -128,12 +128,29 @@ def render(rec: StepRecord) -> str:
     return "\n".join(lines + t["notes"])
 
 
-def bypassed(pod: dict[str, Any]) -> str | None:
+def scheduled_event(pod: dict[str, Any], events: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``Scheduled`` event of ``pod`` among ``events`` (core/v1 Event objects, or the
+    dashboard's event views with ``reason`` / ``objectUid``), or None: what kube-scheduler
+    writes when it binds a pod (``Successfully assigned NS/NAME to NODE``), so its presence
+    means the pod was scheduled even when the step-9 record is gone."""
+    uid = (pod.get("metadata") or {}).get("uid") or ""
+    for e in events:
+        if e.get("reason") != "Scheduled":
+            continue
+        of = e.get("objectUid", (e.get("involvedObject") or {}).get("uid", ""))
+        if not uid or not of or of == uid:
+            return e
+    return None
+
+
+def bypassed(pod: dict[str, Any], events: Iterable[dict[str, Any]] = ()) -> str | None:
     """Why the scheduler never saw ``pod`` (a Pod object), or None: a pod created with
     ``spec.nodeName`` set is bound already, so kube-scheduler (which only queues pods with
-    an empty ``spec.nodeName``) leaves it alone and that node's kubelet runs it."""
+    an empty ``spec.nodeName``) leaves it alone and that node's kubelet runs it. None also
+    when ``events`` (the pod's) hold its ``Scheduled`` event (:func:`scheduled_event`): then
+    the scheduler did bind it, and only its record is missing."""
     node = (pod.get("spec") or {}).get("nodeName")
-    if not node:
+    if not node or scheduled_event(pod, events) is not None:
         return None
     md = pod.get("metadata") or {}
     return (f"Pod {md.get('namespace') or 'default'}/{md.get('name')} (uid {md.get('uid') or '-'}) was not "

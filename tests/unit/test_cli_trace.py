@@ -42,3 +42,15 @@ def test_trace_prints_without_deprecation_warnings(canned, output):
         assert json.loads(line)["action"] == "stored in etcd"
     else:
         assert "stored in etcd" in line and "web-1" in line
+
+
+def test_no_records_says_so_on_stderr_and_exits_0(monkeypatch):
+    """As kubectl's "No resources found": after an apiserver restart the ring is empty, and an
+    empty answer must not look like a hang or a broken flow."""
+    async def fetch(client, since=0.0):
+        return []
+    monkeypatch.setattr(stream, "fetch", fetch)
+    result = CliRunner().invoke(trace_cli.command, ["--master", "http://127.0.0.1:1"])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert result.stderr.startswith("No step records.") and "restart" in result.stderr

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from controlplane.cli import scenario as scenarios
 from controlplane.cli.manifest import load_manifest
 from controlplane.dashboard.sequence import render_sequence_html
-from controlplane.trace.explain import bypassed, explain_table, last_step9, render, step9_records
+from controlplane.trace.explain import bypassed, explain_table, last_step9, render, scheduled_event, step9_records
 from controlplane.trace.record import StepRecord, make_record
 from controlplane.trace.timeline import Flow
 
@@ -68,6 +68,25 @@ def test_explain_table_is_what_render_prints():
 def test_bypassed(p, says):
     got = bypassed(p)
     assert (got is None) if says is None else (says in got)
+
+
+SCHEDULED = {"reason": "Scheduled", "message": "Successfully assigned default/a to node01",
+             "involvedObject": {"kind": "Pod", "name": "a", "namespace": "default", "uid": "u"}}
+
+
+@pytest.mark.parametrize("events,says", [
+    pytest.param([SCHEDULED], None, id="its Scheduled event: bound by the scheduler, only the record is gone"),
+    pytest.param([{**SCHEDULED, "involvedObject": {**SCHEDULED["involvedObject"], "uid": "older"}}],
+                 "was bypassed", id="an earlier pod's Scheduled event of the same name: still bypassed"),
+    pytest.param([{**SCHEDULED, "reason": "Pulled"}], "was bypassed", id="other events: bypassed"),
+    pytest.param([{"reason": "Scheduled", "objectUid": "u", "message": "m"}], None,
+                 id="the dashboard's event view"),
+])
+def test_a_pod_with_its_scheduled_event_was_not_bypassed(events, says):
+    p = pod("a", "u", "node01")
+    got = bypassed(p, events)
+    assert (got is None) if says is None else (says in got)
+    assert (scheduled_event(p, events) is not None) == (says is None)
 
 
 @pytest.mark.parametrize("history,uids", [
