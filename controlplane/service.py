@@ -199,7 +199,6 @@ def insecure_serving_options(component: str) -> Callable[[F], F]:
     return decorate
 
 
-
 def gc_options(fn: F) -> F:
     """Add ``--gc-sweep-interval SECONDS`` (default
     :data:`controlplane.gcpolicy.DEFAULT_SWEEP_INTERVAL`, 600; ``0`` leaves CPython's collector
@@ -213,6 +212,7 @@ def gc_options(fn: F) -> F:
                         help="keep long-lived objects out of the cyclic GC (gc.freeze after each full "
                              "collection), unfreezing and collecting everything every SECONDS "
                              "(0: CPython's default GC)")(fn)
+
 
 #: the OpenTelemetry service name of each component (its Kubernetes counterpart's)
 TRACING_SERVICE_NAMES = {"apiserver": "apiserver", "scheduler": "kube-scheduler",

@@ -196,22 +196,14 @@ class Kubelet:
         await self.start()
         try:
             if self.gc_freezer is not None:
-                await self._pods_synced()
+                # however long the first list takes (thousands of hollow nodes' pods): no deadline
+                await self.informer.wait_synced(None)
                 self.gc_freezer.start()  # the caches are full: what they hold lives long
             await asyncio.Event().wait()  # serve until cancelled
         finally:
             if self.gc_freezer is not None:
                 await self.gc_freezer.stop()
             await self.stop()
-
-    async def _pods_synced(self) -> None:
-        # however long the first list takes (thousands of hollow nodes' pods): no deadline here
-        while True:
-            try:
-                await self.informer.wait_synced(60.0)
-                return
-            except TimeoutError:
-                continue
 
     async def stop(self) -> None:
         for t in getattr(self, "_beats", []):

@@ -50,10 +50,13 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
             with apiserver_errors(server):
                 pod = await current_object(client, PODS, name, namespace)
                 records = await stream.fetch(client, 0.0)
+                rec = None if history or pod is None else last_step9(records, namespace, name,
+                                                                      pod["metadata"].get("uid"))
                 events: list[dict[str, Any]] = []
-                if pod is not None and not history and pod["metadata"].get("uid"):
-                    # the pod's events, as kubectl describe selects them: a Scheduled one tells a pod
-                    # the scheduler bound (its record lost) from one created with spec.nodeName
+                if pod is not None and not history and rec is None and pod["metadata"].get("uid"):
+                    # no record: the pod's events, as kubectl describe selects them, tell a pod the
+                    # scheduler bound (its Scheduled event; the record lost) from one created with
+                    # spec.nodeName
                     found = await client.list(EVENTS, namespace,
                                               field_selector=f"involvedObject.uid={pod['metadata']['uid']}")
                     events = found.get("items") or []
@@ -68,7 +71,6 @@ def command(kubeconfig: str | None, master: str | None, kind: str, name: str, na
             if pod is None:
                 raise click.ClickException(f'pods "{name}" not found in namespace "{namespace}" '
                                            f"(--all shows the records of deleted pods of that name)")
-            rec = last_step9(records, namespace, name, pod["metadata"].get("uid"))
             if rec is None:
                 why = bypassed(pod, events)
                 if why is not None:

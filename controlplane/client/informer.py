@@ -177,7 +177,7 @@ class SharedIndexInformer(Protocol):
     def in_index(self, name: str, value: Hashable) -> bool: ...
     def on_watch_started(self, fn: Handler) -> None: ...
     def start(self) -> object: ...
-    async def wait_synced(self, timeout: float = 60.0) -> None: ...
+    async def wait_synced(self, timeout: float | None = 60.0) -> None: ...
     async def stop(self) -> None: ...
 
 
@@ -258,8 +258,9 @@ class Informer:
         """True once the first list is in the store (client-go's HasSynced)."""
         return self._synced.is_set()
 
-    async def wait_synced(self, timeout: float = 60.0) -> None:
-        """Wait for the first list to be in the store; raises TimeoutError."""
+    async def wait_synced(self, timeout: float | None = 60.0) -> None:
+        """Wait for the first list to be in the store, at most ``timeout`` seconds (None: however
+        long it takes); raises TimeoutError."""
         await asyncio.wait_for(self._synced.wait(), timeout)
 
     def start(self) -> asyncio.Task[None]:

@@ -213,7 +213,7 @@ class FakeInformer:
         for fn in self._started:
             fn("1")
 
-    async def wait_synced(self, timeout: float = 60.0) -> None:
+    async def wait_synced(self, timeout: float | None = 60.0) -> None:
         return None
 
     async def stop(self) -> None:
